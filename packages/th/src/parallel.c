@@ -1,0 +1,74 @@
+/* OpenMP parallel loops with a grain size, and the thread-count setting. */
+#include "th_internal.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#ifndef TH_NO_BLAS
+void scipy_openblas_set_num_threads(int n);
+#endif
+
+static int num_threads = 0; /* 0: not yet initialised */
+
+int th_get_num_threads(void) {
+#ifdef _OPENMP
+    if (num_threads == 0)
+        num_threads = omp_get_max_threads();
+    return num_threads;
+#else
+    return 1;
+#endif
+}
+
+int th_set_num_threads(int n) {
+    if (n < 1)
+        return th__error(TH_ERR_VALUE,
+                         "set_num_threads expects a positive integer, got %d",
+                         n);
+#ifdef _OPENMP
+    num_threads = n;
+    omp_set_num_threads(n);
+#endif
+#ifndef TH_NO_BLAS
+    scipy_openblas_set_num_threads(n);
+#endif
+    return TH_OK;
+}
+
+int th__in_parallel(void) {
+#ifdef _OPENMP
+    return omp_in_parallel();
+#else
+    return 0;
+#endif
+}
+
+void th__parallel_for(int64_t n, int64_t grain, th_range_fn fn, void *ctx) {
+    if (n <= 0)
+        return;
+#ifdef _OPENMP
+    int nt = th_get_num_threads();
+    if (grain < 1)
+        grain = 1;
+    int64_t max_chunks = n / grain;
+    if (nt > max_chunks)
+        nt = (int)max_chunks;
+    if (nt > 1 && !omp_in_parallel()) {
+#pragma omp parallel num_threads(nt)
+        {
+            int tid = omp_get_thread_num();
+            int cnt = omp_get_num_threads();
+            int64_t chunk = (n + cnt - 1) / cnt;
+            int64_t b = tid * chunk;
+            int64_t e = TH_MIN(n, b + chunk);
+            if (b < e)
+                fn(b, e, ctx);
+        }
+        return;
+    }
+#else
+    (void)grain;
+#endif
+    fn(0, n, ctx);
+}

@@ -1,0 +1,30 @@
+/* A tiny assertion harness for libTH's C test programs. */
+#ifndef TH_CHECK_H
+#define TH_CHECK_H
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "th.h"
+
+static int check_failures = 0;
+static int check_count = 0;
+
+#define CHECK(cond)                                                          \
+    do {                                                                     \
+        check_count++;                                                       \
+        if (!(cond)) {                                                       \
+            check_failures++;                                                \
+            fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n",    \
+                    __FILE__, __LINE__, #cond, th_last_error());             \
+        }                                                                    \
+    } while (0)
+
+#define CHECK_CLOSE(a, b, tol) CHECK(fabs((double)(a) - (double)(b)) <= (tol))
+
+/* Reports and returns the exit status for main(). */
+static int check_report(const char *name) {
+    printf("%s: %d passed, %d failed\n", name, check_count - check_failures,
+           check_failures);
+    return check_failures ? 1 : 0;
+}
+#endif
