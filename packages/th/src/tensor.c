@@ -559,7 +559,7 @@ th_tensor *th__expand_to(const th_tensor *t, int ndim, const int64_t *sizes) {
 int th_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b,
                         int64_t *out) {
     int n = TH_MAX(na, nb);
-    for (int i = 0; i < n; i++) {
+    for (int i = n - 1; i >= 0; i--) { /* from the right, as PyTorch reports */
         int ia = na - n + i, ib = nb - n + i;
         int64_t sa = ia >= 0 ? a[ia] : 1, sb = ib >= 0 ? b[ib] : 1;
         if (sa != sb && sa != 1 && sb != 1) {
