@@ -56,23 +56,6 @@ int th__wrap_dim(int dim, int ndim) {
     return dim < 0 ? dim + n : dim;
 }
 
-void *th__alloc(int64_t nbytes) {
-    void *p = NULL;
-    if (nbytes < 0)
-        return th__error_null(TH_ERR_RUNTIME,
-                              "cannot allocate a negative number of bytes "
-                              "(%lld)", (long long)nbytes);
-    size_t n = (size_t)(nbytes > 0 ? nbytes : 1);
-    n = (n + TH_ALIGN - 1) / TH_ALIGN * TH_ALIGN;
-    if (posix_memalign(&p, TH_ALIGN, n) != 0)
-        return th__error_null(TH_ERR_MEMORY,
-                              "not enough memory: you tried to allocate "
-                              "%lld bytes", (long long)nbytes);
-    return p;
-}
-
-void th__free(void *p) { free(p); }
-
 int th_abi_version_major(void) { return TH_ABI_VERSION_MAJOR; }
 int th_abi_version_minor(void) { return TH_ABI_VERSION_MINOR; }
 const char *th_version(void) { return TH_VERSION_STRING; }

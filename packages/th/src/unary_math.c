@@ -3,11 +3,11 @@
  * math library (libmvec, which handles NaN and inf itself); the compiler
  * may assume finite values here, so no NaN tests belong in this file.
  * The library is linked without -ffast-math, so the FPU mode is untouched.
- * Each loop is cloned for AVX2 and picked at load time. */
+ * Each loop is cloned for AVX-512 and AVX2 and picked at load time. */
 #include "elementwise.h"
 
 #define MATH_LOOP(NAME, T, EXPR)                                              \
-    __attribute__((target_clones("avx2", "default")))                         \
+    __attribute__((target_clones("avx512f", "avx2", "default")))                         \
     static void NAME(char **d, const int64_t *s, int64_t n, void *ctx) {      \
         (void)ctx;                                                            \
         if (s[0] == sizeof(T) && s[1] == sizeof(T)) {                         \
