@@ -1,0 +1,83 @@
+"""Matrix products: dot, mv, mm, bmm, matmul (@), outer, addmm/addmv/
+addbmm/baddbmm, through OpenBLAS (or the built-in blocked GEMM)."""
+from ._core import Tensor, operand, wrap
+from ._lib import lib
+
+_functions = {}
+
+
+def _register(fn, names=None, method=True):
+    for n in names or (fn.__name__,):
+        _functions[n] = fn
+        if method:
+            setattr(Tensor, n, fn)
+    return fn
+
+
+def _out(r, out):
+    return r if out is None else out.copy_(r)
+
+
+def dot(input, other, *, out=None):
+    return _out(wrap(lib.th_dot(input._p, other._p)), out)
+
+
+def mv(input, vec, *, out=None):
+    return _out(wrap(lib.th_mv(input._p, vec._p)), out)
+
+
+def mm(input, mat2, *, out=None):
+    return _out(wrap(lib.th_mm(input._p, mat2._p)), out)
+
+
+def bmm(input, mat2, *, out=None):
+    return _out(wrap(lib.th_bmm(input._p, mat2._p)), out)
+
+
+def matmul(input, other, *, out=None):
+    return _out(wrap(lib.th_matmul(input._p, other._p)), out)
+
+
+def outer(input, vec2, *, out=None):
+    return _out(wrap(lib.th_outer(input._p, vec2._p)), out)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    return _out(wrap(lib.th_addmm(operand(input), mat1._p, mat2._p, float(beta), float(alpha))), out)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+    return _out(wrap(lib.th_addmv(operand(input), mat._p, vec._p, float(beta), float(alpha))), out)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    return _out(wrap(lib.th_baddbmm(operand(input), batch1._p, batch2._p, float(beta),
+                                    float(alpha))), out)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    return _out(wrap(lib.th_addbmm(operand(input), batch1._p, batch2._p, float(beta),
+                                   float(alpha))), out)
+
+
+for _f in (dot, mv, mm, bmm, matmul, outer, addmm, addmv, baddbmm, addbmm):
+    _register(_f)
+_register(outer, ["ger"])
+
+
+def _inplace(fn):
+    def inplace(self, *args, **kwargs):
+        return self.copy_(fn(self, *args, **kwargs))
+    inplace.__name__ = fn.__name__ + "_"
+    return inplace
+
+
+for _f in (addmm, addmv, baddbmm, addbmm):
+    setattr(Tensor, _f.__name__ + "_", _inplace(_f))
+
+Tensor.__matmul__ = lambda self, other: wrap(lib.th_matmul(self._p, other._p)) \
+    if isinstance(other, Tensor) else NotImplemented
+Tensor.__rmatmul__ = lambda self, other: wrap(lib.th_matmul(other._p, self._p)) \
+    if isinstance(other, Tensor) else NotImplemented
+
+functions = _functions
