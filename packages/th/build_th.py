@@ -40,7 +40,11 @@ def cdef_from_header(text: str) -> str:
 
 
 def build_library() -> Path:
-    build_dir = os.environ.get("TH_BUILD_DIR", "build")
+    # one folder per configuration, apart from a plain `make`'s build/, so
+    # switching TH_NO_BLAS or TH_NO_OPENMP always rebuilds the objects
+    config = "".join(f"-{k[3:].lower()}" for k in ("TH_NO_BLAS", "TH_NO_OPENMP")
+                     if os.environ.get(k) == "1")
+    build_dir = os.environ.get("TH_BUILD_DIR", f"build/wheel{config}")
     env = dict(os.environ, PYTHON=sys.executable)
     jobs = os.environ.get("TH_MAKE_JOBS", "2")
     subprocess.check_call(["make", "-C", str(HERE), f"-j{jobs}", f"BUILD={build_dir}"], env=env)

@@ -9,7 +9,9 @@
 void scipy_openblas_set_num_threads(int n);
 #endif
 
+#ifdef _OPENMP
 static int num_threads = 0; /* 0: not yet initialised */
+#endif
 
 int th_get_num_threads(void) {
 #ifdef _OPENMP

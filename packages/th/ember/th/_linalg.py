@@ -1,6 +1,6 @@
 """Matrix products: dot, mv, mm, bmm, matmul (@), outer, addmm/addmv/
 addbmm/baddbmm, through OpenBLAS (or the built-in blocked GEMM)."""
-from ._core import Tensor, operand, wrap
+from ._core import Tensor, scalar_tensor, wrap
 from ._lib import lib
 
 _functions = {}
@@ -12,6 +12,20 @@ def _register(fn, names=None, method=True):
         if method:
             setattr(Tensor, n, fn)
     return fn
+
+
+def _input(x, like):
+    """The `input` of the add* products: numbers take the matrices' dtype."""
+    return x._p if isinstance(x, Tensor) else _hold(scalar_tensor(x, like.dtype))._p
+
+
+_kept = []
+
+
+def _hold(t):
+    _kept.append(t)
+    del _kept[:-4]
+    return t
 
 
 def _out(r, out):
@@ -43,20 +57,20 @@ def outer(input, vec2, *, out=None):
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
-    return _out(wrap(lib.th_addmm(operand(input), mat1._p, mat2._p, float(beta), float(alpha))), out)
+    return _out(wrap(lib.th_addmm(_input(input, mat1), mat1._p, mat2._p, float(beta), float(alpha))), out)
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
-    return _out(wrap(lib.th_addmv(operand(input), mat._p, vec._p, float(beta), float(alpha))), out)
+    return _out(wrap(lib.th_addmv(_input(input, mat), mat._p, vec._p, float(beta), float(alpha))), out)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
-    return _out(wrap(lib.th_baddbmm(operand(input), batch1._p, batch2._p, float(beta),
+    return _out(wrap(lib.th_baddbmm(_input(input, batch1), batch1._p, batch2._p, float(beta),
                                     float(alpha))), out)
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
-    return _out(wrap(lib.th_addbmm(operand(input), batch1._p, batch2._p, float(beta),
+    return _out(wrap(lib.th_addbmm(_input(input, batch1), batch1._p, batch2._p, float(beta),
                                    float(alpha))), out)
 
 

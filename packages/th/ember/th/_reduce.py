@@ -148,12 +148,18 @@ amin = _functions["amin"]
 amax = _functions["amax"]
 
 
+def _arg_dim(input, dim):
+    # explicit dims are range-checked here: the C call reads any dim below
+    # -ndim as "over the flattened tensor"
+    return _ALL_DIMS if dim is None else _wrap_dim(dim, input.ndim)
+
+
 def argmax(input, dim=None, keepdim=False):
-    return wrap(lib.th_argminmax(input._p, _ALL_DIMS if dim is None else dim, bool(keepdim), 1))
+    return wrap(lib.th_argminmax(input._p, _arg_dim(input, dim), bool(keepdim), 1))
 
 
 def argmin(input, dim=None, keepdim=False):
-    return wrap(lib.th_argminmax(input._p, _ALL_DIMS if dim is None else dim, bool(keepdim), 0))
+    return wrap(lib.th_argminmax(input._p, _arg_dim(input, dim), bool(keepdim), 0))
 
 
 def cumsum(input, dim, *, dtype=None, out=None):
