@@ -83,8 +83,15 @@ typedef struct th_tensor {
     int64_t strides[TH_MAX_DIMS];   /* elements */
     int32_t ndim;
     int32_t dtype;                  /* th_dtype */
+    int32_t flags;                  /* TH_TENSOR_* bits */
     int64_t refcount;               /* atomic; use retain/release */
 } th_tensor;
+
+/* flags: a 0-d tensor standing for a number of the calling language (a
+ * Python float or int).  In type promotion it ranks below 0-d tensors, and a
+ * floating one counts as the default dtype (so float64 can carry it
+ * exactly), as PyTorch's "wrapped numbers". */
+#define TH_TENSOR_WRAPPED_NUMBER 1
 
 /* ---- elementwise operation codes ----------------------------------- */
 typedef enum th_unary_op {
@@ -140,7 +147,8 @@ int th_dtype_is_floating(int dtype);
 int th_dtype_is_integral(int dtype); /* bool excluded */
 int th_promote_types(int a, int b);
 /* PyTorch's result_type for two tensors: 0-d tensors only raise the
- * category (bool < integer < floating), never the width within it. */
+ * category (bool < integer < floating), never the width within it;
+ * wrapped numbers rank below 0-d tensors (see TH_TENSOR_WRAPPED_NUMBER). */
 int th_result_type(const th_tensor *a, const th_tensor *b);
 int th_get_default_dtype(void);
 int th_set_default_dtype(int dtype); /* float32 or float64 */
@@ -239,6 +247,7 @@ th_tensor *th_where(const th_tensor *cond, const th_tensor *a,
                     const th_tensor *b);
 int th_where_out(th_tensor *out, const th_tensor *cond, const th_tensor *a,
                  const th_tensor *b);
+/* posinf/neginf NaN mean the dtype's largest/lowest finite value */
 th_tensor *th_nan_to_num(const th_tensor *a, double nan, double posinf,
                          double neginf);
 int th_nan_to_num_out(th_tensor *out, const th_tensor *a, double nan,

@@ -47,8 +47,15 @@
 #define TOBOOL(E, T, S, NAME, EXPR) BLOOP(NAME##_##S, T, th_bool_t, EXPR)
 
 /* Python-style integer floor division and modulo (divisor checked != 0). */
-#define IFLOORDIV(x, y) ((x) / (y) - (((x) % (y) != 0) && (((x) < 0) != ((y) < 0))))
-#define IMOD(x, y) ((x) % (y) + ((((x) % (y)) != 0 && ((((x) % (y)) < 0) != ((y) < 0))) ? (y) : 0))
+/* y == -1 is taken apart: INT_MIN / -1 traps on x86 (the quotient wraps,
+ * as in PyTorch, and the remainder is 0). */
+#define INEG(x) ((int64_t)(0 - (uint64_t)(x)))
+#define IFLOORDIV(x, y) ((y) == -1 ? INEG(x) : \
+    (x) / (y) - (((x) % (y) != 0) && (((x) < 0) != ((y) < 0))))
+#define IMOD(x, y) ((y) == -1 ? 0 : \
+    (x) % (y) + ((((x) % (y)) != 0 && ((((x) % (y)) < 0) != ((y) < 0))) ? (y) : 0))
+#define ITRUNCDIV(x, y) ((y) == -1 ? INEG(x) : (x) / (y))
+#define IFMOD(x, y) ((y) == -1 ? 0 : (x) % (y))
 
 static inline double fl_floordiv(double a, double b) {
     if (b == 0) return a / b;
@@ -90,11 +97,11 @@ TH_FLOATS_A(SAME, div, x / y)
 TH_FLOATS_A(SAME, floordiv, fl_floordiv(x, y))
 TH_INTS_A(SAME, floordiv, IFLOORDIV(x, y))
 TH_FLOATS_A(SAME, truncdiv, trunc(x / y))
-TH_INTS_A(SAME, truncdiv, x / y)
+TH_INTS_A(SAME, truncdiv, ITRUNCDIV(x, y))
 TH_FLOATS_A(SAME, rem, fl_mod(x, y))
 TH_INTS_A(SAME, rem, IMOD(x, y))
 TH_FLOATS_A(SAME, fmod, fmod(x, y))
-TH_INTS_A(SAME, fmod, x % y)
+TH_INTS_A(SAME, fmod, IFMOD(x, y))
 TH_FLOATS_A(SAME, pow, pow(x, y))
 TH_INTS_A(SAME, pow, ipow(x, y))
 TH_FLOATS_A(SAME, atan2, atan2(x, y))
@@ -180,10 +187,21 @@ int th__can_cast(int from, int to) {
     return cf <= ct;
 }
 
+int th__check_internal_overlap(const th_tensor *out) {
+    for (int i = 0; i < out->ndim; i++)
+        if (out->strides[i] == 0 && out->sizes[i] > 1)
+            return th__error(TH_ERR_RUNTIME,
+                             "unsupported operation: more than one element of "
+                             "the written-to tensor refers to a single memory "
+                             "location. Please clone() the tensor before "
+                             "performing the operation.");
+    return TH_OK;
+}
+
 int th__check_out_shape(const th_tensor *out, int ndim, const int64_t *sizes) {
     int same = out->ndim == ndim;
     for (int i = 0; same && i < ndim; i++) same = out->sizes[i] == sizes[i];
-    if (same) return TH_OK;
+    if (same) return th__check_internal_overlap(out);
     char b1[256], b2[256];
     return th__error(TH_ERR_RUNTIME,
                      "output with shape %s doesn't match the broadcast shape "

@@ -131,7 +131,16 @@ static int same_layout(const th_tensor *a, const th_tensor *b) {
     return 1;
 }
 
+/* Fills write one value everywhere, so they may target broadcast views;
+ * copies may not (which source element would win?). */
+static int copy_impl(th_tensor *dst, const th_tensor *src);
+
 int th_copy(th_tensor *dst, const th_tensor *src) {
+    if (th__check_internal_overlap(dst)) return th_last_status();
+    return copy_impl(dst, src);
+}
+
+static int copy_impl(th_tensor *dst, const th_tensor *src) {
     th_tensor *e = th_expand(src, dst->ndim, dst->sizes);
     if (!e) {
         char b1[256], b2[256];
@@ -215,7 +224,7 @@ int th_fill(th_tensor *t, const th_tensor *value) {
     th_tensor *one = th_view(value, 0, NULL);
     int rc = one ? th_copy(v, one) : th_last_status();
     th_tensor_release(one);
-    if (rc == TH_OK) rc = th_copy(t, v);
+    if (rc == TH_OK) rc = copy_impl(t, v);
     th_tensor_release(v);
     return rc;
 }
@@ -223,7 +232,7 @@ int th_fill(th_tensor *t, const th_tensor *value) {
 int th_fill_double(th_tensor *t, double value) {
     th_tensor *v = th_scalar_double(value, t->dtype);
     if (!v) return th_last_status();
-    int rc = th_copy(t, v);
+    int rc = copy_impl(t, v);
     th_tensor_release(v);
     return rc;
 }

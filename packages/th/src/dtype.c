@@ -6,6 +6,8 @@ static const char *names[TH_NUM_DTYPES] = {
     "float32", "float64", "float16", "bfloat16", "int8",
     "uint8",   "int16",   "int32",   "int64",    "bool"};
 
+static int default_dtype = TH_FLOAT32;
+
 static int valid(int dtype) { return dtype >= 0 && dtype < TH_NUM_DTYPES; }
 
 int64_t th_dtype_itemsize(int dtype) { return valid(dtype) ? itemsizes[dtype] : 0; }
@@ -59,17 +61,22 @@ static int combine_categories(int higher, int lower) {
 }
 
 int th_result_type(const th_tensor *a, const th_tensor *b) {
-    int dim_res = -1, zero_res = -1;
+    int dim_res = -1, zero_res = -1, wrapped_res = -1;
     const th_tensor *ts[2] = {a, b};
     for (int i = 0; i < 2; i++) {
         if (!ts[i]) continue;
-        int *slot = ts[i]->ndim > 0 ? &dim_res : &zero_res;
-        *slot = *slot < 0 ? ts[i]->dtype : th_promote_types(*slot, ts[i]->dtype);
+        int d = ts[i]->dtype, *slot = &dim_res;
+        if (ts[i]->ndim == 0 && (ts[i]->flags & TH_TENSOR_WRAPPED_NUMBER)) {
+            slot = &wrapped_res;
+            if (th_dtype_is_floating(d)) d = default_dtype;
+        } else if (ts[i]->ndim == 0) {
+            slot = &zero_res;
+        }
+        *slot = *slot < 0 ? d : th_promote_types(*slot, d);
     }
-    return combine_categories(dim_res, zero_res);
+    return combine_categories(dim_res, combine_categories(zero_res, wrapped_res));
 }
 
-static int default_dtype = TH_FLOAT32;
 int th_get_default_dtype(void) { return default_dtype; }
 int th_set_default_dtype(int dtype) {
     if (dtype != TH_FLOAT32 && dtype != TH_FLOAT64 && !th__is_half(dtype))

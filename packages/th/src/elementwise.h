@@ -13,6 +13,7 @@ static inline void th__broadcast_view(th_tensor *view, const th_tensor *t,
     view->offset = t->offset;
     view->dtype = t->dtype;
     view->ndim = ndim;
+    view->flags = 0;
     view->refcount = 1;
     for (int i = 0; i < ndim; i++) {
         int j = i - lead;
@@ -25,7 +26,8 @@ static inline void th__broadcast_view(th_tensor *view, const th_tensor *t,
 /* 1 if `out` (result of dtype `from`) may store into dtype `to` under
  * PyTorch's rules (no float -> integer, no integer -> bool). */
 int th__can_cast(int from, int to);
-/* Checks that out has exactly the broadcast shape. */
+/* Checks that out has exactly the broadcast shape and no element that
+ * several indices write (a broadcast dim). */
 int th__check_out_shape(const th_tensor *out, int ndim, const int64_t *sizes);
 /* 1 if a and b's memory overlaps without being the same layout. */
 int th__partial_overlap(const th_tensor *a, const th_tensor *b);

@@ -24,6 +24,7 @@ th_tensor *th__wrap(th_storage *s, int64_t offset, int ndim,
     t->offset = offset;
     t->ndim = ndim;
     t->dtype = dtype;
+    t->flags = 0;
     t->refcount = 1;
     for (int i = 0; i < ndim; i++) {
         t->sizes[i] = sizes[i];
@@ -250,7 +251,7 @@ th_tensor *th_linspace(double start, double end, int64_t steps, int dtype) {
     char *p = th__ptr(t);
     int64_t item = th_dtype_itemsize(dtype);
     double step = steps > 1 ? (end - start) / (double)(steps - 1) : 0;
-    int64_t half = steps / 2;
+    int64_t half = steps > 1 ? steps / 2 : steps; /* one step: [start] */
     for (int64_t i = 0; i < steps; i++) {
         /* symmetric, so that both ends are exact */
         double v = i < half ? start + step * (double)i

@@ -238,11 +238,11 @@ int th_nan_to_num_out(th_tensor *out, const th_tensor *a, double nan,
     if (th__check_out_shape(out, a->ndim, a->sizes)) return th_last_status();
     if (!th_dtype_is_floating(a->dtype)) return th_copy(out, a);
     int ct = th__is_half(a->dtype) ? TH_FLOAT32 : a->dtype;
-    /* defaults (inf arguments) become the dtype's finite extremes */
+    /* NaN arguments ("not given") become the dtype's finite extremes */
     double big = a->dtype == TH_FLOAT64 ? 1.7976931348623157e308
                : a->dtype == TH_FLOAT32 ? 3.4028234663852886e38
                : a->dtype == TH_FLOAT16 ? 65504.0 : 3.3895313892515355e38;
-    n2n_ctx c = {nan, isinf(posinf) ? big : posinf, isinf(neginf) ? -big : neginf};
+    n2n_ctx c = {nan, isnan(posinf) ? big : posinf, isnan(neginf) ? -big : neginf};
     th_tensor *in = th__cast(a, ct);
     th_tensor *dst = in ? th__empty_like(a, ct) : NULL;
     int rc = TH_OK;

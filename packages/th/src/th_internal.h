@@ -63,6 +63,8 @@ th_tensor *th__cast(const th_tensor *t, int dtype);
 /* Returns a view of t expanded to (ndim, sizes); error if impossible. */
 th_tensor *th__expand_to(const th_tensor *t, int ndim, const int64_t *sizes);
 int th__same_shape(const th_tensor *a, const th_tensor *b);
+/* Error if a dim of size > 1 has stride 0 (one element written twice). */
+int th__check_internal_overlap(const th_tensor *out);
 static inline void th__bump_version(th_tensor *t) {
     __atomic_add_fetch(&t->storage->version, 1, __ATOMIC_RELAXED);
 }

@@ -143,7 +143,7 @@ static int unary_types(int op, int dtype, int *compute, int *result) {
     } else if (is_predicate(op)) {
         *result = TH_BOOL;
     } else {
-        *result = dtype;
+        *result = op == TH_SQUARE && dtype == TH_BOOL ? TH_INT64 : dtype;
         if (op == TH_NEG && dtype == TH_BOOL)
             return th__error(TH_ERR_RUNTIME,
                              "Negation, the `-` operator, on a bool tensor "
@@ -161,7 +161,7 @@ static int unary_types(int op, int dtype, int *compute, int *result) {
     }
     /* the loop runs in the result dtype for float ops (integers are
      * converted first), else in the input dtype; halves run in float32 */
-    int src = th__unary_is_float_op(op) ? *result : dtype;
+    int src = th__unary_is_float_op(op) || op == TH_SQUARE ? *result : dtype;
     *compute = th__is_half(src) ? TH_FLOAT32 : src;
     return TH_OK;
 }

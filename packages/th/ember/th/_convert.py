@@ -116,7 +116,8 @@ def _from_array(arr, dtype):
     """A new contiguous tensor of `dtype` holding arr's values."""
     shape = arr.shape
     if dtype.numpy is None:  # bfloat16: go through float32
-        return wrap(lib.th_to_dtype(_from_array(arr, _dt.float32)._p, dtype.code))
+        tmp = _from_array(arr, _dt.float32)  # keep alive across the C call
+        return wrap(lib.th_to_dtype(tmp._p, dtype.code))
     t = wrap(lib.th_empty(len(shape), int64_array(shape), dtype.code))
     if arr.size:
         np.copyto(np.asarray(t), arr, casting="unsafe")

@@ -5,6 +5,7 @@ A Tensor owns one reference to a C ``th_tensor``; methods of each family
 to the class when ember.th is imported.
 """
 import numbers
+import operator
 
 from ._lib import NULL, ffi, last_error, lib
 from . import dtypes as _dt
@@ -146,8 +147,9 @@ def _wrap_dim(dim, ndim):
 
 
 # ---- Python numbers as 0-d operands ----------------------------------
-# Numbers become 0-d tensors of PyTorch's "wrapped number" types: bool,
-# int64, or the default float dtype.  Small immutable ones are cached.
+# Numbers become 0-d "wrapped number" tensors (bool, int64 or float64, so a
+# float keeps all its digits) that rank below every tensor in type
+# promotion (libTH's TH_TENSOR_WRAPPED_NUMBER).  Small ones are cached.
 _scalar_cache = {}
 
 
@@ -155,7 +157,7 @@ def scalar_ptr(v):
     """th_tensor* for a Python number (borrowed from the cache, or new and
     kept alive by the cache)."""
     cls = v.__class__
-    key = (cls, v, lib.th_get_default_dtype())
+    key = (cls, v)
     p = _scalar_cache.get(key)
     if p is not None:
         return p
@@ -167,7 +169,7 @@ def scalar_ptr(v):
             raise RuntimeError(f"Overflow when unpacking long: {v}")
         p = lib.th_scalar_int64(v, lib.TH_INT64)
     elif isinstance(v, numbers.Real):
-        p = lib.th_scalar_double(float(v), lib.th_get_default_dtype())
+        p = lib.th_scalar_double(float(v), lib.TH_FLOAT64)
     elif isinstance(v, numbers.Complex):
         raise TypeError("complex numbers are not supported by ember tensors")
     else:
@@ -175,6 +177,7 @@ def scalar_ptr(v):
                         f"{type(v).__name__}")
     if not p:
         raise last_error()
+    p.flags = lib.TH_TENSOR_WRAPPED_NUMBER
     if len(_scalar_cache) < 4096 and v == v:
         _scalar_cache[key] = p
     else:  # keep it alive with a Tensor that releases it
@@ -201,7 +204,10 @@ def scalar_tensor(v, dtype=None):
     if isinstance(v, Tensor):
         return v if dtype is None or v.dtype is dtype else wrap(lib.th_to_dtype(v._p, dtype.code))
     p = scalar_ptr(v)
-    code = dtype.code if dtype is not None else p.dtype
+    if dtype is None:
+        dtype = _dt.BY_CODE[lib.th_get_default_dtype()] if p.dtype == lib.TH_FLOAT64 \
+            else _DTYPES[p.dtype]
+    code = dtype.code
     return wrap(lib.th_to_dtype(p, code))
 
 
@@ -219,15 +225,14 @@ def parse_shape(args):
         args = args[0]
         if isinstance(args, Tensor):
             args = args.tolist()
+    if isinstance(args, (str, bytes)):
+        raise TypeError(f"size must be a sequence of ints, got {args!r}")
     try:
-        shape = [int(s) if not isinstance(s, bool) else _bad_shape(args) for s in args]
+        if any(isinstance(s, bool) for s in args):
+            raise TypeError
+        return [operator.index(s) for s in args]
     except TypeError:
         raise TypeError(f"size must be a sequence of ints, got {args!r}") from None
-    return shape
-
-
-def _bad_shape(args):
-    raise TypeError(f"size must be a sequence of ints, got {args!r}")
 
 
 def dtype_code(dtype, default):

@@ -202,16 +202,9 @@ def lerp(input, end, weight, *, out=None):
 
 
 def _float_operand(w, like):
-    if isinstance(w, Tensor):
-        return w._p
-    from ._core import scalar_tensor
-    t = scalar_tensor(float(w), like.dtype)
-    _hold.append(t)
-    del _hold[:-8]
-    return t._p
-
-
-_hold = []
+    # a number weight stays a float64 wrapped number: libTH converts it to
+    # the computation type (float32 for half types), not to like's dtype
+    return w._p if isinstance(w, Tensor) else scalar_ptr(float(w))
 
 
 def where(condition, input=None, other=None, *, out=None):
@@ -224,8 +217,8 @@ def where(condition, input=None, other=None, *, out=None):
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
-    pi = float("inf") if posinf is None else float(posinf)
-    ni = float("-inf") if neginf is None else float(neginf)
+    pi = float("nan") if posinf is None else float(posinf)  # NaN: dtype's max
+    ni = float("nan") if neginf is None else float(neginf)
     if out is None:
         return wrap(lib.th_nan_to_num(input._p, float(nan), pi, ni))
     check(lib.th_nan_to_num_out(out._p, input._p, float(nan), pi, ni))

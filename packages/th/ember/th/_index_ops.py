@@ -62,8 +62,8 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
 
 
 def scatter_add_(self, dim, index, src):
-    check(lib.th_scatter_(self._p, dim, index._p, _src(src, self, index)._p,
-                          lib.TH_SCATTER_SUM, 1))
+    s = _src(src, self, index)
+    check(lib.th_scatter_(self._p, dim, index._p, s._p, lib.TH_SCATTER_SUM, 1))
     return self
 
 
@@ -77,8 +77,8 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     except KeyError:
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, "
                            f"got {reduce}") from None
-    check(lib.th_scatter_(self._p, dim, index._p, _src(src, self, index)._p, code,
-                          bool(include_self)))
+    s = _src(src, self, index)
+    check(lib.th_scatter_(self._p, dim, index._p, s._p, code, bool(include_self)))
     return self
 
 

@@ -15,17 +15,9 @@ def _register(fn, names=None, method=True):
 
 
 def _input(x, like):
-    """The `input` of the add* products: numbers take the matrices' dtype."""
-    return x._p if isinstance(x, Tensor) else _hold(scalar_tensor(x, like.dtype))._p
-
-
-_kept = []
-
-
-def _hold(t):
-    _kept.append(t)
-    del _kept[:-4]
-    return t
+    """The `input` of the add* products: numbers take the matrices' dtype.
+    Callers keep the returned Tensor alive across the C call."""
+    return x if isinstance(x, Tensor) else scalar_tensor(x, like.dtype)
 
 
 def _out(r, out):
@@ -57,20 +49,24 @@ def outer(input, vec2, *, out=None):
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
-    return _out(wrap(lib.th_addmm(_input(input, mat1), mat1._p, mat2._p, float(beta), float(alpha))), out)
+    inp = _input(input, mat1)
+    return _out(wrap(lib.th_addmm(inp._p, mat1._p, mat2._p, float(beta), float(alpha))), out)
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
-    return _out(wrap(lib.th_addmv(_input(input, mat), mat._p, vec._p, float(beta), float(alpha))), out)
+    inp = _input(input, mat)
+    return _out(wrap(lib.th_addmv(inp._p, mat._p, vec._p, float(beta), float(alpha))), out)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
-    return _out(wrap(lib.th_baddbmm(_input(input, batch1), batch1._p, batch2._p, float(beta),
+    inp = _input(input, batch1)
+    return _out(wrap(lib.th_baddbmm(inp._p, batch1._p, batch2._p, float(beta),
                                     float(alpha))), out)
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
-    return _out(wrap(lib.th_addbmm(_input(input, batch1), batch1._p, batch2._p, float(beta),
+    inp = _input(input, batch1)
+    return _out(wrap(lib.th_addbmm(inp._p, batch1._p, batch2._p, float(beta),
                                    float(alpha))), out)
 
 

@@ -23,8 +23,7 @@ class _Formatter:
             self.width = max((len(str(v)) for v in vals.tolist()), default=1)
             return
         finite = vals[np.isfinite(vals) & (vals != 0)]
-        if finite.size == 0:
-            self.width = max((len(self._fmt(v)) for v in vals.tolist()), default=1)
+        if finite.size == 0:  # column width comes from nonzero finite values only
             return
         absv = np.abs(finite.astype(np.float64))
         lo, hi = absv.min(), absv.max()
@@ -33,7 +32,7 @@ class _Formatter:
             self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8
         else:
             self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
-        self.width = max(len(self._fmt(v)) for v in vals.tolist())
+        self.width = max(len(self._fmt(v)) for v in finite.tolist())
 
     def _fmt(self, v):
         if not self.floating:
@@ -59,7 +58,7 @@ def _rows(arr, fmt, indent, summarize):
     else:
         idx = list(range(n))
     if arr.ndim == 1:
-        items = ["..." if i is None else fmt.format(arr[i].item()) for i in idx]
+        items = [" ..." if i is None else fmt.format(arr[i].item()) for i in idx]
         per_line = max(1, (LINEWIDTH - indent) // (fmt.width + 2))
         lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"

@@ -148,7 +148,10 @@ def flatten(input, start_dim=0, end_dim=-1):
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = list(input.shape)
-    return input.reshape(shape[:s] + [-1 if 0 not in shape[s:e + 1] else 0] + shape[e + 1:])
+    merged = 1
+    for n in shape[s:e + 1]:
+        merged *= n
+    return input.reshape(shape[:s] + [merged] + shape[e + 1:])
 
 
 @_register()
@@ -168,7 +171,12 @@ def as_strided(input, size, stride, storage_offset=None):
     size, stride = list(size), list(stride)
     if len(size) != len(stride):
         raise RuntimeError(f"mismatch in length of strides and shape")
-    off = -1 if storage_offset is None else int(storage_offset)
+    if storage_offset is None:
+        off = input.storage_offset()
+    else:
+        off = int(storage_offset)
+        if off < 0:
+            raise RuntimeError(f"Tensor: invalid storage offset {off}")
     return wrap(lib.th_as_strided(input._p, len(size), int64_array(size),
                                   int64_array(stride), off))
 
@@ -189,6 +197,9 @@ def movedim(input, source, destination):
                            f"as destination ({dst} dims)")
     src = [_wrap_dim(d, n) for d in src]
     dst = [_wrap_dim(d, n) for d in dst]
+    for name, dims in (("source", src), ("destination", dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
     order = [None] * n
     for s, d in zip(src, dst):
         order[d] = s
