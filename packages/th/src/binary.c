@@ -228,6 +228,9 @@ static int binary_types(int op, const th_tensor *a, const th_tensor *b,
     if (op < 0 || op >= TH_NUM_BINARY_OPS)
         return th__error(TH_ERR_VALUE, "invalid binary op code %d", op);
     int rt = th_result_type(a, b);
+    if (op == TH_HYPOT && !th_dtype_is_floating(rt))  /* as PyTorch: floats only */
+        return th__error(TH_ERR_TYPE, "\"hypot_cpu\" not implemented for '%s'",
+                         th__dtype_title(rt));
     if (is_float_op(op) && !th_dtype_is_floating(rt))
         rt = th_get_default_dtype();
     int ct = th__is_half(rt) ? TH_FLOAT32 : rt;

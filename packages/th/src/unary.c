@@ -106,6 +106,14 @@ static const th_loop_fn sign_t[TH_NUM_DTYPES] = TABLE(sign);
 static const th_loop_fn isnan_t[TH_NUM_DTYPES] = TABLE(isnan);
 static const th_loop_fn lnot_t[TH_NUM_DTYPES] = TABLE(lnot);
 
+static const char *op_names[TH_NUM_UNARY_OPS] = {
+    "neg", "abs", "sign", "exp", "exp2", "expm1", "log", "log2", "log10",
+    "log1p", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan", "asin",
+    "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+    "sigmoid", "erf", "erfc", "erfinv", "floor", "ceil", "round", "trunc",
+    "frac", "isnan", "isinf", "isfinite", "logical_not", "bitwise_not",
+    "square", "isposinf", "isneginf"};
+
 int th__unary_is_float_op(int op) {
     switch (op) {
     case TH_EXP: case TH_EXP2: case TH_EXPM1: case TH_LOG: case TH_LOG2:
@@ -125,13 +133,6 @@ static int is_predicate(int op) {
            op == TH_ISPOSINF || op == TH_ISNEGINF || op == TH_LOGICAL_NOT;
 }
 
-static const char *op_names[TH_NUM_UNARY_OPS] = {
-    "neg", "abs", "sign", "exp", "exp2", "expm1", "log", "log2", "log10",
-    "log1p", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan", "asin",
-    "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
-    "sigmoid", "erf", "erfc", "erfinv", "floor", "ceil", "round", "trunc",
-    "frac", "isnan", "isinf", "isfinite", "logical_not", "bitwise_not",
-    "square", "isposinf", "isneginf"};
 
 /* Compute dtype (what the loop runs in) and result dtype for op on dtype. */
 static int unary_types(int op, int dtype, int *compute, int *result) {
@@ -154,6 +155,10 @@ static int unary_types(int op, int dtype, int *compute, int *result) {
             return th__error(TH_ERR_TYPE,
                              "\"bitwise_not_cpu\" not implemented for '%s'",
                              th__dtype_title(dtype));
+        if (dtype == TH_BOOL && (op == TH_ABS || op == TH_FLOOR || op == TH_CEIL ||
+                                 op == TH_TRUNC || op == TH_ROUND))
+            return th__error(TH_ERR_TYPE, "\"%s_cpu\" not implemented for 'Bool'",
+                             op_names[op]);
         if (op == TH_FRAC && !fl)
             return th__error(TH_ERR_TYPE,
                              "\"frac_cpu\" not implemented for '%s'",
