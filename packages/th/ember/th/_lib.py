@@ -1,5 +1,10 @@
 """Loads the cffi extension, checks libTH's ABI, and turns C errors into
 Python exceptions."""
+try:  # loads OpenBLAS first, so libTH finds it from any install layout
+    import scipy_openblas32  # noqa: F401
+except ImportError:  # a TH_NO_BLAS build needs no OpenBLAS
+    pass
+
 from ._th_cffi import ffi, lib
 
 ABI_MAJOR = 1  # the libTH major ABI version this binding was written for

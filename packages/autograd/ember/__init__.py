@@ -1,0 +1,66 @@
+"""Ember: tensors with tape-based reverse-mode autograd, in PyTorch's names.
+
+    import ember
+    x = ember.randn(3, requires_grad=True)
+    (x * x).sum().backward()
+    x.grad          # 2 * x
+
+This package is the user front: ``ember.Tensor`` keeps a backend's raw
+tensor (ember-th on the CPU; ember-thc for CUDA) with autograd state, and
+``ember.autograd`` differentiates through whatever ran.  It also owns the
+``ember`` namespace, which other distributions extend (``ember.th``,
+``ember.nn``, ...).
+"""
+import builtins as _builtins
+import pkgutil as _pkgutil
+
+# ember.th, ember.nn, ... come from other distributions: look for them in
+# every ember/ folder on the path (regular and editable installs alike)
+__path__ = _pkgutil.extend_path(__path__, __name__)
+
+__version__ = "0.1.0"
+
+from ._dtypes import (bfloat16, bool, double, dtype, float, float16, float32,  # noqa: E402
+                      float64, half, int, int8, int16, int32, int64, long, promote_types,
+                      short, uint8)
+from ._device import device  # noqa: E402
+from ._tensor import Tensor, is_tensor  # noqa: E402
+from . import autograd  # noqa: E402
+from .autograd import (enable_grad, inference_mode, is_grad_enabled,  # noqa: E402
+                       is_inference_mode_enabled, no_grad, set_grad_enabled)
+from ._creation import (arange, as_tensor, asarray, bernoulli, empty, empty_like,  # noqa: E402
+                        empty_strided, eye, from_numpy, full, full_like, get_default_dtype,
+                        get_num_threads, get_rng_state, initial_seed, linspace, logspace,
+                        manual_seed, multinomial, normal, ones, ones_like, rand, rand_like,
+                        randint, randint_like, randn, randn_like, randperm, scalar_tensor,
+                        seed, set_default_dtype, set_num_threads, set_rng_state, tensor,
+                        zeros, zeros_like)
+from . import _ops  # noqa: E402
+from . import cuda  # noqa: E402
+from ember.th import Generator, Size, default_generator, set_printoptions  # noqa: E402
+
+globals().update(_ops.NAMESPACE)
+Tensor.__module__ = device.__module__ = "ember"  # <class 'ember.Tensor'>, as torch
+
+
+def numel(input):
+    return input.numel()
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def is_nonzero(input):
+    return bool(input)
+
+
+def result_type(tensor1, tensor2):
+    """The dtype of an arithmetic op of the two (tensors or numbers)."""
+    def dtype_of(x):
+        if isinstance(x, Tensor):
+            return x.dtype
+        if isinstance(x, _builtins.bool):
+            return bool
+        return int64 if isinstance(x, _builtins.int) else get_default_dtype()
+    return promote_types(dtype_of(tensor1), dtype_of(tensor2))

@@ -1,0 +1,348 @@
+"""Creating tensors: from data, filled, ranges, random; the ``*_like`` and
+``Tensor.new_*`` forms; NumPy exchange; seeds, threads and the default
+dtype.  Every function takes PyTorch's ``dtype``, ``device`` and
+``requires_grad`` keywords; the device picks the backend."""
+import warnings
+
+from . import backends
+from ._device import cpu_namespace, namespace
+from ._tensor import Tensor, _make, _new_like
+
+__all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "empty", "empty_strided", "zeros",
+           "ones", "full", "arange", "linspace", "logspace", "eye", "scalar_tensor",
+           "empty_like", "zeros_like", "ones_like", "full_like", "rand", "randn", "randint",
+           "randperm", "rand_like", "randn_like", "randint_like", "normal", "bernoulli",
+           "multinomial", "manual_seed", "seed", "initial_seed", "get_rng_state",
+           "set_rng_state", "set_num_threads", "get_num_threads", "set_default_dtype",
+           "get_default_dtype"]
+
+
+def _leaf(data, requires_grad):
+    t = _make(data)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _no_out(out, name):
+    if out is not None:
+        raise NotImplementedError(f"ember.{name}(out=...) is not supported; assign the "
+                                  "result instead")
+
+
+# ---- from data ---------------------------------------------------------------
+def _strip(data):
+    """Nested data with ember Tensors replaced by their raw tensors."""
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (list, tuple)) and data and _holds_tensor(data):
+        return [_strip(x) for x in data]
+    return data
+
+
+def _holds_tensor(seq):
+    x = seq
+    while isinstance(x, (list, tuple)) and x:
+        x = x[0]
+    return isinstance(x, Tensor)
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new leaf tensor copying `data` (numbers, nested lists, arrays)."""
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.clone().detach() or sourceTensor.clone().detach()"
+                      ".requires_grad_(True), rather than ember.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+        d = data._data.clone()
+        return _leaf(d if dtype is None else d.to(dtype), requires_grad)
+    return _leaf(namespace(device).tensor(_strip(data), dtype=dtype), requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """`data` as a tensor, sharing memory where it can (a Tensor of the
+    right dtype is returned as is; a NumPy array is wrapped)."""
+    if isinstance(data, Tensor):
+        return data if dtype is None or data.dtype is dtype else data.to(dtype)
+    return _make(namespace(device).as_tensor(_strip(data), dtype=dtype))
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    if copy:
+        t = tensor(obj, dtype=dtype, device=device) if not isinstance(obj, Tensor) else \
+            obj.detach().clone()
+    else:
+        t = as_tensor(obj, dtype=dtype, device=device)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def from_numpy(ndarray):
+    """A CPU tensor sharing memory with a NumPy array."""
+    return _make(backends.get_backend("cpu").from_numpy(ndarray))
+
+
+# ---- filled ------------------------------------------------------------------
+def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False, memory_format=None):
+    _no_out(out, "empty")
+    return _leaf(namespace(device).empty(*size, dtype=dtype), requires_grad)
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False):
+    return _leaf(namespace(device).empty_strided(size, stride, dtype=dtype), requires_grad)
+
+
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    _no_out(out, "zeros")
+    return _leaf(namespace(device).zeros(*size, dtype=dtype), requires_grad)
+
+
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    _no_out(out, "ones")
+    return _leaf(namespace(device).ones(*size, dtype=dtype), requires_grad)
+
+
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False):
+    _no_out(out, "full")
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return _leaf(namespace(device).full(size, fill_value, dtype=dtype), requires_grad)
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False):
+    ns = namespace(device)
+    return _leaf(ns.full((), s, dtype=dtype or ns.get_default_dtype()), requires_grad)
+
+
+def _item(v):
+    return v.item() if isinstance(v, Tensor) else v
+
+
+def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False):
+    _no_out(out, "arange")
+    return _leaf(namespace(device).arange(_item(start), _item(end), _item(step), dtype=dtype),
+                 requires_grad)
+
+
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False):
+    _no_out(out, "linspace")
+    return _leaf(namespace(device).linspace(_item(start), _item(end), steps, dtype=dtype),
+                 requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
+             device=None, requires_grad=False):
+    _no_out(out, "logspace")
+    return _leaf(namespace(device).logspace(_item(start), _item(end), steps, base,
+                                            dtype=dtype), requires_grad)
+
+
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    _no_out(out, "eye")
+    return _leaf(namespace(device).eye(n, m, dtype=dtype), requires_grad)
+
+
+# ---- like another tensor -------------------------------------------------------
+def _like_args(input, dtype, device):
+    return (dtype or input.dtype), (input.device if device is None else device)
+
+
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    dtype, device = _like_args(input, dtype, device)
+    return empty(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    dtype, device = _like_args(input, dtype, device)
+    return zeros(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    dtype, device = _like_args(input, dtype, device)
+    return ones(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None,
+              requires_grad=False, memory_format=None):
+    dtype, device = _like_args(input, dtype, device)
+    return full(input.shape, fill_value, dtype=dtype, device=device,
+                requires_grad=requires_grad)
+
+
+def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    dtype, device = _like_args(input, dtype, device)
+    return rand(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    dtype, device = _like_args(input, dtype, device)
+    return randn(input.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
+                 requires_grad=False, memory_format=None):
+    if high is None:
+        low, high = 0, low
+    dtype, device = _like_args(input, dtype, device)
+    return randint(low, high, input.shape, dtype=dtype, device=device,
+                   requires_grad=requires_grad)
+
+
+# ---- random ------------------------------------------------------------------
+def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False, pin_memory=False):
+    _no_out(out, "rand")
+    return _leaf(namespace(device).rand(*size, generator=generator, dtype=dtype),
+                 requires_grad)
+
+
+def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False, pin_memory=False):
+    _no_out(out, "randn")
+    return _leaf(namespace(device).randn(*size, generator=generator, dtype=dtype),
+                 requires_grad)
+
+
+def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
+            requires_grad=False):
+    """randint(high, size) or randint(low, high, size)."""
+    _no_out(out, "randint")
+    if size is not None:
+        args = args + (size,)
+    return _leaf(namespace(device).randint(*args, generator=generator, dtype=dtype),
+                 requires_grad)
+
+
+def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False, pin_memory=False):
+    _no_out(out, "randperm")
+    return _leaf(namespace(device).randperm(n, generator=generator, dtype=dtype),
+                 requires_grad)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None,
+           layout=None, device=None, requires_grad=False):
+    """Samples (no gradient flows to mean and std)."""
+    _no_out(out, "normal")
+    ref = mean if isinstance(mean, Tensor) else std if isinstance(std, Tensor) else None
+    ns = namespace(device if ref is None else ref.device)
+    r = ns.normal(mean._data if isinstance(mean, Tensor) else mean,
+                  std._data if isinstance(std, Tensor) else std,
+                  size, generator=generator, dtype=dtype)
+    return _leaf(r, requires_grad)
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    _no_out(out, "bernoulli")
+    return _make(input._data.bernoulli(p, generator=generator))
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    _no_out(out, "multinomial")
+    return _make(input._data.multinomial(num_samples, replacement, generator=generator))
+
+
+def manual_seed(seed):
+    """Seeds the default generator of every backend in use (the CPU's at
+    least); returns the CPU generator."""
+    gen = cpu_namespace().manual_seed(seed)
+    for device_type, backend in list(backends._loaded.items()):
+        if device_type != "cpu":
+            backend.manual_seed(seed)
+    return gen
+
+
+def seed():
+    return cpu_namespace().seed()
+
+
+def initial_seed():
+    return cpu_namespace().initial_seed()
+
+
+def get_rng_state():
+    return _make(cpu_namespace().get_rng_state())
+
+
+def set_rng_state(new_state):
+    cpu_namespace().set_rng_state(new_state._data if isinstance(new_state, Tensor)
+                                  else new_state)
+
+
+def set_num_threads(n):
+    cpu_namespace().set_num_threads(n)
+
+
+def get_num_threads():
+    return cpu_namespace().get_num_threads()
+
+
+def set_default_dtype(d):
+    cpu_namespace().set_default_dtype(d)
+
+
+def get_default_dtype():
+    return cpu_namespace().get_default_dtype()
+
+
+# ---- Tensor(...) and Tensor.new_* ------------------------------------------
+def legacy_tensor(cls, args, device):
+    """ember.Tensor(2, 3) (uninitialised), ember.Tensor([1, 2]) (data), or
+    ember.Tensor() (empty), always of the default dtype."""
+    ns = namespace(device)
+    if not args:
+        data = ns.empty(0)
+    elif all(isinstance(a, int) and not isinstance(a, bool) for a in args) or \
+            (len(args) == 1 and isinstance(args[0], ns.Size)):
+        data = ns.empty(*args)
+    elif len(args) == 1:
+        src = args[0]
+        data = src._data.to(ns.get_default_dtype()) if isinstance(src, Tensor) else \
+            ns.tensor(_strip(src), dtype=ns.get_default_dtype())
+    else:
+        raise TypeError(f"Tensor() takes sizes or one data argument, got {args!r}")
+    return _new_like(cls, data, False)
+
+
+def _new_method(maker):
+    def method(self, *size, dtype=None, device=None, requires_grad=False, **kwargs):
+        return maker(*size, dtype=dtype or self.dtype,
+                     device=self.device if device is None else device,
+                     requires_grad=requires_grad, **kwargs)
+    method.__name__ = "new_" + maker.__name__
+    return method
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, **kw):
+    return full(size, fill_value, dtype=dtype or self.dtype,
+                device=self.device if device is None else device, requires_grad=requires_grad)
+
+
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, **kw):
+    if isinstance(data, Tensor):
+        d = data._data.clone()
+        return _leaf(d.to(dtype) if dtype else d, requires_grad)
+    return tensor(data, dtype=dtype or self.dtype,
+                  device=self.device if device is None else device,
+                  requires_grad=requires_grad)
+
+
+Tensor.new_empty = _new_method(empty)
+Tensor.new_zeros = _new_method(zeros)
+Tensor.new_ones = _new_method(ones)
+Tensor.new_full = new_full
+Tensor.new_tensor = new_tensor
+Tensor.bernoulli = lambda self, p=None, *, generator=None: \
+    bernoulli(self, p, generator=generator)
+Tensor.multinomial = multinomial

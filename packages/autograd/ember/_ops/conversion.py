@@ -1,0 +1,173 @@
+"""Dtype and device conversion (to, float(), type_as, cpu/cuda) and the
+in-place writes that replace values: copy_, fill_, zero_ and the random
+samplers (uniform_, normal_, ...), whose gradient for the old values is 0."""
+from .. import backends
+from .._creation import zeros_like
+from .._device import device as _device
+from .._tensor import TYPE_TITLES, Tensor, _make
+from ..autograd import grad_mode
+from .define import op, raw, register
+from .samples import S, T
+
+_mode = grad_mode.state
+
+
+@op(function=False, method=False, node_name="ToCopyBackward0")
+class _to_dtype:
+    def forward(input, dtype):
+        return input._data.to(dtype)
+
+    def save(out, input, dtype):
+        return (input.dtype,)
+
+    def backward(g, dtype):
+        return g.to(dtype)
+
+
+def _parse_to(args, dtype, device):
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, (str, _device)):
+            device = a
+        elif a is not None:
+            dtype = a
+    return dtype, device
+
+
+def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False,
+       memory_format=None):
+    """to(dtype), to(device), to(device, dtype), to(other): differentiable
+    between floating dtypes."""
+    dtype, device = _parse_to(args, dtype, device)
+    if device is not None:
+        target = device if isinstance(device, _device) else _device(device)
+        if target.type != self.device.type:
+            backends.get_backend(target.type)  # names the package to install
+            raise NotImplementedError(f"moving tensors from {self.device} to {target} is not "
+                                      "supported by this ember version")
+    if dtype is None or dtype is self._data.dtype:
+        return self.clone() if copy else self
+    if self._requires_grad and _mode.enabled and dtype.is_floating_point:
+        return _to_dtype(self, dtype)
+    return _make(self._data.to(dtype))
+
+
+register("to", method=to)
+
+
+def _as(dtype_name):
+    def convert(self, memory_format=None):
+        from .. import _dtypes
+        return to(self, getattr(_dtypes, dtype_name))
+    convert.__name__ = dtype_name
+    return convert
+
+
+for _method, _dtype in (("float", "float32"), ("double", "float64"), ("half", "float16"),
+                        ("bfloat16", "bfloat16"), ("long", "int64"), ("int", "int32"),
+                        ("short", "int16"), ("char", "int8"), ("byte", "uint8"),
+                        ("bool", "bool")):
+    setattr(Tensor, _method, _as(_dtype))
+
+
+def type_(self, dtype=None, non_blocking=False, **kwargs):
+    """The type string ('ember.FloatTensor') or a conversion to `dtype`."""
+    if dtype is None:
+        name = TYPE_TITLES.get(self.dtype.name, self.dtype.name)
+        return f"ember.{'cuda.' if self.device.type == 'cuda' else ''}{name}Tensor"
+    return to(self, dtype)
+
+
+Tensor.to = to
+Tensor.type = type_
+Tensor.type_as = lambda self, other: to(self, other.dtype)
+Tensor.cpu = lambda self, memory_format=None: to(self, "cpu")
+Tensor.cuda = lambda self, device=None, non_blocking=False, memory_format=None: \
+    to(self, _device("cuda", device if isinstance(device, int) else None)
+       if not isinstance(device, (str, _device)) else device)
+
+
+def _shape(x):
+    return x.shape if isinstance(x, Tensor) else None
+
+
+def _dtype(x):
+    return x.dtype if isinstance(x, Tensor) else None
+
+
+@op(function=False, method=False)
+class copy:
+    """Writes src (broadcast, converted) into the tensor."""
+
+    def forward(input, src, non_blocking=False):
+        r = input._data.clone()
+        r.copy_(raw(src))
+        return r
+
+    def inplace(input, src, non_blocking=False):
+        input._data.copy_(raw(src))
+
+    def inputs(input, src, non_blocking=False):
+        return (input, src)
+
+    def save(out, input, src, non_blocking=False):
+        return (_shape(src), _dtype(src))
+
+    backward = (lambda g, shape, dtype: zeros_like(g),
+                lambda g, shape, dtype: g.to(dtype).sum_to_size(shape))
+    samples = [S(T(3, 4), T(3, 4)), S(T(3, 4), T(4)), S(T(3, 4), 1.5)]
+
+
+@op(function=False, method=False)
+class fill:
+    """Sets every element to value (a number or a 0-d tensor)."""
+
+    def forward(input, value):
+        r = input._data.clone()
+        r.fill_(raw(value))
+        return r
+
+    def inplace(input, value):
+        input._data.fill_(raw(value))
+
+    def inputs(input, value):
+        return (input, value)
+
+    backward = (lambda g: zeros_like(g), lambda g: g.sum())
+    samples = [S(T(3, 4), 1.5), S(T(3, 4), T())]
+
+
+@op(function=False, method=False)
+class zero:
+    def forward(input):
+        return input._data.clone().zero_()
+
+    def inplace(input):
+        input._data.zero_()
+
+    def backward(g):
+        return zeros_like(g)
+
+    samples = [S(T(3, 4))]
+
+
+def _sampler(name):
+    """A random in-place sampler: new values that do not depend on the old
+    ones (gradient 0), as PyTorch treats them."""
+    @op(name, function=False, method=False, torch=None)
+    class spec:
+        def forward(input, *args, **kwargs):
+            r = input._data.clone()
+            getattr(r, name + "_")(*args, **kwargs)
+            return r
+
+        def inplace(input, *args, **kwargs):
+            getattr(input._data, name + "_")(*args, **kwargs)
+
+        def backward(g):
+            return zeros_like(g)
+
+
+for _name in ("uniform", "normal", "bernoulli", "random"):
+    _sampler(_name)

@@ -1,0 +1,82 @@
+"""The backend interface: discovery, version checks, and the surface the
+front relies on."""
+import pytest
+
+from ember import backends
+
+
+class GoodBackend:
+    """A minimal backend of the current interface version."""
+    device_type = "fakedev"
+    api_version = backends.BACKEND_API_VERSION
+    Tensor = object
+    namespace = None
+
+    def is_available(self):
+        return True
+
+    def device_count(self):
+        return 1
+
+    def from_numpy(self, array):
+        return array
+
+    def to_numpy(self, tensor):
+        return tensor
+
+    def manual_seed(self, seed):
+        pass
+
+
+class OldBackend:
+    """A backend of another interface version."""
+    device_type = "fakedev"
+    api_version = backends.BACKEND_API_VERSION + 1
+
+
+def test_cpu_backend_implements_the_interface():
+    cpu = backends.get_backend("cpu")
+    assert isinstance(cpu, backends.TensorBackend) and cpu.device_type == "cpu"
+    assert backends.get_backend("cpu") is cpu and cpu.is_available()
+    assert backends.missing_features(cpu) == []
+
+
+def test_incompatible_backend_names_the_package(monkeypatch):
+    monkeypatch.setitem(backends.PROVIDERS, "fakedev", ("ember-fake", "test_backend:OldBackend"))
+    monkeypatch.setattr(backends, "_entry_point_target", lambda device_type: None)
+    with pytest.raises(backends.BackendError, match="implements backend API version 2, but this "
+                       "ember needs version 1: upgrade ember-fake and ember together"):
+        backends.get_backend("fakedev")
+
+
+def test_missing_backend_names_the_package(monkeypatch):
+    monkeypatch.setitem(backends.PROVIDERS, "fakedev",
+                        ("ember-fake", "ember.no_such_backend:Backend"))
+    monkeypatch.setattr(backends, "_entry_point_target", lambda device_type: None)
+    with pytest.raises(backends.BackendError, match=r"no Ember backend is installed for device "
+                       r"type 'fakedev': install ember-fake \(pip install ember-fake\)"):
+        backends.get_backend("fakedev")
+    assert not backends.is_available("fakedev")
+
+
+def test_namespace_extension_finds_the_cpu_package():
+    import ember.th
+    assert ember.th.__name__ == "ember.th" and ember.th.Tensor is \
+        backends.get_backend("cpu").Tensor
+    assert any(p.endswith("ember") for p in ember.__path__)
+
+
+def test_backends_are_found_through_entry_points(monkeypatch):
+    from importlib import metadata
+    fake = metadata.EntryPoint(name="fakedev", value="test_backend:GoodBackend",
+                               group="ember.backends")
+    real = metadata.entry_points
+    monkeypatch.setattr(metadata, "entry_points",
+                        lambda **kw: [fake] if kw.get("group") == "ember.backends"
+                        else real(**kw))
+    monkeypatch.delitem(backends._loaded, "fakedev", raising=False)
+    try:
+        backend = backends.get_backend("fakedev")
+        assert isinstance(backend, GoodBackend) and backends.is_available("fakedev")
+    finally:
+        backends._loaded.pop("fakedev", None)
