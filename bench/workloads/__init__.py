@@ -50,9 +50,9 @@ class Case:
 
 
 def families():
-    from . import th_ops
+    from . import autograd, th_ops
 
-    return {m.FAMILY: m for m in (th_ops,)}
+    return {m.FAMILY: m for m in (th_ops, autograd)}
 
 
 def all_cases(scale: str = "full") -> list[Case]:
