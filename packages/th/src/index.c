@@ -705,6 +705,10 @@ int th_scatter_(th_tensor *self, int dim, const th_tensor *index,
     if (reduce < TH_SCATTER_NONE || reduce > TH_SCATTER_AMIN)
         return th__error(TH_ERR_VALUE, "scatter(): unknown reduce code %d",
                          reduce);
+    if (th__check_internal_overlap(self)) return th_last_status();
+    if (reduce == TH_SCATTER_MEAN && self->dtype == TH_BOOL)
+        return th__error(TH_ERR_TYPE, "\"scatter_gather_tensor_cpu_reduce_mean\" "
+                         "not implemented for 'Bool'");
     if ((dim = th__wrap_dim(dim, self->ndim)) < 0) return th_last_status();
     /* a 0-d src with a non-0-d index is a fill value (scatter_(dim, i, v)) */
     int value_mode = src->ndim == 0 && index->ndim != 0;
@@ -816,6 +820,7 @@ int th_masked_fill_(th_tensor *self, const th_tensor *mask,
         return th__error(TH_ERR_TYPE,
                          "masked_fill_ only supports boolean masks, but got "
                          "mask with dtype %s", th_dtype_name(mask->dtype));
+    if (th__check_internal_overlap(self)) return th_last_status();
     if (check_value("masked_fill_", value) != TH_OK) return th_last_status();
     th_tensor *m = th_expand(mask, self->ndim, self->sizes);
     if (!m) return th_last_status();

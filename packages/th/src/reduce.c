@@ -732,6 +732,11 @@ static int run_k1_chunks(run_ctx *c, int64_t nch) {
     return TH_OK;
 }
 
+/* Fewer outputs than this split their reduced elements into chunks of
+ * about TH_GRAIN (at most RED_MAX_CHUNKS), whatever the thread count. */
+#define RED_FEW 4
+#define RED_MAX_CHUNKS 64
+
 /* Fills acc (A * M accumulators of 8 bytes) with the reduction of L. */
 static int run_kernel(const layout *L, int kop, const kparam *kp, void *acc) {
     run_ctx c;
@@ -750,15 +755,17 @@ static int run_kernel(const layout *L, int kop, const kparam *kp, void *acc) {
     if (!c.row || !c.col)
         return th__error(TH_ERR_TYPE, "reduction not supported for %s",
                          th_dtype_name(L->dtype));
-    int nt = th_get_num_threads();
-    int big = nout * K >= 2 * TH_GRAIN && nt > 1;
+    /* How the work is split (and so the order of float additions) depends
+     * on the shape only, never on the thread count, so results are the
+     * same bits on any number of threads. */
+    int big = nout * K >= 2 * TH_GRAIN;
     if (L->K1 == 1) { /* rows */
-        if (!big || nout >= nt || K < 2 * TH_GRAIN) {
+        if (!big || nout >= RED_FEW || K < 2 * TH_GRAIN) {
             th__parallel_for(nout, TH_MAX(1, TH_GRAIN / K), rows_task, &c);
             return TH_OK;
         }
         /* few long rows: split each row across threads */
-        c.nch = TH_MIN(nt, K / TH_GRAIN);
+        c.nch = TH_MIN(RED_MAX_CHUNKS, K / TH_GRAIN);
         c.chunk_len = (K + c.nch - 1) / c.nch;
         c.partial = th__alloc(c.nch * 8);
         if (!c.partial) return th_last_status();
@@ -776,19 +783,21 @@ static int run_kernel(const layout *L, int kop, const kparam *kp, void *acc) {
     if (L->K2 == 1) { /* columns */
         c.nb = (L->M + RED_COL_W - 1) / RED_COL_W;
         int64_t tasks = L->A * c.nb;
-        if (!big || tasks >= nt || L->K1 < 2 * nt)
+        if (!big || tasks >= RED_FEW || L->K1 < 2 * RED_FEW)
             th__parallel_for(tasks, TH_MAX(1, TH_GRAIN / (L->K1 *
                                            TH_MIN(L->M, RED_COL_W))),
                              cols_task, &c);
         else /* few column blocks: split the reduced rows */
-            return run_k1_chunks(&c, TH_MIN(nt, nout * K / TH_GRAIN));
+            return run_k1_chunks(&c, TH_MIN(TH_MIN(RED_MAX_CHUNKS, L->K1),
+                                            nout * K / TH_GRAIN));
         return TH_OK;
     }
     /* mixed */
-    if (!big || nout >= nt || L->K1 < nt)
+    if (!big || nout >= RED_FEW || L->K1 < RED_FEW)
         th__parallel_for(nout, TH_MAX(1, TH_GRAIN / K), mixed_task, &c);
     else
-        return run_k1_chunks(&c, TH_MIN(nt, nout * K / TH_GRAIN));
+        return run_k1_chunks(&c, TH_MIN(TH_MIN(RED_MAX_CHUNKS, L->K1),
+                                        nout * K / TH_GRAIN));
     return TH_OK;
 }
 

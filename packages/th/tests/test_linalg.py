@@ -271,9 +271,6 @@ def test_add_products_with_number_input():
     assert th.addmm(1.5, h, h).dtype is th.float16
 
 
-@pytest.mark.xfail(strict=True, reason="a float beta/alpha with integer tensors is silently "
-                   "truncated (alpha=0.5 -> 0); PyTorch raises 'For integral input "
-                   "tensors, argument alpha must not be a floating point number.'")
 def test_float_coefficients_with_integer_tensors_raise():
     i = th.ones(2, 2, dtype=th.int32)
     with raises(RuntimeError, "must not be a floating point number"):
@@ -346,9 +343,6 @@ def test_errors():
     assert (to_numpy(c) == 7).all()
 
 
-@pytest.mark.xfail(strict=True, reason="a non-tensor operand of dot/mv/mm/bmm/matmul/outer "
-                   "raises AttributeError (\"'int' object has no attribute '_p'\"), not "
-                   "TypeError")
 def test_non_tensor_operand_is_a_type_error():
     for fn in (th.mm, th.matmul, th.dot, th.mv, th.bmm, th.outer):
         with pytest.raises(TypeError):

@@ -14,6 +14,11 @@ from th_testing import (DTYPES, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, as_dtype,
                         assert_close, each, ids, new_tensor, to_numpy)
 from _refs import EPS, close_sum, f64, raises
 
+# NumPy's own warnings about empty or degenerate references are expected
+pytestmark = pytest.mark.filterwarnings("ignore:Mean of empty slice:RuntimeWarning",
+                                        "ignore:Degrees of freedom:RuntimeWarning",
+                                        "ignore:invalid value encountered:RuntimeWarning")
+
 SHAPE = (3, 4, 5)
 DIMS = [None, 0, 1, -1, (0, 2), [2, 0], (0, 1, 2), []]
 DIMS_0D = [None, 0, -1, []]

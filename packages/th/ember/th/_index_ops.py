@@ -143,8 +143,9 @@ def nonzero(input, *, as_tuple=False):
     r = wrap(lib.th_nonzero(input._p))
     if not as_tuple:
         return r
-    if input.ndim == 0:
-        return (r.reshape(-1),)
+    if input.ndim == 0:  # one index 0 when the value is nonzero, none otherwise
+        from ._convert import zeros
+        return (zeros(r.shape[0], dtype=r.dtype),)
     return tuple(r.select(1, k) for k in range(input.ndim))
 
 

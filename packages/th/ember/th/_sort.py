@@ -70,7 +70,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     if sorter is not None:
         sorted_sequence = sorted_sequence.gather(-1, sorter)
     scalar = not isinstance(input, Tensor)
-    v = scalar_tensor(input, sorted_sequence.dtype) if scalar else input
+    v = scalar_tensor(input) if scalar else input  # promoted with the sequence in C
     r = wrap(lib.th_searchsorted(sorted_sequence._p, v._p, bool(right), bool(out_int32)))
     return r
 
