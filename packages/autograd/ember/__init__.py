@@ -64,3 +64,26 @@ def result_type(tensor1, tensor2):
             return bool
         return int64 if isinstance(x, _builtins.int) else get_default_dtype()
     return promote_types(dtype_of(tensor1), dtype_of(tensor2))
+
+
+def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True):
+    """Saves obj to f (a path or binary file); see ember.serialization."""
+    from .serialization import save as _save
+    return _save(obj, f, pickle_module, pickle_protocol)
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None,
+         **pickle_load_args):
+    """Loads what ember.save (or torch.save) wrote; see ember.serialization."""
+    from .serialization import load as _load
+    return _load(f, map_location, pickle_module, weights_only=weights_only, mmap=mmap)
+
+
+_LAZY_SUBMODULES = ("serialization", "utils", "multiprocessing")
+
+
+def __getattr__(name):  # ember.utils, ember.multiprocessing: imported on first use
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'ember' has no attribute {name!r}")

@@ -140,6 +140,13 @@ class Tensor:
     def is_shared(self):
         return self._data.is_shared()
 
+    def share_memory_(self):
+        """Moves this tensor's storage to shared memory (in place; views
+        follow), so that processes it is sent to share it."""
+        from .multiprocessing.reductions import share_raw_
+        share_raw_(self._data)
+        return self
+
     def is_signed(self):
         return self._data.dtype.is_signed
 
