@@ -41,6 +41,11 @@ class AutogradMeta:
         self.view_version = None   # storage version when a view's grad_fn was set
 
 
+# called with each new Tensor subclass (ember.multiprocessing registers its
+# reducer for it, so Parameters are shared like tensors)
+SUBCLASS_HOOKS = []
+
+
 def meta_of(t):
     m = t._meta
     if m is None:
@@ -58,6 +63,11 @@ class Tensor:
     def __new__(cls, *args, device=None):
         from . import _creation
         return _creation.legacy_tensor(cls, args, device)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for hook in SUBCLASS_HOOKS:  # e.g. ember.multiprocessing's reducers
+            hook(cls)
 
     # ---- metadata ------------------------------------------------------
     @property

@@ -44,11 +44,71 @@ def _swap(a, b):
     b.name = na
 
 
+_file_paths = {}      # address of a file-backed storage -> its path
+_warned = []
+_counter = [0]
+
+
+def fallback_dir():
+    """Where segments go when /dev/shm is full ($EMBER_SHM_FALLBACK_DIR, or
+    the temporary folder); "" or "none" in that variable turns it off."""
+    import tempfile
+    d = os.environ.get("EMBER_SHM_FALLBACK_DIR")
+    if d is None:
+        return tempfile.gettempdir()
+    return None if d.lower() in ("", "none", "0") else d
+
+
+def _addr(s):
+    return int(ffi.cast("uintptr_t", s))
+
+
+def _create_shm(nbytes):
+    return lib.th_storage_new_shared(nbytes)
+
+
 def _new_segment(nbytes):
-    s = lib.th_storage_new_shared(nbytes)
-    if not s:
-        raise last_error()
-    return s
+    s = _create_shm(nbytes)
+    if s:
+        return s
+    err = last_error()
+    folder = fallback_dir()
+    if not isinstance(err, MemoryError):
+        raise err
+    if folder is None:
+        raise MemoryError(f"{err}. The file-backed fallback is off "
+                          f"(EMBER_SHM_FALLBACK_DIR={os.environ.get('EMBER_SHM_FALLBACK_DIR')!r}); "
+                          f"set it to a folder to share through files there.") from None
+    # /dev/shm is too small: a mapped file in fallback_dir() instead
+    _counter[0] += 1
+    path = os.path.join(folder, f"ember_{os.getpid()}_{_counter[0]}_{os.urandom(4).hex()}")
+    f = lib.th_storage_new_file(path.encode(), nbytes, 1)
+    if not f:
+        ferr = last_error()
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        raise MemoryError(f"{err}; the file-backed fallback in {folder} failed too: {ferr}") \
+            from None
+    if not _warned:
+        import warnings
+        _warned.append(1)
+        warnings.warn(f"shared memory (/dev/shm) is too small; sharing tensors through files "
+                      f"in {folder} instead (slower). Enlarge /dev/shm (docker --shm-size) or "
+                      f"set EMBER_SHM_FALLBACK_DIR.", RuntimeWarning, stacklevel=3)
+    _file_paths[_addr(f)] = path
+    return f
+
+
+def _id_of(s):
+    """(kind, name or path) identifying a shared storage across processes."""
+    if s.kind == lib.TH_STORAGE_FILE:
+        path = _file_paths.get(_addr(s))
+        if path is None or not path.endswith(_name(s)):  # none, or a stale entry
+            raise RuntimeError("this file-backed storage was not made by ember's sharing")
+        return "file", path
+    return "shm", _name(s)
 
 
 def share_memory_(t):
@@ -59,29 +119,72 @@ def share_memory_(t):
     new = _new_segment(s.nbytes)
     if s.nbytes:
         ffi.memmove(new.data, s.data, s.nbytes)
+    path = _file_paths.pop(_addr(new), None) if new.kind == lib.TH_STORAGE_FILE else None
     _swap(s, new)
     _ensure_cleanup()
-    _owned.add(_name(s))
+    if path is not None:
+        _file_paths[_addr(s)] = path
+        _owned.add(path)
+    else:
+        _owned.add(_name(s))
     lib.th_storage_release(new)  # frees the old memory, now in `new`
     return t
 
 
-def to_transient(t):
-    """A copy of t (compact, contiguous) in a fresh segment for one receiver,
-    which unlinks it when it maps it."""
-    nbytes = t.nbytes
+def empty_transient(shape, dtype):
+    """An uninitialised contiguous tensor in a fresh segment for one
+    receiver, which unlinks it when it maps it."""
+    shape = [int(n) for n in shape]
+    nbytes = dtype.itemsize
+    for n in shape:
+        nbytes *= n
     s = _new_segment(nbytes)
     try:
         out = wrap(lib.th_tensor_from_storage(
-            s, 0, t.ndim, int64_array(t.shape),
-            int64_array(_contiguous_strides(t.shape)), t.dtype.code))
+            s, 0, len(shape), int64_array(shape), int64_array(_contiguous_strides(shape)),
+            dtype.code))
     finally:
         lib.th_storage_release(s)
-    if nbytes:
-        if lib.th_copy(out._p, t._p):
-            raise last_error()
     _ensure_cleanup()
-    _transient.add(_name(s))
+    _transient.add(_id_of(out._p.storage)[1])
+    return out
+
+
+def stack(raws, transient=False):
+    """Stacks same-dtype, same-shape contiguous tensors along a new first
+    dimension by copying their bytes (into a transient segment if asked);
+    None if they do not qualify."""
+    first = raws[0]
+    dtype, shape = first.dtype, first.shape
+    nb = first.nbytes
+    for r in raws:
+        if r.dtype is not dtype or r.shape != shape or not lib.th_is_contiguous(r._p):
+            return None
+    full = (len(raws),) + tuple(shape)
+    if transient:
+        out = empty_transient(full, dtype)
+    else:
+        out = wrap(lib.th_empty(len(full), int64_array(full), dtype.code))
+    if nb:
+        dst = ffi.cast("char *", lib.th_data_ptr(out._p))
+        data_ptr, memmove = lib.th_data_ptr, ffi.memmove
+        for i, r in enumerate(raws):
+            memmove(dst + i * nb, data_ptr(r._p), nb)
+    return out
+
+
+def is_transient(t):
+    s = t._p.storage
+    if s.kind not in (lib.TH_STORAGE_SHARED, lib.TH_STORAGE_FILE):
+        return False
+    return _id_of(s)[1] in _transient
+
+
+def to_transient(t):
+    """A copy of t (compact, contiguous) in a fresh segment for one receiver."""
+    out = empty_transient(t.shape, t.dtype)
+    if t.nbytes and lib.th_copy(out._p, t._p):
+        raise last_error()
     return out
 
 
@@ -101,28 +204,36 @@ def handle(t):
     """Plain data naming t's shared segment and t's layout in it."""
     p = t._p
     s = p.storage
-    if s.kind != lib.TH_STORAGE_SHARED:
+    if s.kind not in (lib.TH_STORAGE_SHARED, lib.TH_STORAGE_FILE):
         raise RuntimeError("handle() needs a tensor in shared memory: call share_memory_() "
                            "first")
-    name = _name(s)
+    kind, name = _id_of(s)
     transient = name in _transient
     if transient:
         _transient.discard(name)
     return (name, int(s.nbytes), t.dtype.name, int(p.offset), tuple(p.sizes[0:p.ndim]),
-            tuple(p.strides[0:p.ndim]), transient)
+            tuple(p.strides[0:p.ndim]), transient, kind)
 
 
 def rebuild(h):
     """The tensor a handle() describes, over the same shared memory."""
-    name, nbytes, dtype_name, offset, sizes, strides, transient = h
-    s = lib.th_storage_open_shared(name.encode(), nbytes)
+    name, nbytes, dtype_name, offset, sizes, strides, transient, kind = h
+    if kind == "file":
+        s = lib.th_storage_new_file(name.encode(), nbytes, 0)
+    else:
+        s = lib.th_storage_open_shared(name.encode(), nbytes)
     if not s:
         err = last_error()
         raise RuntimeError(f"could not map the shared memory of a tensor sent by another "
                            f"process ({err}); the sender may have exited, or /dev/shm was "
                            f"cleaned, before it was received") from None
     try:
-        if transient:
+        if kind == "file":
+            if transient:
+                unlink(name)
+            else:
+                _file_paths[_addr(s)] = name
+        elif transient:
             lib.th_storage_unlink_shared(s)
         d = _dt._by_name(dtype_name)
         return wrap(lib.th_tensor_from_storage(s, offset, len(sizes), int64_array(sizes),
@@ -132,8 +243,11 @@ def rebuild(h):
 
 
 def unlink(name):
+    """Removes a segment ("/ember_..." or "ember_...") or a fallback file (a path)."""
+    path = name if name.startswith("/") and not name.startswith("/ember_") else \
+        os.path.join(SHM_DIR, name.lstrip("/"))
     try:
-        os.unlink(os.path.join(SHM_DIR, name.lstrip("/")))
+        os.unlink(path)
     except FileNotFoundError:
         pass
 
@@ -143,14 +257,20 @@ def sweep(pid):
     how many."""
     prefix = f"ember_{int(pid)}_"
     n = 0
-    try:
-        names = os.listdir(SHM_DIR)
-    except OSError:
-        return 0
-    for f in names:
-        if f.startswith(prefix):
-            unlink(f)
-            n += 1
+    for folder in {SHM_DIR, fallback_dir()}:
+        if folder is None:
+            continue
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for f in names:
+            if f.startswith(prefix):
+                try:
+                    os.unlink(os.path.join(folder, f))
+                    n += 1
+                except OSError:
+                    pass
     return n
 
 

@@ -1,0 +1,459 @@
+"""ember.save / ember.load: a zip archive of a pickled structure plus raw storages.
+
+Layout (the same as PyTorch's, so one reader handles both)::
+
+    archive/data.pkl      the structure; tensors refer to storages by key
+    archive/data/<key>    one record per storage, its raw bytes (little-endian)
+    archive/byteorder     "little"
+    archive/version       format version
+
+Each storage is written once, so tensors that are views of one another share
+storage again after loading.  Loading is restricted by default: the
+unpickler accepts only tensors, dtypes, devices, containers and primitive
+types, and refuses anything else naming it (``weights_only=False`` opts
+out, for files you trust).  Saving to a path writes a temporary file next
+to it and renames it over the target, so a failure never destroys the
+previous file.  Checkpoints written by ``torch.save`` (zip format) load too.
+"""
+import _codecs
+import collections
+import io
+import os
+import pickle
+import sys
+import tempfile
+import zipfile
+
+from ember.th._lib import ffi, lib
+from ember.th import _core as _thcore
+from ember.th import dtypes as _thdt
+
+from ._tensor import Tensor, _new_like
+
+__all__ = ["save", "load", "UnpicklingError", "FORMAT_VERSION"]
+
+FORMAT_VERSION = "3"
+_EMBER_MARK = "ember"
+DEFAULT_PROTOCOL = 2
+
+
+class UnpicklingError(pickle.UnpicklingError):
+    """A checkpoint holds something the restricted loader refuses."""
+
+
+# ---- saving ---------------------------------------------------------------
+class _StorageRef:
+    """Stands for one storage inside the pickle; written as a persistent id."""
+
+    __slots__ = ("key", "dtype", "numel")
+
+    def __init__(self, key, dtype, numel):
+        self.key, self.dtype, self.numel = key, dtype, numel
+
+
+class _LoadedStorage:
+    """A storage read from a checkpoint: a 1-D raw CPU tensor plus the device
+    map_location sends its tensors to (None: stay on the CPU)."""
+
+    __slots__ = ("data", "location", "target")
+
+    def __init__(self, data, location):
+        self.data, self.location, self.target = data, location, None
+
+
+def _rebuild_tensor(storage, offset, size, stride, requires_grad, cls_name=None):
+    """Rebuilds a tensor viewing a loaded storage."""
+    if not isinstance(storage, _LoadedStorage):
+        raise RuntimeError("corrupt checkpoint: a tensor does not refer to a storage")
+    data = _view_of(storage.data, offset, size, stride)
+    cls = Tensor
+    if cls_name == "ember.nn.Parameter":
+        cls = _parameter_class() or Tensor
+    t = _new_like(cls, data, False)
+    if storage.target is not None and storage.target != "cpu":
+        t = t.to(storage.target)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _parameter_class():
+    try:
+        from ember.nn import Parameter
+    except ImportError:
+        return None
+    return Parameter
+
+
+def _view_of(storage, offset, size, stride):
+    """A raw tensor of storage's dtype viewing (offset, size, stride) of it."""
+    size = [int(s) for s in size]
+    stride = [int(s) for s in stride]
+    offset = int(offset)
+    n = storage.numel()
+    if any(s < 0 for s in size) or any(s < 0 for s in stride) or offset < 0:
+        raise RuntimeError("corrupt checkpoint: negative size, stride or offset")
+    if 0 not in size:
+        last = offset + sum((sz - 1) * st for sz, st in zip(size, stride))
+        if last >= n:
+            raise RuntimeError(f"corrupt checkpoint: a tensor of size {tuple(size)} at offset "
+                               f"{offset} reaches beyond its storage of {n} elements")
+    p = storage._p
+    return _thcore.wrap(lib.th_tensor_from_storage(
+        p.storage, p.offset + offset, len(size), _thcore.int64_array(size),
+        _thcore.int64_array(stride), p.dtype))
+
+
+class _Pickler(pickle.Pickler):
+    def __init__(self, file, protocol):
+        super().__init__(file, protocol)
+        self.storages = {}  # C storage address -> (key, raw tensor over it, dtype)
+
+    def reducer_override(self, obj):
+        if isinstance(obj, Tensor):
+            return self._reduce_tensor(obj)
+        return NotImplemented
+
+    def _reduce_tensor(self, t):
+        data = t._data
+        if str(t.device) != "cpu":
+            data = data.to("cpu") if hasattr(data, "to") else data.cpu()
+        p = data._p
+        addr = (int(ffi.cast("uintptr_t", p.storage)), data.dtype.name)
+        item = data.element_size()
+        entry = self.storages.get(addr)
+        if entry is None:
+            entry = self.storages[addr] = (str(len(self.storages)), data, data.dtype)
+        key = entry[0]
+        numel = p.storage.nbytes // item
+        cls_name = None
+        if type(t) is not Tensor and type(t).__name__ == "Parameter":
+            cls_name = "ember.nn.Parameter"
+        return (_rebuild_tensor,
+                (_StorageRef(key, data.dtype.name, numel), p.offset, tuple(data.shape),
+                 tuple(data.stride()), bool(t.requires_grad), cls_name))
+
+    def persistent_id(self, obj):
+        if isinstance(obj, _StorageRef):
+            return ("storage", obj.dtype, obj.key, "cpu", obj.numel)
+        return None
+
+
+def _storage_bytes(data):
+    s = data._p.storage
+    item = data.element_size()
+    n = (s.nbytes // item) * item
+    return ffi.buffer(s.data, n) if n else b""
+
+
+def _write_archive(fileobj, obj, protocol):
+    buf = io.BytesIO()
+    pickler = _Pickler(buf, protocol)
+    pickler.dump(obj)
+    with zipfile.ZipFile(fileobj, "w", compression=zipfile.ZIP_STORED) as z:
+        z.writestr("archive/data.pkl", buf.getvalue())
+        z.writestr("archive/byteorder", sys.byteorder)
+        z.writestr("archive/version", FORMAT_VERSION)
+        z.writestr("archive/.format", _EMBER_MARK)
+        for key, data, _ in pickler.storages.values():
+            with z.open(f"archive/data/{key}", "w", force_zip64=True) as out:
+                out.write(_storage_bytes(data))
+
+
+def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL,
+         _use_new_zipfile_serialization=True):
+    """Saves obj (tensors, state_dicts, containers, numbers, ...) to f: a path
+    or a writable binary file.  Saving to a path is atomic: the data goes
+    to a temporary file in the same folder, renamed over f when complete."""
+    if pickle_module is not None and pickle_module is not pickle:
+        raise NotImplementedError("ember.save supports only the pickle module")
+    if isinstance(f, (str, os.PathLike)):
+        path = os.fspath(f)
+        folder = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
+                                   dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                _write_archive(out, obj, pickle_protocol)
+                out.flush()
+                os.fsync(out.fileno())
+            if os.path.exists(path):
+                try:
+                    os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+                except OSError:
+                    pass
+            else:
+                umask = os.umask(0)
+                os.umask(umask)
+                os.chmod(tmp, 0o666 & ~umask)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    else:
+        _write_archive(f, obj, pickle_protocol)
+
+
+# ---- loading --------------------------------------------------------------
+_TORCH_STORAGES = {
+    "FloatStorage": "float32", "DoubleStorage": "float64", "HalfStorage": "float16",
+    "BFloat16Storage": "bfloat16", "LongStorage": "int64", "IntStorage": "int32",
+    "ShortStorage": "int16", "CharStorage": "int8", "ByteStorage": "uint8",
+    "BoolStorage": "bool",
+}
+_TORCH_DTYPES = {"float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8",
+                 "uint8", "bool", "float", "double", "half", "long", "int", "short"}
+
+
+class _TorchStorageType:
+    def __init__(self, dtype_name):
+        self.dtype_name = dtype_name
+
+
+def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False,
+                       backward_hooks=None, metadata=None):
+    return _rebuild_tensor(storage, storage_offset, size, stride, requires_grad)
+
+
+def _rebuild_parameter(data, requires_grad, backward_hooks=None, *extra):
+    cls = _parameter_class()
+    if cls is None:
+        return _new_like(Tensor, data._data, requires_grad)
+    return cls(data.detach(), requires_grad)
+
+
+def _torch_device(spec, index=None):
+    from ._device import device
+    return device(spec) if index is None else device(spec, index)
+
+
+def _torch_size(*args):
+    return _thcore.Size(*args)
+
+
+def _bytearray(*args):
+    """bytearray from bytes or str only: bytearray(10**12) would allocate."""
+    if args and not isinstance(args[0], (bytes, str)):
+        raise UnpicklingError("bytearray may only be rebuilt from bytes")
+    return bytearray(*args)
+
+
+_SAFE_GLOBALS = {
+    ("collections", "OrderedDict"): collections.OrderedDict,
+    ("builtins", "set"): set,
+    ("builtins", "frozenset"): frozenset,
+    ("builtins", "slice"): slice,
+    ("builtins", "complex"): complex,
+    ("builtins", "bytearray"): _bytearray,
+    ("builtins", "range"): range,
+    ("_codecs", "encode"): _codecs.encode,  # bytes under protocol 2
+    ("ember.serialization", "_rebuild_tensor"): _rebuild_tensor,
+    ("ember.th.dtypes", "_by_name"): _thdt._by_name,
+    ("ember.th._core", "Size"): _thcore.Size,
+    ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
+    ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+    ("torch", "Size"): _torch_size,
+}
+
+
+def _safe_global(module, name):
+    fn = _SAFE_GLOBALS.get((module, name))
+    if fn is not None:
+        return fn
+    if module == "ember" and name == "device":
+        from ._device import device
+        return device
+    if module == "torch" and name == "device":
+        return _torch_device
+    if module == "torch" and name in _TORCH_STORAGES:
+        return _TorchStorageType(_TORCH_STORAGES[name])
+    if module == "torch" and name in _TORCH_DTYPES:
+        return _thdt._by_name({"float": "float32", "double": "float64", "half": "float16",
+                               "long": "int64", "int": "int32",
+                               "short": "int16"}.get(name, name))
+    return None
+
+
+_PY2_MODULES = {"__builtin__": "builtins", "copy_reg": "copyreg"}
+
+
+class _Unpickler(pickle.Unpickler):
+    def __init__(self, file, storages, weights_only):
+        super().__init__(file)
+        self._storages = storages
+        self._weights_only = weights_only
+
+    def find_class(self, module, name):
+        if module in _PY2_MODULES:  # protocol 2 spells builtins as Python 2 did
+            module = _PY2_MODULES.get(module, module)
+        fn = _safe_global(module, name)
+        if fn is not None:
+            return fn
+        if self._weights_only:
+            raise UnpicklingError(
+                f"Weights only load failed: ember.load refuses the global '{module}.{name}' "
+                f"(only tensors, containers and primitive types are allowed by default). "
+                f"If you trust the file, pass weights_only=False to load it.")
+        return super().find_class(module, name)
+
+    def persistent_load(self, pid):
+        return self._storages(pid)
+
+
+def _open_zip(f):
+    try:
+        return zipfile.ZipFile(f, "r")
+    except zipfile.BadZipFile as e:
+        raise RuntimeError(f"{_name_of(f)} is not an ember/PyTorch zip checkpoint or it is "
+                           f"truncated or corrupt ({e})") from None
+
+
+def _name_of(f):
+    return repr(os.fspath(f)) if isinstance(f, (str, os.PathLike)) else "(file object)"
+
+
+def _read(z, name, f):
+    try:
+        return z.read(name)
+    except KeyError:
+        raise RuntimeError(f"checkpoint {_name_of(f)} is corrupt: record {name!r} is missing") \
+            from None
+    except (zipfile.BadZipFile, EOFError, zlib_error()) as e:
+        raise RuntimeError(f"checkpoint {_name_of(f)} is corrupt: record {name!r} cannot be read "
+                           f"({e})") from None
+
+
+def _read_into(z, info, buf, f):
+    """Reads a record straight into buf (its CRC checked at the end)."""
+    view = memoryview(buf).cast("B")
+    try:
+        with z.open(info) as src:
+            done = 0
+            while done < len(view):
+                n = src.readinto(view[done:])
+                if not n:
+                    raise EOFError(f"{info.filename} ends after {done} bytes")
+                done += n
+            while src.read(1 << 20):  # to the end of the record: checks its CRC
+                pass
+    except (zipfile.BadZipFile, EOFError, OSError, zlib_error()) as e:
+        raise RuntimeError(f"checkpoint {_name_of(f)} is corrupt: record {info.filename!r} "
+                           f"cannot be read ({e})") from None
+
+
+def zlib_error():
+    import zlib
+    return zlib.error
+
+
+def _target_of(map_location, storage, location):
+    """The device map_location sends a storage saved at `location` to."""
+    from ._device import device as _device
+    if map_location is None:
+        return None
+    if isinstance(map_location, (str, _device)):
+        return str(map_location)
+    if isinstance(map_location, dict):
+        t = map_location.get(location)
+        return None if t is None else str(t)
+    if callable(map_location):
+        t = map_location(storage, location)
+        if t is None or t is storage:
+            return None
+        if isinstance(t, (str, _device)):
+            return str(t)
+        raise TypeError(f"map_location returned {type(t).__name__}; expected the storage it "
+                        f"was given, a device or a device string")
+    raise TypeError(f"map_location must be None, a string, an ember.device, a dict or a "
+                    f"callable, got {type(map_location).__name__}")
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None,
+         **pickle_load_args):
+    """Loads what ember.save (or torch.save, zip format) wrote to f (a path or
+    a readable binary file).  Restricted to tensors, containers and
+    primitive types unless weights_only=False."""
+    if pickle_module is not None and pickle_module is not pickle:
+        raise NotImplementedError("ember.load supports only the pickle module")
+    if weights_only is None:
+        weights_only = True
+    if mmap:
+        raise NotImplementedError("ember.load(mmap=True) is not supported; storages are read "
+                                  "into memory")
+    from ._device import device as _device
+    if not (map_location is None or callable(map_location)
+            or isinstance(map_location, (str, _device, dict))):
+        raise TypeError(f"map_location must be None, a string, an ember.device, a dict or a "
+                        f"callable, got {type(map_location).__name__}")
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as fh:
+            return _load(fh, f, map_location, weights_only)
+    return _load(f, f, map_location, weights_only)
+
+
+def _load(fh, f, map_location, weights_only):
+    head = fh.read(4)
+    fh.seek(-len(head), 1)
+    if head[:2] != b"PK":
+        if not head:
+            raise RuntimeError(f"{_name_of(f)} is empty: not an ember/PyTorch checkpoint")
+        raise RuntimeError(f"{_name_of(f)} is not an ember/PyTorch zip checkpoint (the legacy "
+                           f"PyTorch format and plain pickles are not supported)")
+    z = _open_zip(fh)
+    with z:
+        names = z.namelist()
+        pkl = [n for n in names if n.endswith("/data.pkl") and n.count("/") == 1]
+        if len(pkl) != 1:
+            raise RuntimeError(f"checkpoint {_name_of(f)} is corrupt: no data.pkl record")
+        prefix = pkl[0][:-len("data.pkl")]
+        order = z.read(prefix + "byteorder").decode() if prefix + "byteorder" in names \
+            else "little"
+        if order != sys.byteorder:
+            raise RuntimeError(f"checkpoint {_name_of(f)} is {order}-endian; this machine is "
+                               f"{sys.byteorder}-endian")
+        loaded = {}
+
+        def storage(pid):
+            if not isinstance(pid, tuple) or len(pid) != 5 or pid[0] != "storage":
+                raise UnpicklingError(f"checkpoint {_name_of(f)} is corrupt: unknown persistent "
+                                      f"id {pid!r}")
+            _, stype, key, location, numel = pid
+            dname = stype.dtype_name if isinstance(stype, _TorchStorageType) else stype
+            try:
+                d = _thdt._by_name(dname)
+            except (KeyError, TypeError):
+                raise UnpicklingError(f"checkpoint {_name_of(f)}: unsupported storage type "
+                                      f"{stype!r}") from None
+            cache_key = (key, d.name)
+            if cache_key in loaded:
+                return loaded[cache_key]
+            name = f"{prefix}data/{key}"
+            try:
+                info = z.getinfo(name)
+            except KeyError:
+                raise RuntimeError(f"checkpoint {_name_of(f)} is corrupt: record {name!r} is "
+                                   f"missing") from None
+            if not isinstance(numel, int) or numel < 0 or \
+                    info.file_size < numel * d.itemsize:
+                raise RuntimeError(f"checkpoint {_name_of(f)} is corrupt: storage {key} holds "
+                                   f"{info.file_size} bytes, fewer than {numel} x "
+                                   f"{d.itemsize}")
+            t = _thcore.wrap(lib.th_empty(1, _thcore.int64_array([numel]), d.code))
+            _read_into(z, info, ffi.buffer(lib.th_data_ptr(t._p), numel * d.itemsize), f)
+            st = _LoadedStorage(t, location)
+            st.target = _target_of(map_location, st, location)
+            loaded[cache_key] = st
+            return st
+
+        data = _read(z, pkl[0], f)
+        try:
+            return _Unpickler(io.BytesIO(data), storage, weights_only).load()
+        except (UnpicklingError, RuntimeError, NotImplementedError):
+            raise
+        except (pickle.UnpicklingError, EOFError, ValueError, TypeError, IndexError,
+                KeyError, AttributeError) as e:
+            raise RuntimeError(f"checkpoint {_name_of(f)} is corrupt: the pickled structure "
+                               f"cannot be read ({type(e).__name__}: {e})") from None
