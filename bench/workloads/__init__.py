@@ -50,9 +50,9 @@ class Case:
 
 
 def families():
-    from . import autograd, th_ops
+    from . import autograd, data, th_ops
 
-    return {m.FAMILY: m for m in (th_ops, autograd)}
+    return {m.FAMILY: m for m in (th_ops, autograd, data)}
 
 
 def all_cases(scale: str = "full") -> list[Case]:
