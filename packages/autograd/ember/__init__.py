@@ -79,7 +79,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     return _load(f, map_location, pickle_module, weights_only=weights_only, mmap=mmap)
 
 
-_LAZY_SUBMODULES = ("serialization", "utils", "multiprocessing")
+_LAZY_SUBMODULES = ("serialization", "utils", "multiprocessing", "nn", "optim")
 
 
 def __getattr__(name):  # ember.utils, ember.multiprocessing: imported on first use

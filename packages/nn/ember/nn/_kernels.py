@@ -1,0 +1,177 @@
+"""The one dispatch point between ember.nn.functional and NN kernels.
+
+Layers whose compute is a kernel (convolution, pooling) call
+``kernel(name)(...)``.  Until a kernel package is installed, the
+implementations here compose ember operations (so autograd, gradcheck and
+double backward work through them unchanged).  A kernel package (ember-thnn
+for the CPU, later ember-thcunn) registers in the entry-point group
+``ember.kernels``: the entry point loads an object with a ``nn_kernels()``
+method that returns ``{name: callable}``; each callable takes the same
+arguments as the composed function of that name here (already-normalised
+tuples, see below) and returns an ember Tensor that records its own
+backward.  Names it does not provide fall back to the composed ones.
+``EMBER_NN_KERNELS=composed`` ignores installed kernel packages.
+"""
+import os
+
+import ember
+
+__all__ = ["kernel", "providers", "COMPOSED"]
+
+_table = None
+_providers = []
+
+
+def _load():
+    global _table
+    table = dict(COMPOSED)
+    del _providers[:]
+    if os.environ.get("EMBER_NN_KERNELS", "") != "composed":
+        from importlib.metadata import entry_points
+        for ep in entry_points(group="ember.kernels"):
+            try:
+                provider = ep.load()
+                found = provider.nn_kernels() if hasattr(provider, "nn_kernels") else {}
+            except Exception as exc:  # a broken kernel package must not break ember.nn
+                import warnings
+                warnings.warn(f"ember.nn: ignoring kernel package {ep.name!r} ({ep.value}): "
+                              f"{exc}", RuntimeWarning, stacklevel=3)
+                continue
+            _providers.append(ep.name)
+            table.update({k: v for k, v in found.items() if k in COMPOSED})
+    _table = table
+    return table
+
+
+def kernel(name):
+    """The implementation of NN kernel `name` (loaded on first use)."""
+    table = _table if _table is not None else _load()
+    return table[name]
+
+
+def reset():
+    """Forget the loaded table (the next kernel() call looks again)."""
+    global _table
+    _table = None
+
+
+def providers():
+    """Names of the kernel packages in use (empty: composed ember ops only)."""
+    if _table is None:
+        _load()
+    return list(_providers)
+
+
+# ---------------------------------------------------------------------------
+# composed implementations (inputs are 4-D, arguments normalised to pairs)
+
+def _pad_hw(x, top, bottom, left, right, value):
+    if not (top or bottom or left or right):
+        return x
+    n, c, h, w = x.shape
+    parts = []
+    if left or right:
+        row = []
+        if left:
+            row.append(x.new_full((n, c, h, left), value))
+        row.append(x)
+        if right:
+            row.append(x.new_full((n, c, h, right), value))
+        x = ember.cat(row, 3)
+        w = x.shape[3]
+    if top:
+        parts.append(x.new_full((n, c, top, w), value))
+    parts.append(x)
+    if bottom:
+        parts.append(x.new_full((n, c, bottom, w), value))
+    return ember.cat(parts, 2) if len(parts) > 1 else x
+
+
+def _windows(x, kernel_size, stride, dilation):
+    """(N, C, OH, OW, kh, kw) view of the sliding windows of a padded x."""
+    (kh, kw), (sh, sw), (dh, dw) = kernel_size, stride, dilation
+    ekh, ekw = dh * (kh - 1) + 1, dw * (kw - 1) + 1
+    p = x.unfold(2, ekh, sh).unfold(3, ekw, sw)
+    if dh > 1 or dw > 1:
+        p = p[..., ::dh, ::dw]
+    return p
+
+
+def conv2d(input, weight, bias, stride, padding, dilation, groups):
+    """input (N, C, H, W); padding is (top, bottom, left, right)."""
+    x = _pad_hw(input, *padding, 0.0)
+    n, c = x.shape[:2]
+    o, cg, kh, kw = weight.shape
+    p = _windows(x, (kh, kw), stride, dilation)          # N C OH OW kh kw
+    oh, ow = p.shape[2], p.shape[3]
+    if groups == 1:
+        cols = p.permute(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, c * kh * kw)
+        out = cols.matmul(weight.reshape(o, c * kh * kw).t())     # (N OH OW, O)
+        out = out.reshape(n, oh, ow, o)
+    else:
+        g = groups
+        cols = p.reshape(n, g, cg, oh, ow, kh, kw).permute(1, 0, 3, 4, 2, 5, 6)
+        cols = cols.reshape(g, n * oh * ow, cg * kh * kw)
+        w = weight.reshape(g, o // g, cg * kh * kw).transpose(1, 2)
+        out = ember.bmm(cols, w)                                  # (G, N OH OW, O/G)
+        out = out.reshape(g, n, oh, ow, o // g).permute(1, 2, 3, 0, 4).reshape(n, oh, ow, o)
+    if bias is not None:
+        out = out + bias
+    return out.permute(0, 3, 1, 2).contiguous()
+
+
+def _pool_pads(size, k, s, p, d, ceil_mode):
+    """Output length and the right padding pooling needs (PyTorch's sizes)."""
+    eff = d * (k - 1) + 1
+    num = size + 2 * p - eff
+    out = (-(-num // s) if ceil_mode else num // s) + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    right = max(0, (out - 1) * s + eff - size - p)
+    return out, right
+
+
+def max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    n, c, h, w = input.shape
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel_size, stride, padding, dilation
+    oh, rh = _pool_pads(h, kh, sh, ph, dh, ceil_mode)
+    ow, rw = _pool_pads(w, kw, sw, pw, dw, ceil_mode)
+    x = _pad_hw(input, ph, rh, pw, rw, float("-inf"))
+    p = _windows(x, kernel_size, stride, dilation)[:, :, :oh, :ow]
+    flat = p.reshape(n, c, oh, ow, kh * kw)
+    idx = flat.detach().argmax(-1, keepdim=True)
+    out = flat.gather(-1, idx).squeeze(-1)
+    if not return_indices:
+        return out
+    k = idx.squeeze(-1)
+    ki, kj = k // kw, k % kw
+    rows = ember.arange(oh).view(oh, 1) * sh - ph + ki * dh
+    cols = ember.arange(ow).view(1, ow) * sw - pw + kj * dw
+    return out, rows * w + cols
+
+
+def avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+               divisor_override):
+    n, c, h, w = input.shape
+    (kh, kw), (sh, sw), (ph, pw) = kernel_size, stride, padding
+    oh, rh = _pool_pads(h, kh, sh, ph, 1, ceil_mode)
+    ow, rw = _pool_pads(w, kw, sw, pw, 1, ceil_mode)
+    x = _pad_hw(input, ph, rh, pw, rw, 0.0)
+    p = _windows(x, kernel_size, stride, (1, 1))[:, :, :oh, :ow]
+    total = p.sum((-2, -1))
+    if divisor_override:
+        return total / divisor_override
+    # how many elements each window averages: the padded image counts 1
+    # where count_include_pad (not the ceil-mode overhang), else the input only
+    ones = ember.ones(1, 1, h, w, dtype=input.dtype)
+    if count_include_pad:
+        ones = _pad_hw(ones, ph, 0, pw, 0, 1.0)
+        ones = _pad_hw(ones, 0, ph, 0, pw, 1.0)
+        ones = _pad_hw(ones, 0, max(0, rh - ph), 0, max(0, rw - pw), 0.0)
+    else:
+        ones = _pad_hw(ones, ph, rh, pw, rw, 0.0)
+    count = _windows(ones, kernel_size, stride, (1, 1))[:, :, :oh, :ow].sum((-2, -1))
+    return total / count
+
+
+COMPOSED = {"conv2d": conv2d, "max_pool2d": max_pool2d, "avg_pool2d": avg_pool2d}

@@ -1,0 +1,840 @@
+"""ember.nn.functional: the stateless forms of the layers, as PyTorch's
+torch.nn.functional.  Everything here composes ember operations (so it is
+differentiable to any order), except convolution and pooling, which go
+through ember.nn._kernels so that a C kernel package can take them over."""
+import math
+import numbers
+import warnings
+
+import ember
+
+from . import _kernels
+
+__all__ = [
+    "linear", "bilinear", "relu", "relu_", "relu6", "leaky_relu", "elu", "selu", "celu",
+    "gelu", "silu", "softplus", "hardtanh", "hardswish", "hardsigmoid", "mish", "sigmoid",
+    "tanh", "logsigmoid", "softsign", "tanhshrink", "threshold", "softmax", "log_softmax",
+    "softmin", "dropout", "embedding", "layer_norm", "batch_norm", "conv2d", "max_pool2d",
+    "avg_pool2d", "conv1d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool2d",
+    "adaptive_max_pool2d", "group_norm", "instance_norm", "dropout2d", "pad", "one_hot",
+    "normalize", "cosine_similarity", "mse_loss", "l1_loss",
+    "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "kl_div",
+]
+
+
+def _pair(v, name="argument"):
+    if isinstance(v, numbers.Integral):
+        return (int(v), int(v))
+    v = tuple(int(i) for i in v)
+    if len(v) == 1:
+        return v * 2
+    if len(v) != 2:
+        raise ValueError(f"{name} must be an int or a pair of ints, got {v}")
+    return v
+
+
+def _check_tensor(x, name="input"):
+    if not isinstance(x, ember.Tensor):
+        raise TypeError(f"{name} must be a Tensor, not {type(x).__name__}")
+
+
+# ---- linear ------------------------------------------------------------------
+def linear(input, weight, bias=None):
+    """y = x Wᵀ + b, with x (*, in_features), W (out_features, in_features)."""
+    _check_tensor(input)
+    if input.dim() == 0:
+        raise RuntimeError("both arguments to linear need to be at least 1D, but they are 0D "
+                           f"and {weight.dim()}D")
+    if input.shape[-1] != weight.shape[-1]:
+        cols = input.shape[-1]
+        rows = input.numel() // cols if cols else 0
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{cols} and "
+                           f"{weight.shape[-1]}x{weight.shape[0]})")
+    if input.dim() == 2 and bias is not None:
+        return ember.addmm(bias, input, weight.t())
+    out = input.matmul(weight.t())
+    return out if bias is None else out + bias
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y_o = x1ᵀ W_o x2 + b_o, with W (out, in1, in2)."""
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError("bilinear(): input batch dimensions do not match: got "
+                           f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
+    o, i1, i2 = weight.shape
+    if input1.shape[-1] != i1 or input2.shape[-1] != i2:
+        raise RuntimeError(f"bilinear(): input sizes ({input1.shape[-1]}, {input2.shape[-1]})"
+                           f" do not match the weight's ({i1}, {i2})")
+    lead = input1.shape[:-1]
+    x1 = input1.reshape(-1, i1)
+    x2 = input2.reshape(-1, i2)
+    t = x1.matmul(weight.permute(1, 0, 2).reshape(i1, o * i2)).reshape(-1, o, i2)
+    out = (t * x2.unsqueeze(1)).sum(-1)
+    if bias is not None:
+        out = out + bias
+    return out.reshape(*lead, o)
+
+
+# ---- activations -------------------------------------------------------------------
+def _inplace(input, fn, inplace):
+    """fn(input), written into input when inplace.  When autograd records,
+    fn reads a copy, so the values its backward saved are not the ones
+    being overwritten (input's history becomes a copy of fn's result)."""
+    if not inplace:
+        return fn(input)
+    source = input.clone() if input.requires_grad and ember.is_grad_enabled() else input
+    return input.copy_(fn(source))
+
+
+def relu(input, inplace=False):
+    return input.relu_() if inplace else input.relu()
+
+
+def relu_(input):
+    return input.relu_()
+
+
+def threshold(input, threshold, value, inplace=False):
+    return _inplace(input, lambda x: ember.where(x > threshold, x, ember.full_like(x, value)),
+                    inplace)
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return _inplace(input, lambda x: ember.where(x > 0, x, x * negative_slope), inplace)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    # expm1 of the clamped input, so the unselected branch cannot overflow
+    return _inplace(input, lambda x: ember.where(x > 0, x, alpha * x.clamp(max=0).expm1()),
+                    inplace)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    return _inplace(input, lambda x: ember.where(x > 0, x,
+                                                 alpha * (x.clamp(max=0) / alpha).expm1()),
+                    inplace)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input, inplace=False):
+    return _inplace(input, lambda x: _SELU_SCALE * elu(x, _SELU_ALPHA), inplace)
+
+
+def gelu(input, approximate="none"):
+    if approximate == "none":
+        return 0.5 * input * (1.0 + (input * (1.0 / math.sqrt(2.0))).erf())
+    if approximate == "tanh":
+        inner = math.sqrt(2.0 / math.pi) * (input + 0.044715 * input * input * input)
+        return 0.5 * input * (1.0 + inner.tanh())
+    raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
+
+
+def silu(input, inplace=False):
+    return _inplace(input, lambda x: x * x.sigmoid(), inplace)
+
+
+def _softplus1(x):
+    # log(1 + e^x) without overflow in value or gradient
+    return x.relu() + (-x.abs()).exp().log1p()
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    z = input * beta
+    soft = _softplus1(z) / beta if beta != 1 else _softplus1(z)
+    return ember.where(z > threshold, input, soft)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _inplace(input, lambda x: x.clamp(min_val, max_val), inplace)
+
+
+def hardswish(input, inplace=False):
+    return _inplace(input, lambda x: x * (x + 3.0).clamp(0.0, 6.0) / 6.0, inplace)
+
+
+def hardsigmoid(input, inplace=False):
+    return _inplace(input, lambda x: (x + 3.0).clamp(0.0, 6.0) / 6.0, inplace)
+
+
+def mish(input, inplace=False):
+    return _inplace(input, lambda x: x * _softplus1(x).tanh(), inplace)
+
+
+def sigmoid(input):
+    return input.sigmoid()
+
+
+def tanh(input):
+    return input.tanh()
+
+
+def logsigmoid(input):
+    return -_softplus1(-input)
+
+
+def softsign(input):
+    return input / (1 + input.abs())
+
+
+def tanhshrink(input):
+    return input - input.tanh()
+
+
+def _softmax_dim(ndim):
+    warnings.warn("Implicit dimension choice for softmax has been deprecated. Change the "
+                  "call to include dim=X as an argument.", UserWarning, stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim(input.dim())
+    if dtype is not None:
+        input = input.to(dtype)
+    return input.softmax(dim)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    return softmax(-input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim(input.dim())
+    if dtype is not None:
+        input = input.to(dtype)
+    return input.log_softmax(dim)
+
+
+# ---- dropout, embedding --------------------------------------------------------------
+def dropout(input, p=0.5, training=True, inplace=False):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input.mul_(0.0) if inplace else input * 0.0
+    mask = ember.empty_like(input).bernoulli_(1.0 - p)
+    mask = mask.mul_(1.0 / (1.0 - p))
+    return input.mul_(mask) if inplace else input * mask
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """Rows of `weight` picked by the integer `input`; the row at
+    padding_idx receives no gradient."""
+    if input.dtype not in (ember.int64, ember.int32):
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
+                           "following scalar types: Long, Int; but got "
+                           f"ember.{_type_name(input)} instead (while checking arguments "
+                           "for embedding)")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: scale_grad_by_freq and sparse are not "
+                                  "supported yet")
+    n = weight.shape[0]
+    if padding_idx is not None:
+        if padding_idx < 0:
+            padding_idx += n
+    flat = input.reshape(-1).long()
+    if flat.numel() and (int(flat.max()) >= n or int(flat.min()) < 0):
+        raise IndexError("index out of range in self")
+    if max_norm is not None:
+        with ember.no_grad():
+            rows = weight.index_select(0, flat)
+            norms = rows.norm(norm_type, dim=1, keepdim=True)
+            scale = ember.where(norms > max_norm, max_norm / (norms + 1e-7),
+                                ember.ones_like(norms))
+            weight[flat] = rows * scale
+    out = weight.index_select(0, flat)
+    if padding_idx is not None:
+        mask = (flat == padding_idx).unsqueeze(1)
+        out = ember.where(mask, out.detach(), out)
+    return out.reshape(*input.shape, weight.shape[1])
+
+
+# how PyTorch spells tensor types in messages (FloatTensor, LongTensor, ...)
+_TYPE_TITLES = {"float32": "Float", "float64": "Double", "float16": "Half",
+                "bfloat16": "BFloat16", "int8": "Char", "uint8": "Byte", "int16": "Short",
+                "int32": "Int", "int64": "Long", "bool": "Bool"}
+
+
+def _type_name(t):
+    """'FloatTensor' for a float32 tensor."""
+    name = str(t.dtype).split(".")[-1]
+    return _TYPE_TITLES.get(name, name) + "Tensor"
+
+
+# ---- normalisation ----------------------------------------------------------------
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    if isinstance(normalized_shape, numbers.Integral):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    k = len(normalized_shape)
+    if tuple(input.shape[input.dim() - k:]) != normalized_shape or input.dim() < k:
+        raise RuntimeError(
+            f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
+            f"{list(input.shape)}")
+    dims = tuple(range(-k, 0))
+    mean = input.mean(dims, keepdim=True)
+    centered = input - mean
+    var = (centered * centered).mean(dims, keepdim=True)
+    out = centered * (var + eps).rsqrt()
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """Normalises over every dimension but 1 (the channels).  In training
+    the batch statistics are used and the running ones updated in place
+    (with the unbiased variance, as PyTorch); in eval the running ones."""
+    if input.dim() < 2:
+        raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+    c = input.shape[1]
+    dims = (0,) + tuple(range(2, input.dim()))
+    shape = (1, c) + (1,) * (input.dim() - 2)
+    if training:
+        count = input.numel() // c
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got "
+                             f"input size {list(input.shape)}")
+        mean = input.mean(dims)
+        centered = input - mean.reshape(shape)
+        var = (centered * centered).mean(dims)
+        if running_mean is not None:
+            with ember.no_grad():
+                m = 0.1 if momentum is None else momentum
+                running_mean.mul_(1 - m).add_(mean.detach() * m)
+                running_var.mul_(1 - m).add_(var.detach() * (m * count / (count - 1)))
+        out = centered * (var + eps).rsqrt().reshape(shape)
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("running_mean and running_var must be defined in evaluation "
+                               "mode")
+        out = (input - running_mean.reshape(shape)) * (running_var + eps).rsqrt().reshape(shape)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    if out is not None:
+        raise NotImplementedError("out= is not supported")
+    return input / input.norm(p, dim, keepdim=True).clamp(min=eps)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    n1 = x1.norm(2, dim).clamp(min=eps)
+    n2 = x2.norm(2, dim).clamp(min=eps)
+    return (x1 * x2).sum(dim) / (n1 * n2)
+
+
+def one_hot(tensor, num_classes=-1):
+    if tensor.dtype is not ember.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        num_classes = int(tensor.max()) + 1 if tensor.numel() else 0
+    if tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) >= num_classes):
+        raise RuntimeError("Class values must be smaller than num_classes." if tensor.numel()
+                           and int(tensor.min()) >= 0 else "Class values must be non-negative.")
+    out = ember.zeros(*tensor.shape, num_classes, dtype=ember.int64)
+    return out.scatter(-1, tensor.unsqueeze(-1), 1)
+
+
+# ---- convolution and pooling ---------------------------------------------------
+def pad(input, pad, mode="constant", value=None):
+    """Constant padding of the last len(pad)//2 dimensions (negative pads
+    crop).  reflect/replicate/circular are not composed yet."""
+    if mode != "constant":
+        raise NotImplementedError(f"pad: mode {mode!r} is not supported yet (constant only)")
+    if len(pad) % 2 or len(pad) // 2 > input.dim():
+        raise ValueError("Padding length must be divisible by 2 and at most twice the "
+                         "number of dimensions of the input")
+    value = 0.0 if value is None else value
+    x = input
+    for i in range(len(pad) // 2):
+        dim = input.dim() - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        if lo < 0:
+            x = x.narrow(dim, -lo, x.shape[dim] + lo)
+            lo = 0
+        if hi < 0:
+            x = x.narrow(dim, 0, x.shape[dim] + hi)
+            hi = 0
+        parts = []
+        for n, first in ((lo, True), (hi, False)):
+            if n:
+                shape = list(x.shape)
+                shape[dim] = n
+                parts.append((first, x.new_full(shape, value)))
+        if parts:
+            seq = [t for f, t in parts if f] + [x] + [t for f, t in parts if not f]
+            x = ember.cat(seq, dim)
+    return x
+
+
+def _batched4d(input, name):
+    if input.dim() not in (3, 4):
+        if name != "conv2d":
+            raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to {name}, but got "
+                           f"input of size: {list(input.shape)}")
+    return (input, False) if input.dim() == 4 else (input.unsqueeze(0), True)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    x, unbatched = _batched4d(input, "conv2d")
+    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
+    if weight.dim() != 4:
+        raise RuntimeError(f"weight should have 4 dimensions for conv2d, got {weight.dim()}")
+    o, cg, kh, kw = weight.shape
+    if groups < 1 or o % groups:
+        raise RuntimeError("Given groups=%d, expected weight to be divisible by %d at "
+                           "dimension 0, but got weight of size %s instead"
+                           % (groups, groups, list(weight.shape)))
+    if min(stride) < 1:
+        raise RuntimeError("non-positive stride is not supported")
+    if x.shape[1] != cg * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
+            f"input{list(x.shape)} to have {cg * groups} channels, but got {x.shape[1]} "
+            "channels instead")
+    if isinstance(padding, str):
+        if padding == "valid":
+            pads = (0, 0, 0, 0)
+        elif padding == "same":
+            if max(stride) != 1:
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            th, tw = dilation[0] * (kh - 1), dilation[1] * (kw - 1)
+            pads = (th // 2, th - th // 2, tw // 2, tw - tw // 2)
+        else:
+            raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                             "{'valid', 'same'}")
+    else:
+        ph, pw = _pair(padding, "padding")
+        pads = (ph, ph, pw, pw)
+    h, w = x.shape[2] + pads[0] + pads[1], x.shape[3] + pads[2] + pads[3]
+    ekh, ekw = dilation[0] * (kh - 1) + 1, dilation[1] * (kw - 1) + 1
+    if h < ekh or w < ekw:
+        raise RuntimeError(f"Calculated padded input size per channel: ({h} x {w}). Kernel "
+                           f"size: ({ekh} x {ekw}). Kernel size can't be greater than actual "
+                           "input size")
+    out = _kernels.kernel("conv2d")(x, weight, bias, stride, pads, dilation, groups)
+    return out.squeeze(0) if unbatched else out
+
+
+def _pool_args(name, input, kernel_size, stride, padding, dilation=1):
+    x, unbatched = _batched4d(input, name)
+    k = _pair(kernel_size, "kernel_size")
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) \
+        else _pair(stride, "stride")
+    p, d = _pair(padding, "padding"), _pair(dilation, "dilation")
+    if min(s) < 1:
+        raise RuntimeError(f"{name}: stride should be greater than zero")
+    if min(k) < 1:
+        raise RuntimeError(f"{name}: kernel_size must be greater than zero")
+    if p[0] > k[0] // 2 or p[1] > k[1] // 2:
+        raise RuntimeError(f"{name}: pad should be at most half of effective kernel size, but "
+                           f"got pad={p[0] if p[0] > k[0] // 2 else p[1]}, kernel_size="
+                           f"{k[0] if p[0] > k[0] // 2 else k[1]} and dilation={d[0]}")
+    for size, kk, pp, dd, ss in zip(x.shape[2:], k, p, d, s):
+        if (size + 2 * pp - dd * (kk - 1) - 1) // ss + 1 < 1:
+            raise RuntimeError(f"Given input size: ({'x'.join(str(v) for v in x.shape[1:])})."
+                               f" Calculated output size is too small")
+    return x, unbatched, k, s, p, d
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    x, unbatched, k, s, p, d = _pool_args("max_pool2d", input, kernel_size, stride, padding,
+                                          dilation)
+    out = _kernels.kernel("max_pool2d")(x, k, s, p, d, ceil_mode, return_indices)
+    if unbatched:
+        return tuple(o.squeeze(0) for o in out) if return_indices else out.squeeze(0)
+    return out
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=True):
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    x, unbatched, k, s, p, _ = _pool_args("avg_pool2d", input, kernel_size, stride, padding)
+    out = _kernels.kernel("avg_pool2d")(x, k, s, p, ceil_mode, count_include_pad,
+                                        divisor_override)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """conv2d over (N, C, 1, L) with a (O, C/g, 1, k) kernel."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got "
+                           f"input of size: {list(input.shape)}")
+    if weight.dim() != 3:
+        raise RuntimeError(f"weight should have 3 dimensions for conv1d, got {weight.dim()}")
+
+    def one(v):
+        return v if isinstance(v, str) else (1, _single(v))
+    pad = padding if isinstance(padding, str) else (0, _single(padding))
+    out = conv2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias, one(stride), pad,
+                 one(dilation), groups)
+    return out.squeeze(-2)
+
+
+def _single(v):
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    (v,) = tuple(v)
+    return int(v)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    if input.dim() not in (2, 3):
+        raise RuntimeError("max_pool1d() Expected 2D or 3D input tensor, but got "
+                           f"{list(input.shape)}")
+    stride = kernel_size if stride is None or stride == [] else stride
+    out = max_pool2d(input.unsqueeze(-2), (1, _single(kernel_size)), (1, _single(stride)),
+                     (0, _single(padding)), (1, _single(dilation)), ceil_mode, return_indices)
+    if return_indices:
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    if input.dim() not in (2, 3):
+        raise RuntimeError("avg_pool1d() Expected 2D or 3D input tensor, but got "
+                           f"{list(input.shape)}")
+    stride = kernel_size if stride is None or stride == [] else stride
+    return avg_pool2d(input.unsqueeze(-2), (1, _single(kernel_size)), (1, _single(stride)),
+                      (0, _single(padding)), ceil_mode, count_include_pad).squeeze(-2)
+
+
+def _adaptive(input, output_size, name, reduce):
+    x, unbatched = _batched4d(input, name)
+    h, w = x.shape[2:]
+    if isinstance(output_size, numbers.Integral) or output_size is None:
+        output_size = (output_size, output_size)
+    oh, ow = (h if o is None else int(o) for o in output_size)
+    if oh <= 0 or ow <= 0 and not (h == 0 or w == 0):
+        raise RuntimeError(f"{name}: output_size must be positive, got {list(output_size)}")
+    # PyTorch's cells: [floor(i·H/oh), ceil((i+1)·H/oh)); rows then columns
+    # (a mean of means over equal-length rows is the mean, a max of maxes the max)
+    rows = [reduce(x[:, :, (i * h) // oh:-(-((i + 1) * h) // oh)], 2) for i in range(oh)]
+    x = ember.stack(rows, 2)
+    cols = [reduce(x[:, :, :, (j * w) // ow:-(-((j + 1) * w) // ow)], 3) for j in range(ow)]
+    out = ember.stack(cols, 3)
+    return out.squeeze(0) if unbatched else out
+
+
+def adaptive_avg_pool2d(input, output_size):
+    return _adaptive(input, output_size, "adaptive_avg_pool2d",
+                     lambda t, d: t.mean(d))
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    if return_indices:
+        raise NotImplementedError("adaptive_max_pool2d: return_indices is not supported yet")
+    return _adaptive(input, output_size, "adaptive_max_pool2d", lambda t, d: t.amax(d))
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.dim()}")
+    n, c = input.shape[:2]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    x = input.reshape(n, num_groups, -1)
+    mean = x.mean(-1, keepdim=True)
+    centered = x - mean
+    var = (centered * centered).mean(-1, keepdim=True)
+    out = (centered * (var + eps).rsqrt()).reshape(input.shape)
+    shape = (1, c) + (1,) * (input.dim() - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Normalises each (sample, channel) over its spatial dimensions."""
+    n, c = input.shape[:2]
+    if use_input_stats:
+        x = input.reshape(1, n * c, *input.shape[2:])
+        rm = running_mean.repeat(n) if running_mean is not None else None
+        rv = running_var.repeat(n) if running_var is not None else None
+        out = batch_norm(x, rm, rv, None, None, True, momentum, eps).reshape(input.shape)
+        if running_mean is not None:
+            with ember.no_grad():
+                running_mean.copy_(rm.view(n, c).mean(0))
+                running_var.copy_(rv.view(n, c).mean(0))
+    else:
+        out = batch_norm(input, running_mean, running_var, None, None, False, momentum, eps)
+    shape = (1, c) + (1,) * (input.dim() - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of (N, C, H, W) or (C, H, W) input."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if input.dim() not in (3, 4):
+        raise RuntimeError(f"dropout2d: expected 3D or 4D input, got {input.dim()}D")
+    shape = tuple(input.shape[:-2]) + (1, 1)
+    mask = ember.empty(shape, dtype=input.dtype).bernoulli_(1.0 - p) / (1.0 - p) \
+        if p < 1 else ember.zeros(shape, dtype=input.dtype)
+    return input.mul_(mask) if inplace else input * mask
+
+
+# ---- losses ----------------------------------------------------------------
+def _reduce(loss, reduction):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _check_reduction(reduction, extra=()):
+    if reduction not in ("mean", "sum", "none") + tuple(extra):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _same_size(input, target, name):
+    if input.shape != target.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
+                      f"size ({input.shape}). This will likely lead to incorrect results due "
+                      "to broadcasting. Please ensure they have the same size.",
+                      UserWarning, stacklevel=3)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    _check_reduction(reduction)
+    _same_size(input, target, "mse_loss")
+    d = input - target
+    loss = d * d
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    _check_reduction(reduction)
+    _same_size(input, target, "l1_loss")
+    loss = (input - target).abs()
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean",
+                   beta=1.0):
+    _check_reduction(reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _same_size(input, target, "smooth_l1_loss")
+    d = (input - target).abs()
+    if beta == 0:
+        return _reduce(d, reduction)
+    loss = ember.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    _check_reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _same_size(input, target, "huber_loss")
+    d = (input - target).abs()
+    loss = ember.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def _check_class_target(input, target, ignore_index, fn):
+    if target.dtype is not ember.int64 and target.dtype is not ember.uint8:
+        raise RuntimeError("expected target dtype to be Long or Byte, but got "
+                           f"{_type_name(target)[:-6]}")
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    if input.dim() == 1:
+        if target.dim() != 0:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    else:
+        target_batch = target.shape[0] if target.dim() else 0
+        if target.dim() == 0 or input.shape[0] != target_batch:
+            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                             f"batch_size ({target_batch}).")
+        expect = (input.shape[0],) + tuple(input.shape[2:])
+        if tuple(target.shape) != expect:
+            raise RuntimeError(f"Expected target size {list(expect)}, got "
+                               f"{list(target.shape)}")
+    c = input.shape[0] if input.dim() == 1 else input.shape[1]
+    valid = target[target != ignore_index] if target.numel() else target
+    if valid.numel():
+        lo, hi = int(valid.min()), int(valid.max())
+        if lo < 0 or hi >= c:
+            raise IndexError(f"Target {lo if lo < 0 else hi} is out of bounds.")
+    return c
+
+
+def _classes_last(input):
+    """(N, C, d...) -> (N, d..., C); (C,) stays."""
+    return input if input.dim() == 1 else input.movedim(1, -1)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """-input[n, target[n]] (times weight[target[n]]); entries whose target
+    is ignore_index count neither in the sum nor in the mean's divisor."""
+    _check_reduction(reduction)
+    c = _check_class_target(input, target, ignore_index, "nll_loss")
+    target = target.long()
+    if weight is not None and (weight.dim() != 1 or weight.numel() != c):
+        raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no "
+                           f"classes but got weight tensor of shape: {list(weight.shape)}")
+    x = _classes_last(input)
+    keep = target != ignore_index
+    safe = ember.where(keep, target, ember.zeros_like(target))
+    picked = x.gather(-1, safe.unsqueeze(-1)).squeeze(-1)
+    w = keep.to(input.dtype)
+    if weight is not None:
+        w = w * weight.index_select(0, safe.reshape(-1)).reshape(safe.shape)
+    loss = -picked * w
+    if reduction == "mean":
+        return loss.sum() / w.sum()
+    return _reduce(loss, reduction)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    """log_softmax over dim 1 (dim 0 for unbatched input) then nll_loss;
+    target holds class indices (int64) or class probabilities (float, the
+    input's shape)."""
+    _check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing}")
+    cdim = 0 if input.dim() == 1 else 1
+    logp = input.log_softmax(cdim)
+    c = input.shape[cdim]
+    wshape = [1] * input.dim()
+    wshape[cdim] = c
+    if target.is_floating_point():
+        if target.shape != input.shape:
+            raise RuntimeError(f"Expected target size {list(input.shape)}, got "
+                               f"{list(target.shape)}")
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / c
+        prod = logp * target
+        if weight is not None:
+            prod = prod * weight.reshape(wshape)
+        loss = -prod.sum(cdim)
+        if reduction == "mean":
+            return loss.sum() / (input.numel() // c) if input.numel() else loss.sum() / 0.0
+        return _reduce(loss, reduction)
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    target = target.long()
+    if label_smoothing == 0:
+        return nll
+    keep = target != ignore_index
+    prod = logp if weight is None else logp * weight.reshape(wshape)
+    smooth = -prod.sum(cdim) * keep.to(input.dtype)
+    if reduction == "mean":
+        if weight is None:
+            smooth = smooth.sum() / keep.sum()
+        else:
+            safe = ember.where(keep, target, ember.zeros_like(target))
+            w = weight.index_select(0, safe.reshape(-1)).reshape(safe.shape)
+            smooth = smooth.sum() / (w * keep.to(w.dtype)).sum()
+    else:
+        smooth = _reduce(smooth, reduction)
+    return (1 - label_smoothing) * nll + smooth * (label_smoothing / c)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    _check_reduction(reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the "
+                         f"input size ({input.shape}) is deprecated. Please ensure they have "
+                         "the same size.")
+    if input.numel():
+        lo, hi = float(input.detach().min()), float(input.detach().max())
+        if lo < 0 or hi > 1 or lo != lo or hi != hi:
+            raise RuntimeError("all elements of input should be between 0 and 1")
+    # log clamped at -100, as PyTorch, so that log(0) stays finite
+    loss = -(target * input.log().clamp(min=-100)
+             + (1 - target) * (1 - input).log().clamp(min=-100))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
+                                     reduce=None, reduction="mean", pos_weight=None):
+    """BCE of sigmoid(input), computed stably: (1 - t) x + (1 + (pw - 1) t)
+    log(1 + e^-x)."""
+    _check_reduction(reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
+                         f"({input.shape})")
+    sp = _softplus1(-input)
+    if pos_weight is not None:
+        loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * sp
+    else:
+        loss = (1 - target) * input + sp
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """target · (log target − input) pointwise; input holds log-probabilities."""
+    _check_reduction(reduction, ("batchmean",))
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
+                      "the support size.'batchmean' divides only by the batch size, and "
+                      "aligns with the KL div math definition.'mean' will be changed to "
+                      "behave the same as 'batchmean' in the next major release.",
+                      UserWarning, stacklevel=2)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = ember.xlogy(target, target) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.dim() else loss.sum()
+    return _reduce(loss, reduction)

@@ -1,0 +1,9 @@
+from .module import Module
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .layers import *  # noqa: F401,F403
+from .layers import __all__ as _layers
+from .loss import *  # noqa: F401,F403
+from .loss import __all__ as _losses
+
+__all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
+           "ParameterDict"] + _layers + _losses

@@ -1,0 +1,646 @@
+"""Linear, Bilinear, Identity, Flatten/Unflatten, the activations,
+Softmax/LogSoftmax, Dropout, Embedding, LayerNorm, BatchNorm, Conv2d and
+pooling — each a thin Module over ember.nn.functional, initialised as
+PyTorch initialises it."""
+import math
+import numbers
+
+import ember
+
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "ReLU", "ReLU6",
+           "LeakyReLU", "ELU", "CELU", "SELU", "GELU", "SiLU", "Softplus", "Hardtanh",
+           "Hardswish", "Hardsigmoid", "Mish", "Sigmoid", "Tanh", "LogSigmoid", "Softsign",
+           "Tanhshrink", "Threshold", "Softmax", "LogSoftmax", "Softmin", "Dropout",
+           "Embedding", "LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm",
+           "InstanceNorm2d", "Dropout2d", "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d",
+           "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d"]
+
+
+def _factory(device, dtype):
+    kw = {}
+    if device is not None:
+        kw["device"] = device
+    if dtype is not None:
+        kw["dtype"] = dtype
+    return kw
+
+
+class Identity(Module):
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Linear(Module):
+    """y = x Wᵀ + b.  W and b start uniform in ±1/√in_features (PyTorch's
+    kaiming_uniform_(a=√5) and its bias rule)."""
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        kw = _factory(device, dtype)
+        self.weight = Parameter(ember.empty(out_features, in_features, **kw))
+        if bias:
+            self.bias = Parameter(ember.empty(out_features, **kw))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in = self.weight.shape[1]
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class Bilinear(Module):
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
+                 dtype=None):
+        super().__init__()
+        self.in1_features, self.in2_features = in1_features, in2_features
+        self.out_features = out_features
+        kw = _factory(device, dtype)
+        self.weight = Parameter(ember.empty(out_features, in1_features, in2_features, **kw))
+        if bias:
+            self.bias = Parameter(ember.empty(out_features, **kw))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class Flatten(Module):
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, input):
+        return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+
+    def forward(self, input):
+        return input.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+# ---- activations -------------------------------------------------------------------
+def _activation(name, fn, params=(), doc=""):
+    """A Module class calling F.<fn> with the named constructor arguments."""
+    names = [p[0] for p in params]
+
+    def __init__(self, *args, **kwargs):
+        Module.__init__(self)
+        if len(args) > len(names):
+            raise TypeError(f"{name}() takes at most {len(names)} arguments")
+        values = dict(params)
+        values.update(zip(names, args))
+        for k, v in kwargs.items():
+            if k not in values:
+                raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
+            values[k] = v
+        for k in names:
+            setattr(self, k, values[k])
+
+    def forward(self, input):
+        return fn(input, *(getattr(self, k) for k in names))
+
+    def extra_repr(self):
+        shown = [f"{k}={getattr(self, k)!r}" if isinstance(getattr(self, k), str)
+                 else f"{k}={getattr(self, k)}" for k in names
+                 if not (k == "inplace" and not getattr(self, k))]
+        return ", ".join(shown)
+
+    return type(name, (Module,), {"__init__": __init__, "forward": forward,
+                                  "extra_repr": extra_repr, "__doc__": doc,
+                                  "__module__": __name__})
+
+
+ReLU = _activation("ReLU", F.relu, [("inplace", False)], "max(0, x)")
+ReLU6 = _activation("ReLU6", F.relu6, [("inplace", False)], "min(max(0, x), 6)")
+LeakyReLU = _activation("LeakyReLU", F.leaky_relu,
+                        [("negative_slope", 0.01), ("inplace", False)])
+ELU = _activation("ELU", F.elu, [("alpha", 1.0), ("inplace", False)])
+CELU = _activation("CELU", F.celu, [("alpha", 1.0), ("inplace", False)])
+SELU = _activation("SELU", F.selu, [("inplace", False)])
+GELU = _activation("GELU", F.gelu, [("approximate", "none")])
+SiLU = _activation("SiLU", F.silu, [("inplace", False)])
+Softplus = _activation("Softplus", F.softplus, [("beta", 1.0), ("threshold", 20.0)])
+Hardtanh = _activation("Hardtanh", F.hardtanh,
+                       [("min_val", -1.0), ("max_val", 1.0), ("inplace", False)])
+Hardswish = _activation("Hardswish", F.hardswish, [("inplace", False)])
+Hardsigmoid = _activation("Hardsigmoid", F.hardsigmoid, [("inplace", False)])
+Mish = _activation("Mish", F.mish, [("inplace", False)])
+Sigmoid = _activation("Sigmoid", F.sigmoid)
+Tanh = _activation("Tanh", F.tanh)
+LogSigmoid = _activation("LogSigmoid", F.logsigmoid)
+Softsign = _activation("Softsign", F.softsign)
+Tanhshrink = _activation("Tanhshrink", F.tanhshrink)
+Threshold = _activation("Threshold", F.threshold,
+                        [("threshold", None), ("value", None), ("inplace", False)])
+Softmax = _activation("Softmax", F.softmax, [("dim", None)])
+LogSoftmax = _activation("LogSoftmax", F.log_softmax, [("dim", None)])
+Softmin = _activation("Softmin", F.softmin, [("dim", None)])
+
+
+class Dropout(Module):
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Embedding(Module):
+    """A lookup table; weight starts N(0, 1), the padding_idx row zero."""
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
+                 norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
+                 _freeze=False, device=None, dtype=None):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            if padding_idx < 0:
+                padding_idx += num_embeddings
+        self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        if _weight is None:
+            self.weight = Parameter(ember.empty(num_embeddings, embedding_dim,
+                                                **_factory(device, dtype)),
+                                    requires_grad=not _freeze)
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and "
+                                     "embedding_dim")
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+
+    def reset_parameters(self):
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with ember.no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None,
+                        norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+                   _weight=embeddings, _freeze=freeze)
+
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm,
+                           self.norm_type, self.scale_grad_by_freq, self.sparse)
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        return s
+
+
+class LayerNorm(Module):
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
+                 device=None, dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        kw = _factory(device, dtype)
+        if elementwise_affine:
+            self.weight = Parameter(ember.ones(*self.normalized_shape, **kw))
+            if bias:
+                self.bias = Parameter(ember.zeros(*self.normalized_shape, **kw))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self):
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
+
+
+class _BatchNorm(Module):
+    _dims = ()
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, device=None, dtype=None, bias=True):
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        self._has_bias = affine and bias
+        kw = _factory(device, dtype)
+        if affine:
+            self.weight = Parameter(ember.ones(num_features, **kw))
+        else:
+            self.register_parameter("weight", None)
+        if affine and bias:
+            self.bias = Parameter(ember.zeros(num_features, **kw))
+        else:
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", ember.zeros(num_features, **kw))
+            self.register_buffer("running_var", ember.ones(num_features, **kw))
+            self.register_buffer("num_batches_tracked", ember.tensor(0, dtype=ember.int64))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+
+    def reset_running_stats(self):
+        if self.track_running_stats:
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+            self.num_batches_tracked.zero_()
+
+    def reset_parameters(self):
+        self.reset_running_stats()
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def _check_input_dim(self, input):
+        if input.dim() not in self._dims:
+            want = " or ".join(f"{d}D" for d in self._dims)
+            raise ValueError(f"expected {want} input (got {input.dim()}D input)")
+        if input.shape[1] != self.num_features:
+            raise RuntimeError(f"running_mean should contain {input.shape[1]} elements not "
+                               f"{self.num_features}")
+        if self.training and input.numel() // max(input.shape[1], 1) <= 1:
+            # checked here, before num_batches_tracked moves, so a failing call
+            # changes nothing
+            raise ValueError(f"Expected more than 1 value per channel when training, got "
+                             f"input size {list(input.shape)}")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats:
+            with ember.no_grad():
+                self.num_batches_tracked.add_(1)
+            if self.momentum is None:  # cumulative moving average
+                factor = 1.0 / float(self.num_batches_tracked)
+        use_batch = self.training or not self.track_running_stats
+        update = self.training and self.track_running_stats
+        return F.batch_norm(input, self.running_mean if update or not use_batch else None,
+                            self.running_var if update or not use_batch else None,
+                            self.weight, self.bias, use_batch, factor, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self._has_bias}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    _dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    _dims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    _dims = (5,)
+
+
+class GroupNorm(Module):
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, bias=True,
+                 device=None, dtype=None):
+        super().__init__()
+        if num_channels % num_groups:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups "
+                             f"({num_groups})")
+        self.num_groups, self.num_channels = num_groups, num_channels
+        self.eps, self.affine = eps, affine
+        kw = _factory(device, dtype)
+        if affine:
+            self.weight = Parameter(ember.ones(num_channels, **kw))
+        else:
+            self.register_parameter("weight", None)
+        if affine and bias:
+            self.bias = Parameter(ember.zeros(num_channels, **kw))
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
+                f"affine={self.affine}, bias={self.bias is not None}")
+
+
+class InstanceNorm2d(_BatchNorm):
+    """Per-sample, per-channel normalisation over H×W (affine and running
+    statistics off by default, as PyTorch)."""
+    _dims = (3, 4)
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
+                 track_running_stats=False, device=None, dtype=None, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias)
+
+    def _check_input_dim(self, input):
+        if input.dim() not in self._dims:
+            raise ValueError(f"expected 3D or 4D input (got {input.dim()}D input)")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        unbatched = input.dim() == 3
+        x = input.unsqueeze(0) if unbatched else input
+        if x.shape[1] != self.num_features and self.affine:
+            raise ValueError(f"expected input's size at dim=1 to match num_features "
+                             f"({self.num_features}), but got: {x.shape[1]}.")
+        use_stats = self.training or not self.track_running_stats
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                              use_stats, self.momentum if self.momentum is not None else 0.1,
+                              self.eps)
+        return out.squeeze(0) if unbatched else out
+
+
+class Dropout2d(Dropout):
+    def forward(self, input):
+        return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Conv1d(Module):
+    """1-D convolution over (N, C, L), through the conv2d kernel."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
+                 dtype=None):
+        super().__init__()
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups:
+            raise ValueError("out_channels must be divisible by groups")
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"Conv1d: padding_mode {padding_mode!r} is not "
+                                      "supported yet (zeros only)")
+        if isinstance(padding, str) and padding not in ("same", "valid"):
+            raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                             "{'valid', 'same'}")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size, self.stride = (F._single(kernel_size),), (F._single(stride),)
+        self.padding = padding if isinstance(padding, str) else (F._single(padding),)
+        self.dilation, self.groups = (F._single(dilation),), groups
+        self.padding_mode = padding_mode
+        kw = _factory(device, dtype)
+        self.weight = Parameter(ember.empty(out_channels, in_channels // groups,
+                                            self.kernel_size[0], **kw))
+        if bias:
+            self.bias = Parameter(ember.empty(out_channels, **kw))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding,
+                        self.dilation, self.groups)
+
+    def extra_repr(self):
+        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+             f"stride={self.stride}")
+        if self.padding != (0,):
+            s += f", padding={self.padding}"
+        if self.dilation != (1,):
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        return s
+
+
+class MaxPool1d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, input):
+        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}, dilation={self.dilation}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class AvgPool1d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True):
+        super().__init__()
+        self.kernel_size = (F._single(kernel_size),)
+        self.stride = (F._single(stride if stride is not None else kernel_size),)
+        self.padding = (F._single(padding),)
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+
+    def forward(self, input):
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding,
+                            self.ceil_mode, self.count_include_pad)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}")
+
+
+class AdaptiveAvgPool2d(Module):
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input):
+        return F.adaptive_avg_pool2d(input, self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool2d(Module):
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input):
+        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class Conv2d(Module):
+    """2-D convolution (cross-correlation) over (N, C, H, W); weight and bias
+    start as PyTorch's: kaiming_uniform_(a=√5), bias uniform ±1/√fan_in."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
+                 dtype=None):
+        super().__init__()
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups:
+            raise ValueError("out_channels must be divisible by groups")
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"Conv2d: padding_mode {padding_mode!r} is not "
+                                      "supported yet (zeros only)")
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                                 "{'valid', 'same'}")
+            if padding == "same" and F._pair(stride) != (1, 1):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        else:
+            padding = F._pair(padding)
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size, self.stride = F._pair(kernel_size), F._pair(stride)
+        self.padding, self.dilation, self.groups = padding, F._pair(dilation), groups
+        self.padding_mode = padding_mode
+        kw = _factory(device, dtype)
+        self.weight = Parameter(ember.empty(out_channels, in_channels // groups,
+                                            *self.kernel_size, **kw))
+        if bias:
+            self.bias = Parameter(ember.empty(out_channels, **kw))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding,
+                        self.dilation, self.groups)
+
+    def extra_repr(self):
+        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+             f"stride={self.stride}")
+        if self.padding != (0, 0):
+            s += f", padding={self.padding}"
+        if self.dilation != (1, 1):
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        return s
+
+
+class MaxPool2d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, input):
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}, dilation={self.dilation}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class AvgPool2d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward(self, input):
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding,
+                            self.ceil_mode, self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}")

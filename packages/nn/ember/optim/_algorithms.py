@@ -1,0 +1,418 @@
+"""SGD, Adam, AdamW, RMSprop, Adagrad: PyTorch's single-tensor update
+rules, in place, without building a graph."""
+import math
+
+import ember
+
+from .optimizer import Optimizer, _closure_loss, _use_no_grad, required
+
+__all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam",
+           "RAdam"]
+
+
+def _check(name, value, low=0.0, what=None):
+    if not value >= low:
+        raise ValueError(f"Invalid {what or name}: {value}")
+
+
+def _step_tensor(state):
+    if "step" not in state:
+        state["step"] = ember.tensor(0.0)
+    state["step"].add_(1)
+    return float(state["step"])
+
+
+def _grad(p, group):
+    g = p.grad
+    if group.get("maximize"):
+        g = -g
+    wd = group.get("weight_decay", 0)
+    if wd:
+        g = g.add(p, alpha=wd)
+    return g
+
+
+class SGD(Optimizer):
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
+                 nesterov=False, *, maximize=False, foreach=None, differentiable=False,
+                 fused=None):
+        if lr is not required:
+            _check("lr", lr, what="learning rate")
+        _check("momentum", momentum, what="momentum value")
+        _check("weight_decay", weight_decay, what="weight_decay value")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov,
+                                      maximize=maximize, foreach=foreach,
+                                      differentiable=differentiable, fused=fused))
+
+    @_use_no_grad
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            lr, momentum = group["lr"], group["momentum"]
+            dampening, nesterov = group["dampening"], group["nesterov"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                d_p = _grad(p, group)
+                if momentum != 0:
+                    state = self.state[p]
+                    buf = state.get("momentum_buffer")
+                    if buf is None:
+                        buf = state["momentum_buffer"] = d_p.clone().detach()
+                    else:
+                        buf.mul_(momentum).add_(d_p, alpha=1 - dampening)
+                    d_p = d_p.add(buf, alpha=momentum) if nesterov else buf
+                p.add_(d_p, alpha=-lr)
+        return loss
+
+
+class Adam(Optimizer):
+    _decoupled = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        _check("lr", lr, what="learning rate")
+        _check("eps", eps, what="epsilon value")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        _check("weight_decay", weight_decay, what="weight_decay value")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize, foreach=foreach,
+                                      capturable=capturable, differentiable=differentiable,
+                                      fused=fused,
+                                      decoupled_weight_decay=decoupled_weight_decay
+                                      or self._decoupled))
+
+    @_use_no_grad
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+            wd, amsgrad = group["weight_decay"], group["amsgrad"]
+            decoupled = group["decoupled_weight_decay"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                g = -p.grad if group["maximize"] else p.grad
+                state = self.state[p]
+                if "exp_avg" not in state:
+                    state["step"] = ember.tensor(0.0)
+                    state["exp_avg"] = ember.zeros_like(p)
+                    state["exp_avg_sq"] = ember.zeros_like(p)
+                    if amsgrad:
+                        state["max_exp_avg_sq"] = ember.zeros_like(p)
+                step = _step_tensor(state)
+                if wd:
+                    if decoupled:
+                        p.mul_(1 - lr * wd)
+                    else:
+                        g = g.add(p, alpha=wd)
+                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+                exp_avg.lerp_(g, 1 - beta1)
+                exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+                bc1 = 1 - beta1 ** step
+                bc2_sqrt = math.sqrt(1 - beta2 ** step)
+                if amsgrad:
+                    m = state["max_exp_avg_sq"]
+                    m.copy_(ember.maximum(m, exp_avg_sq))
+                    denom = (m.sqrt() / bc2_sqrt).add_(eps)
+                else:
+                    denom = (exp_avg_sq.sqrt() / bc2_sqrt).add_(eps)
+                p.addcdiv_(exp_avg, denom, value=-lr / bc1)
+        return loss
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: p ← p (1 − lr·wd) before the Adam
+    step (default weight_decay 1e-2)."""
+    _decoupled = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
+                 differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                         foreach=foreach, capturable=capturable,
+                         differentiable=differentiable, fused=fused)
+
+
+class RMSprop(Optimizer):
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
+                 centered=False, capturable=False, foreach=None, maximize=False,
+                 differentiable=False):
+        _check("lr", lr, what="learning rate")
+        _check("eps", eps, what="epsilon value")
+        _check("momentum", momentum, what="momentum value")
+        _check("weight_decay", weight_decay, what="weight_decay value")
+        _check("alpha", alpha, what="alpha value")
+        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
+                                      momentum=momentum, centered=centered,
+                                      capturable=capturable, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable))
+
+    @_use_no_grad
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+            momentum, centered = group["momentum"], group["centered"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if "square_avg" not in state:
+                    state["step"] = ember.tensor(0.0)
+                    state["square_avg"] = ember.zeros_like(p)
+                    if momentum > 0:
+                        state["momentum_buffer"] = ember.zeros_like(p)
+                    if centered:
+                        state["grad_avg"] = ember.zeros_like(p)
+                _step_tensor(state)
+                g = _grad(p, group)
+                sq = state["square_avg"]
+                sq.mul_(alpha).addcmul_(g, g, value=1 - alpha)
+                if centered:
+                    ga = state["grad_avg"]
+                    ga.lerp_(g, 1 - alpha)
+                    avg = sq.addcmul(ga, ga, value=-1).sqrt_()
+                else:
+                    avg = sq.sqrt()
+                avg = avg.add_(eps)
+                if momentum > 0:
+                    buf = state["momentum_buffer"]
+                    buf.mul_(momentum).addcdiv_(g, avg)
+                    p.add_(buf, alpha=-lr)
+                else:
+                    p.addcdiv_(g, avg, value=-lr)
+        return loss
+
+
+class Adagrad(Optimizer):
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0,
+                 initial_accumulator_value=0, eps=1e-10, foreach=None, *, maximize=False,
+                 differentiable=False, fused=None):
+        _check("lr", lr, what="learning rate")
+        _check("lr_decay", lr_decay, what="lr_decay value")
+        _check("weight_decay", weight_decay, what="weight_decay value")
+        _check("initial_accumulator_value", initial_accumulator_value,
+               what="initial_accumulator_value value")
+        _check("eps", eps, what="epsilon value")
+        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, eps=eps,
+                                      weight_decay=weight_decay,
+                                      initial_accumulator_value=initial_accumulator_value,
+                                      foreach=foreach, maximize=maximize,
+                                      differentiable=differentiable, fused=fused))
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                state["step"] = ember.tensor(0.0)
+                state["sum"] = ember.full_like(p, group["initial_accumulator_value"])
+
+    @_use_no_grad
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                step = _step_tensor(state)
+                g = _grad(p, group)
+                clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
+                state["sum"].addcmul_(g, g, value=1)
+                std = state["sum"].sqrt().add_(group["eps"])
+                p.addcdiv_(g, std, value=-clr)
+        return loss
+
+
+def _check_betas(betas):
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+
+
+class Adadelta(Optimizer):
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
+                 capturable=False, maximize=False, differentiable=False):
+        _check("lr", lr, what="learning rate")
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho}")
+        _check("eps", eps, what="epsilon value")
+        _check("weight_decay", weight_decay, what="weight_decay value")
+        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
+                                      maximize=maximize, capturable=capturable,
+                                      foreach=foreach, differentiable=differentiable))
+
+    @_use_no_grad
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            lr, rho, eps = group["lr"], group["rho"], group["eps"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if "square_avg" not in state:
+                    state["step"] = ember.tensor(0.0)
+                    state["square_avg"] = ember.zeros_like(p)
+                    state["acc_delta"] = ember.zeros_like(p)
+                _step_tensor(state)
+                g = _grad(p, group)
+                sq, acc = state["square_avg"], state["acc_delta"]
+                sq.mul_(rho).addcmul_(g, g, value=1 - rho)
+                std = sq.add(eps).sqrt_()
+                delta = acc.add(eps).sqrt_().div_(std).mul_(g)
+                acc.mul_(rho).addcmul_(delta, delta, value=1 - rho)
+                p.add_(delta, alpha=-lr)
+        return loss
+
+
+class Adamax(Optimizer):
+    """Adam with the infinity norm: u ← max(β₂u, |g| + eps)."""
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 foreach=None, *, maximize=False, differentiable=False, capturable=False):
+        _check("lr", lr, what="learning rate")
+        _check("eps", eps, what="epsilon value")
+        _check_betas(betas)
+        _check("weight_decay", weight_decay, what="weight_decay value")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable,
+                                      capturable=capturable))
+
+    @_use_no_grad
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if "exp_avg" not in state:
+                    state["step"] = ember.tensor(0.0)
+                    state["exp_avg"] = ember.zeros_like(p)
+                    state["exp_inf"] = ember.zeros_like(p)
+                step = _step_tensor(state)
+                g = _grad(p, group)
+                state["exp_avg"].lerp_(g, 1 - beta1)
+                inf = state["exp_inf"]
+                inf.copy_(ember.maximum(inf.mul_(beta2), g.abs().add_(eps)))
+                p.addcdiv_(state["exp_avg"], inf, value=-lr / (1 - beta1 ** step))
+        return loss
+
+
+class NAdam(Optimizer):
+    """Adam with Nesterov momentum and momentum decay (Dozat)."""
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
+                 maximize=False, capturable=False, differentiable=False):
+        _check("lr", lr, what="learning rate")
+        _check("eps", eps, what="epsilon value")
+        _check_betas(betas)
+        _check("weight_decay", weight_decay, what="weight_decay value")
+        _check("momentum_decay", momentum_decay, what="momentum_decay value")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, momentum_decay=momentum_decay,
+                                      decoupled_weight_decay=decoupled_weight_decay,
+                                      maximize=maximize, foreach=foreach,
+                                      capturable=capturable, differentiable=differentiable))
+
+    @_use_no_grad
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+            wd, decay = group["weight_decay"], group["momentum_decay"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if "exp_avg" not in state:
+                    state["step"] = ember.tensor(0.0)
+                    state["mu_product"] = ember.tensor(1.0)
+                    state["exp_avg"] = ember.zeros_like(p)
+                    state["exp_avg_sq"] = ember.zeros_like(p)
+                step = _step_tensor(state)
+                g = -p.grad if group["maximize"] else p.grad
+                if wd:
+                    if group["decoupled_weight_decay"]:
+                        p.mul_(1 - lr * wd)
+                    else:
+                        g = g.add(p, alpha=wd)
+                bc2 = 1 - beta2 ** step
+                mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * decay))
+                mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * decay))
+                state["mu_product"].mul_(mu)
+                mu_product = float(state["mu_product"])
+                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+                exp_avg.lerp_(g, 1 - beta1)
+                exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+                denom = exp_avg_sq.div(bc2).sqrt().add_(eps)
+                p.addcdiv_(g, denom, value=-lr * (1.0 - mu) / (1.0 - mu_product))
+                p.addcdiv_(exp_avg, denom, value=-lr * mu_next / (1.0 - mu_product * mu_next))
+        return loss
+
+
+class RAdam(Optimizer):
+    """Rectified Adam (Liu et al.): plain momentum SGD until the variance of
+    the adaptive rate is tractable (ρ_t > 5), then rectified Adam steps."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False,
+                 capturable=False, differentiable=False):
+        _check("lr", lr, what="learning rate")
+        _check("eps", eps, what="epsilon value")
+        _check_betas(betas)
+        _check("weight_decay", weight_decay, what="weight_decay value")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay,
+                                      decoupled_weight_decay=decoupled_weight_decay,
+                                      maximize=maximize, foreach=foreach,
+                                      capturable=capturable, differentiable=differentiable))
+
+    @_use_no_grad
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+            wd = group["weight_decay"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if "exp_avg" not in state:
+                    state["step"] = ember.tensor(0.0)
+                    state["exp_avg"] = ember.zeros_like(p)
+                    state["exp_avg_sq"] = ember.zeros_like(p)
+                step = _step_tensor(state)
+                g = -p.grad if group["maximize"] else p.grad
+                if wd:
+                    if group["decoupled_weight_decay"]:
+                        p.mul_(1 - lr * wd)
+                    else:
+                        g = g.add(p, alpha=wd)
+                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+                exp_avg.lerp_(g, 1 - beta1)
+                exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+                bc1, bc2 = 1 - beta1 ** step, 1 - beta2 ** step
+                corrected = exp_avg / bc1
+                rho_inf = 2 / (1 - beta2) - 1
+                rho_t = rho_inf - 2 * step * (beta2 ** step) / bc2
+                if rho_t > 5.0:
+                    rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf
+                                     / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+                    adaptive = math.sqrt(bc2) / exp_avg_sq.sqrt().add_(eps)
+                    p.add_(corrected * lr * adaptive * rect, alpha=-1.0)
+                else:
+                    p.add_(corrected * lr, alpha=-1.0)
+        return loss
