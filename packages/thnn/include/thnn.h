@@ -1,0 +1,255 @@
+/* libTHNN: neural-network kernels for Ember, in C99, on libTH's C API.
+ *
+ * Kernel contract (see packages/thnn/README.md, "Kernel argument order"):
+ *  - thnn_<layer>_forward, thnn_<layer>_backward_input,
+ *    thnn_<layer>_backward_params;
+ *  - outputs first (pre-allocated, contiguous, of the documented shape and
+ *    of the input's dtype), then the const inputs, then the plain options;
+ *  - each returns TH_OK (0) or a th_status code; thnn_last_error() holds
+ *    a thread-local message saying what went wrong.  Never aborts or prints.
+ *  - float32 and float64; integer tensors (targets, indices) are int64.
+ *  - Optional tensors (bias, weight, running stats) may be NULL.
+ *
+ * Plain declarations only, so that FFI tools can read this header.
+ */
+#ifndef THNN_H
+#define THNN_H
+
+#include "th.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define THNN_ABI_VERSION_MAJOR 1
+#define THNN_ABI_VERSION_MINOR 0
+
+/* reductions of the losses */
+#define THNN_REDUCTION_NONE 0
+#define THNN_REDUCTION_MEAN 1
+#define THNN_REDUCTION_SUM 2
+
+/* ---- library facts and errors -------------------------------------- */
+int thnn_abi_version_major(void);
+int thnn_abi_version_minor(void);
+const char *thnn_version(void);
+const char *thnn_last_error(void);
+int thnn_last_status(void);
+void thnn_clear_error(void);
+
+/* Output length of a convolution or pooling window along one dim; -1 (and
+ * an error) when it would be < 1. */
+int64_t thnn_window_output_size(int64_t in, int64_t kernel, int64_t stride,
+                                int64_t padding, int64_t dilation,
+                                int ceil_mode);
+
+/* ---- conv2d (conv.c) ----------------------------------------------
+ * input (N, C, H, W), weight (O, C/groups, kH, kW), bias (O) or NULL,
+ * output (N, O, OH, OW); stride, padding, dilation: int64[2] (h, w). */
+int thnn_conv2d_forward(th_tensor *output, const th_tensor *input,
+                        const th_tensor *weight, const th_tensor *bias,
+                        const int64_t *stride, const int64_t *padding,
+                        const int64_t *dilation, int64_t groups);
+int thnn_conv2d_backward_input(th_tensor *grad_input,
+                               const th_tensor *grad_output,
+                               const th_tensor *weight,
+                               const int64_t *stride, const int64_t *padding,
+                               const int64_t *dilation, int64_t groups);
+/* grad_weight and/or grad_bias may be NULL (not computed); overwritten. */
+int thnn_conv2d_backward_params(th_tensor *grad_weight, th_tensor *grad_bias,
+                                const th_tensor *grad_output,
+                                const th_tensor *input,
+                                const int64_t *stride, const int64_t *padding,
+                                const int64_t *dilation, int64_t groups);
+
+/* ---- conv1d (conv.c): conv2d on (N, C, 1, L) views -------------------
+ * input (N, C, L), weight (O, C/groups, k), bias (O) or NULL,
+ * output (N, O, OL). */
+int thnn_conv1d_forward(th_tensor *output, const th_tensor *input,
+                        const th_tensor *weight, const th_tensor *bias,
+                        int64_t stride, int64_t padding, int64_t dilation,
+                        int64_t groups);
+int thnn_conv1d_backward_input(th_tensor *grad_input,
+                               const th_tensor *grad_output,
+                               const th_tensor *weight, int64_t stride,
+                               int64_t padding, int64_t dilation,
+                               int64_t groups);
+int thnn_conv1d_backward_params(th_tensor *grad_weight, th_tensor *grad_bias,
+                                const th_tensor *grad_output,
+                                const th_tensor *input, int64_t stride,
+                                int64_t padding, int64_t dilation,
+                                int64_t groups);
+
+/* ---- pooling (pooling.c) ------------------------------------------
+ * input (N, C, H, W) or (C, H, W); kernel, stride, padding, dilation:
+ * int64[2].  indices: int64, flat positions in each H*W plane. */
+int thnn_max_pool2d_forward(th_tensor *output, th_tensor *indices,
+                            const th_tensor *input, const int64_t *kernel,
+                            const int64_t *stride, const int64_t *padding,
+                            const int64_t *dilation, int ceil_mode);
+int thnn_max_pool2d_backward_input(th_tensor *grad_input,
+                                   const th_tensor *grad_output,
+                                   const th_tensor *indices);
+int thnn_avg_pool2d_forward(th_tensor *output, const th_tensor *input,
+                            const int64_t *kernel, const int64_t *stride,
+                            const int64_t *padding, int ceil_mode,
+                            int count_include_pad);
+int thnn_avg_pool2d_backward_input(th_tensor *grad_input,
+                                   const th_tensor *grad_output,
+                                   const int64_t *kernel,
+                                   const int64_t *stride,
+                                   const int64_t *padding, int ceil_mode,
+                                   int count_include_pad);
+
+/* adaptive average pooling: output (N, C, OH, OW) or (C, OH, OW), its
+ * size chosen by the caller; cell i covers input rows
+ * [floor(i*H/OH), ceil((i+1)*H/OH)). */
+int thnn_adaptive_avg_pool2d_forward(th_tensor *output,
+                                     const th_tensor *input);
+int thnn_adaptive_avg_pool2d_backward_input(th_tensor *grad_input,
+                                            const th_tensor *grad_output);
+
+/* ---- softmax (softmax.c): any shape, along dim ---------------------- */
+int thnn_softmax_forward(th_tensor *output, const th_tensor *input, int dim);
+int thnn_softmax_backward_input(th_tensor *grad_input,
+                                const th_tensor *grad_output,
+                                const th_tensor *output, int dim);
+int thnn_log_softmax_forward(th_tensor *output, const th_tensor *input,
+                             int dim);
+int thnn_log_softmax_backward_input(th_tensor *grad_input,
+                                    const th_tensor *grad_output,
+                                    const th_tensor *output, int dim);
+
+/* ---- nll_loss (loss.c) ---------------------------------------------
+ * input (N, C) or (N, C, d1, ...) of log-probabilities, target int64
+ * (N) or (N, d1, ...), weight (C) or NULL.  output: 0-d for mean/sum,
+ * shaped like target for none; total_weight: 0-d (sum of the weights of
+ * the counted targets), needed by the backward. */
+int thnn_nll_loss_forward(th_tensor *output, th_tensor *total_weight,
+                          const th_tensor *input, const th_tensor *target,
+                          const th_tensor *weight, int reduction,
+                          int64_t ignore_index);
+int thnn_nll_loss_backward_input(th_tensor *grad_input,
+                                 const th_tensor *grad_output,
+                                 const th_tensor *target,
+                                 const th_tensor *weight,
+                                 const th_tensor *total_weight,
+                                 int reduction, int64_t ignore_index);
+
+/* ---- pointwise losses (loss.c) --------------------------------------
+ * input and target of one shape and dtype; weight (input's shape) or NULL,
+ * multiplies each element's loss; pos_weight (input's last dim) or NULL,
+ * for bce_with_logits.  a: beta of smooth_l1, delta of huber.  output:
+ * input's shape for none, else 0-d. */
+typedef enum thnn_pointwise_loss {
+    THNN_MSE_LOSS = 0, THNN_L1_LOSS, THNN_SMOOTH_L1_LOSS, THNN_HUBER_LOSS,
+    THNN_BCE_LOSS, THNN_BCE_WITH_LOGITS_LOSS
+} thnn_pointwise_loss;
+
+int thnn_pointwise_loss_forward(th_tensor *output, const th_tensor *input,
+                                const th_tensor *target,
+                                const th_tensor *weight,
+                                const th_tensor *pos_weight, int loss,
+                                int reduction, double a);
+int thnn_pointwise_loss_backward_input(th_tensor *grad_input,
+                                       const th_tensor *grad_output,
+                                       const th_tensor *input,
+                                       const th_tensor *target,
+                                       const th_tensor *weight,
+                                       const th_tensor *pos_weight, int loss,
+                                       int reduction, double a);
+
+/* ---- dropout (dropout.c) ----------------------------------------------
+ * mask (input's shape and dtype) gets 0 or 1/(1-p); output = input * mask.
+ * generator NULL: libTH's default generator. */
+int thnn_dropout_forward(th_tensor *output, th_tensor *mask,
+                         const th_tensor *input, double p,
+                         th_generator *generator);
+int thnn_dropout_backward_input(th_tensor *grad_input,
+                                const th_tensor *grad_output,
+                                const th_tensor *mask);
+
+/* ---- batch_norm (batchnorm.c) --------------------------------------
+ * input (N, C, *); weight, bias, running_mean, running_var (C) or NULL.
+ * save_mean, save_invstd (C): the statistics used (batch ones in
+ * training, running ones in eval).  In training, running_mean/var are
+ * updated in place with momentum (running_var gets the unbiased var). */
+int thnn_batch_norm_forward(th_tensor *output, th_tensor *save_mean,
+                            th_tensor *save_invstd, th_tensor *running_mean,
+                            th_tensor *running_var, const th_tensor *input,
+                            const th_tensor *weight, const th_tensor *bias,
+                            int training, double momentum, double eps);
+int thnn_batch_norm_backward_input(th_tensor *grad_input,
+                                   const th_tensor *grad_output,
+                                   const th_tensor *input,
+                                   const th_tensor *weight,
+                                   const th_tensor *save_mean,
+                                   const th_tensor *save_invstd,
+                                   int training);
+int thnn_batch_norm_backward_params(th_tensor *grad_weight,
+                                    th_tensor *grad_bias,
+                                    const th_tensor *grad_output,
+                                    const th_tensor *input,
+                                    const th_tensor *save_mean,
+                                    const th_tensor *save_invstd);
+
+/* ---- layer_norm (layernorm.c) ---------------------------------------
+ * normalizes over the last normalized_ndim dims of input; weight, bias of
+ * those dims' shape or NULL; save_mean, save_invstd (M) with M the
+ * product of the leading dims. */
+int thnn_layer_norm_forward(th_tensor *output, th_tensor *save_mean,
+                            th_tensor *save_invstd, const th_tensor *input,
+                            const th_tensor *weight, const th_tensor *bias,
+                            int normalized_ndim, double eps);
+int thnn_layer_norm_backward_input(th_tensor *grad_input,
+                                   const th_tensor *grad_output,
+                                   const th_tensor *input,
+                                   const th_tensor *weight,
+                                   const th_tensor *save_mean,
+                                   const th_tensor *save_invstd,
+                                   int normalized_ndim);
+int thnn_layer_norm_backward_params(th_tensor *grad_weight,
+                                    th_tensor *grad_bias,
+                                    const th_tensor *grad_output,
+                                    const th_tensor *input,
+                                    const th_tensor *save_mean,
+                                    const th_tensor *save_invstd,
+                                    int normalized_ndim);
+
+/* ---- embedding (embedding.c) -----------------------------------------
+ * weight (num, dim), indices int64 of any shape; output indices.shape +
+ * (dim).  grad_weight is overwritten; rows == padding_idx get none
+ * (padding_idx < 0: no padding row). */
+int thnn_embedding_forward(th_tensor *output, const th_tensor *weight,
+                           const th_tensor *indices);
+int thnn_embedding_backward_params(th_tensor *grad_weight,
+                                   const th_tensor *grad_output,
+                                   const th_tensor *indices,
+                                   int64_t padding_idx);
+
+/* ---- activations (activation.c) ------------------------------------
+ * output/grad_input shaped like input; output may be input (in place).
+ * The parameters a, b mean, per activation:
+ *   relu -; leaky_relu a=negative_slope; elu a=alpha; selu -;
+ *   gelu a=0 exact, a=1 tanh approximation; silu -; sigmoid -; tanh -;
+ *   softplus a=beta b=threshold; hardtanh a=min b=max; hardswish -;
+ *   mish -. */
+typedef enum thnn_activation {
+    THNN_RELU = 0, THNN_LEAKY_RELU, THNN_ELU, THNN_SELU, THNN_GELU,
+    THNN_SILU, THNN_SIGMOID, THNN_TANH, THNN_SOFTPLUS, THNN_HARDTANH,
+    THNN_HARDSWISH, THNN_MISH, THNN_NUM_ACTIVATIONS
+} thnn_activation;
+
+int thnn_activation_forward(th_tensor *output, const th_tensor *input,
+                            int activation, double a, double b);
+/* grad_input = grad_output * f'(input) */
+int thnn_activation_backward_input(th_tensor *grad_input,
+                                   const th_tensor *grad_output,
+                                   const th_tensor *input, int activation,
+                                   double a, double b);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* THNN_H */

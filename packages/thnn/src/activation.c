@@ -1,0 +1,138 @@
+/* Pointwise activations and their derivatives (one switch per call, the
+ * loop per activation inside it, so the compiler vectorizes the simple
+ * ones); float32 and float64. */
+#include <math.h>
+
+#include "thnn_internal.h"
+
+#define SELU_ALPHA 1.6732632423543772848170429916717
+#define SELU_SCALE 1.0507009873554804934193349852946
+#define SQRT_2_PI 0.79788456080286535587989211986876
+#define INV_SQRT2 0.70710678118654752440084436210485
+#define INV_SQRT_2PI 0.39894228040143267793994605993438
+
+static inline double softplus(double x, double beta, double thr) {
+    return x * beta > thr ? x : log1p(exp(x * beta)) / beta;
+}
+static inline double sigm(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+static inline double act_f(int op, double x, double a, double b) {
+    switch (op) {
+    case THNN_RELU: return x > 0 ? x : 0;
+    case THNN_LEAKY_RELU: return x > 0 ? x : a * x;
+    case THNN_ELU: return x > 0 ? x : a * expm1(x);
+    case THNN_SELU: return SELU_SCALE * (x > 0 ? x : SELU_ALPHA * expm1(x));
+    case THNN_GELU:
+        if (a != 0) return 0.5 * x * (1 + tanh(SQRT_2_PI * (x + 0.044715 * x * x * x)));
+        return 0.5 * x * (1 + erf(x * INV_SQRT2));
+    case THNN_SILU: return x * sigm(x);
+    case THNN_SIGMOID: return sigm(x);
+    case THNN_TANH: return tanh(x);
+    case THNN_SOFTPLUS: return softplus(x, a, b);
+    case THNN_HARDTANH: return x < a ? a : x > b ? b : x;
+    case THNN_HARDSWISH: return x <= -3 ? 0 : x >= 3 ? x : x * (x + 3) / 6;
+    case THNN_MISH: return x * tanh(softplus(x, 1, 20));
+    }
+    return x;
+}
+
+static inline double act_df(int op, double x, double a, double b) {
+    switch (op) {
+    case THNN_RELU: return x > 0 ? 1 : 0;
+    case THNN_LEAKY_RELU: return x > 0 ? 1 : a;
+    case THNN_ELU: return x > 0 ? 1 : a * exp(x);
+    case THNN_SELU: return SELU_SCALE * (x > 0 ? 1 : SELU_ALPHA * exp(x));
+    case THNN_GELU:
+        if (a != 0) {
+            double u = SQRT_2_PI * (x + 0.044715 * x * x * x), t = tanh(u);
+            return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * SQRT_2_PI *
+                   (1 + 3 * 0.044715 * x * x);
+        }
+        return 0.5 * (1 + erf(x * INV_SQRT2)) + x * INV_SQRT_2PI * exp(-0.5 * x * x);
+    case THNN_SILU: { double s = sigm(x); return s * (1 + x * (1 - s)); }
+    case THNN_SIGMOID: { double s = sigm(x); return s * (1 - s); }
+    case THNN_TANH: { double t = tanh(x); return 1 - t * t; }
+    case THNN_SOFTPLUS: return x * a > b ? 1 : sigm(x * a);
+    case THNN_HARDTANH: return x <= a || x >= b ? 0 : 1;
+    case THNN_HARDSWISH: return x < -3 ? 0 : x > 3 ? 1 : (2 * x + 3) / 6;
+    case THNN_MISH: {
+        double sp = softplus(x, 1, 20), t = tanh(sp);
+        return t + x * (1 - t * t) * sigm(x);
+    }
+    }
+    return 1;
+}
+
+#define DEFINE_ACT(T)                                                          \
+    static void act_fwd_##T(T *y, const T *x, int64_t n, int op, double a,     \
+                            double b) {                                        \
+        if (op == THNN_RELU) {                                                 \
+            _Pragma("omp parallel for simd schedule(static) if(n > THNN_GRAIN)") \
+            for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : (T)0;     \
+            return;                                                            \
+        }                                                                      \
+        _Pragma("omp parallel for schedule(static) if(n > THNN_GRAIN / 8)")    \
+        for (int64_t i = 0; i < n; i++) y[i] = (T)act_f(op, x[i], a, b);       \
+    }                                                                          \
+    static void act_bwd_##T(T *gx, const T *gy, const T *x, int64_t n, int op, \
+                            double a, double b) {                              \
+        if (op == THNN_RELU) {                                                 \
+            _Pragma("omp parallel for simd schedule(static) if(n > THNN_GRAIN)") \
+            for (int64_t i = 0; i < n; i++) gx[i] = x[i] > 0 ? gy[i] : (T)0;   \
+            return;                                                            \
+        }                                                                      \
+        _Pragma("omp parallel for schedule(static) if(n > THNN_GRAIN / 8)")    \
+        for (int64_t i = 0; i < n; i++) gx[i] = (T)(gy[i] * act_df(op, x[i], a, b)); \
+    }
+DEFINE_ACT(float)
+DEFINE_ACT(double)
+
+static int check_op(const char *fn, int op) {
+    if (op < 0 || op >= THNN_NUM_ACTIVATIONS)
+        return thnn__error(TH_ERR_VALUE, "%s: unknown activation %d", fn, op);
+    return TH_OK;
+}
+
+THNN_API int thnn_activation_forward(th_tensor *output, const th_tensor *input,
+                                     int activation, double a, double b) {
+    static const char fn[] = "activation_forward";
+    int rc;
+    if ((rc = check_op(fn, activation))) return rc;
+    if ((rc = thnn__check_float(fn, "input", input))) return rc;
+    if ((rc = thnn__check_like(fn, "output", output, input))) return rc;
+    th_tensor *x = thnn__contig(input);
+    if (!x) return thnn_last_status();
+    if (x->dtype == TH_FLOAT32)
+        act_fwd_float(thnn__data(output), thnn__data(x), th_numel(x), activation, a, b);
+    else
+        act_fwd_double(thnn__data(output), thnn__data(x), th_numel(x), activation, a, b);
+    th_tensor_release(x);
+    return TH_OK;
+}
+
+THNN_API int thnn_activation_backward_input(th_tensor *grad_input,
+                                            const th_tensor *grad_output,
+                                            const th_tensor *input,
+                                            int activation, double a, double b) {
+    static const char fn[] = "activation_backward_input";
+    int rc;
+    char s1[256], s2[256];
+    if ((rc = check_op(fn, activation))) return rc;
+    if ((rc = thnn__check_float(fn, "input", input))) return rc;
+    if ((rc = thnn__check_float(fn, "grad_output", grad_output))) return rc;
+    if (th_numel(grad_output) != th_numel(input) || grad_output->dtype != input->dtype ||
+        grad_output->ndim != input->ndim)
+        return thnn__error(TH_ERR_RUNTIME, "%s: grad_output %s does not match input %s",
+                           fn, thnn__shape(grad_output, s1), thnn__shape(input, s2));
+    if ((rc = thnn__check_like(fn, "grad_input", grad_input, input))) return rc;
+    th_tensor *x = thnn__contig(input), *gy = thnn__contig(grad_output);
+    if (!x || !gy) { thnn__release(x); thnn__release(gy); return thnn_last_status(); }
+    if (x->dtype == TH_FLOAT32)
+        act_bwd_float(thnn__data(grad_input), thnn__data(gy), thnn__data(x),
+                      th_numel(x), activation, a, b);
+    else
+        act_bwd_double(thnn__data(grad_input), thnn__data(gy), thnn__data(x),
+                       th_numel(x), activation, a, b);
+    th_tensor_release(x); th_tensor_release(gy);
+    return TH_OK;
+}

@@ -1,0 +1,475 @@
+/* conv2d: im2col / col2im + GEMM through libTH's th_gemm_out (OpenBLAS).
+ *
+ * Layout (chosen by measurement, see README): one sample at a time is
+ * unfolded into col (C*kH*kW, L = OH*OW), and each group does one GEMM
+ * straight into / out of the NCHW tensors, with no copies:
+ *   forward:         out_n (O/g, L)   = W_g (O/g, K) @ col_g (K, L) + bias
+ *   backward_input:  gcol_g (K, L)    = W_g^T @ gout_n (O/g, L), col2im
+ *   backward_params: gW_g (O/g, K)   += gout_n @ col_g^T
+ * (K = C/g*kH*kW).  Unfolding several samples into one wider col matrix
+ * for fewer, larger GEMMs measured slower on both benchmark shapes: col
+ * then falls out of cache.  The im2col/col2im loops take a sample count
+ * nb so that a batched layout stays easy to try.
+ *
+ * Threads: the GEMMs run on OpenBLAS's threads (th_set_num_threads).  The
+ * unfold loops are serial on purpose: an OpenMP region between two BLAS
+ * calls leaves its workers spinning while OpenBLAS's threads want the same
+ * cores, which measured 5-20x slower on 2 cores (see README). */
+#include <string.h>
+
+#include "thnn_internal.h"
+
+typedef struct conv_geom {
+    int64_t N, C, H, W, O, kh, kw, OH, OW, G;
+    int64_t sh, sw, ph, pw, dh, dw;
+} conv_geom;
+
+/* output positions ow in [lo, hi) read input column ow * stride + off
+ * inside [0, W) */
+static inline void valid_range(int64_t off, int64_t stride, int64_t W,
+                               int64_t OW, int64_t *lo, int64_t *hi) {
+    int64_t l = off < 0 ? (-off + stride - 1) / stride : 0;
+    int64_t h = W - 1 - off >= 0 ? (W - 1 - off) / stride + 1 : 0;
+    if (h > OW) h = OW;
+    if (l > h) l = h;
+    *lo = l;
+    *hi = h;
+}
+
+/* ---- per-dtype inner loops (X-macro over float, double) --------------- */
+#define DEFINE_IM2COL(T)                                                      \
+    static void im2col_##T(const T *x, T *col, const conv_geom *g,            \
+                           int64_t nb) {                                      \
+        const int64_t L = g->OH * g->OW, rows = g->C * g->kh * g->kw;         \
+        const int64_t ncols = nb * L;                                         \
+        for (int64_t r = 0; r < rows; r++) {                                  \
+            const int64_t c = r / (g->kh * g->kw), k = r % (g->kh * g->kw);   \
+            const int64_t ki = k / g->kw, kj = k % g->kw;                     \
+            for (int64_t s = 0; s < nb; s++) {                                \
+                const T *xp = x + (s * g->C + c) * g->H * g->W;               \
+                T *cp = col + r * ncols + s * L;                              \
+                for (int64_t oh = 0; oh < g->OH; oh++) {                      \
+                    const int64_t ih = oh * g->sh - g->ph + ki * g->dh;       \
+                    T *dst = cp + oh * g->OW;                                 \
+                    if (ih < 0 || ih >= g->H) {                               \
+                        for (int64_t ow = 0; ow < g->OW; ow++) dst[ow] = 0;   \
+                        continue;                                             \
+                    }                                                         \
+                    const T *src = xp + ih * g->W;                            \
+                    const int64_t off = kj * g->dw - g->pw;                   \
+                    int64_t lo, hi;                                           \
+                    valid_range(off, g->sw, g->W, g->OW, &lo, &hi);           \
+                    for (int64_t ow = 0; ow < lo; ow++) dst[ow] = 0;          \
+                    if (g->sw == 1)                                           \
+                        memcpy(dst + lo, src + lo + off,                      \
+                               (size_t)(hi - lo) * sizeof(T));                \
+                    else                                                      \
+                        for (int64_t ow = lo; ow < hi; ow++)                  \
+                            dst[ow] = src[ow * g->sw + off];                  \
+                    for (int64_t ow = hi; ow < g->OW; ow++) dst[ow] = 0;      \
+                }                                                             \
+            }                                                                 \
+        }                                                                     \
+    }                                                                         \
+    /* adds col back into x (zeroed by the caller); one thread per (s, c)   \
+       plane, so no two threads write the same element */                    \
+    static void col2im_##T(T *x, const T *col, const conv_geom *g,            \
+                           int64_t nb) {                                      \
+        const int64_t L = g->OH * g->OW, kk = g->kh * g->kw;                  \
+        const int64_t ncols = nb * L;                                         \
+        for (int64_t sc = 0; sc < nb * g->C; sc++) {                          \
+            const int64_t s = sc / g->C, c = sc % g->C;                       \
+            T *xp = x + sc * g->H * g->W;                                     \
+            for (int64_t k = 0; k < kk; k++) {                                \
+                const int64_t ki = k / g->kw, kj = k % g->kw;                 \
+                const T *cp = col + (c * kk + k) * ncols + s * L;             \
+                for (int64_t oh = 0; oh < g->OH; oh++) {                      \
+                    const int64_t ih = oh * g->sh - g->ph + ki * g->dh;       \
+                    if (ih < 0 || ih >= g->H) continue;                       \
+                    T *dst = xp + ih * g->W;                                  \
+                    const T *src = cp + oh * g->OW;                           \
+                    const int64_t off = kj * g->dw - g->pw;                   \
+                    int64_t lo, hi;                                           \
+                    valid_range(off, g->sw, g->W, g->OW, &lo, &hi);           \
+                    if (g->sw == 1)                                           \
+                        for (int64_t ow = lo; ow < hi; ow++)                  \
+                            dst[ow + off] += src[ow];                         \
+                    else                                                      \
+                        for (int64_t ow = lo; ow < hi; ow++)                  \
+                            dst[ow * g->sw + off] += src[ow];                 \
+                }                                                             \
+            }                                                                 \
+        }                                                                     \
+    }
+DEFINE_IM2COL(float)
+DEFINE_IM2COL(double)
+
+static void im2col(const th_tensor *x, int64_t n0, th_tensor *col,
+                   const conv_geom *g, int64_t nb) {
+    int64_t off = n0 * g->C * g->H * g->W;
+    if (x->dtype == TH_FLOAT32)
+        im2col_float((const float *)thnn__data(x) + off, thnn__data(col), g, nb);
+    else
+        im2col_double((const double *)thnn__data(x) + off, thnn__data(col), g, nb);
+}
+
+/* ---- argument checks ------------------------------------------------ */
+static int conv_params(const char *fn, const int64_t *stride,
+                       const int64_t *padding, const int64_t *dilation,
+                       int64_t groups, conv_geom *g) {
+    if (!stride || !padding || !dilation)
+        return thnn__error(TH_ERR_VALUE, "%s: stride, padding and dilation "
+                           "must not be NULL", fn);
+    if (stride[0] < 1 || stride[1] < 1)
+        return thnn__error(TH_ERR_RUNTIME, "%s: non-positive stride is not "
+                           "supported", fn);
+    if (padding[0] < 0 || padding[1] < 0)
+        return thnn__error(TH_ERR_RUNTIME, "%s: negative padding is not "
+                           "supported", fn);
+    if (dilation[0] < 1 || dilation[1] < 1)
+        return thnn__error(TH_ERR_RUNTIME, "%s: dilation should be greater "
+                           "than zero", fn);
+    if (groups < 1)
+        return thnn__error(TH_ERR_RUNTIME, "%s: non-positive groups is not "
+                           "supported", fn);
+    g->sh = stride[0]; g->sw = stride[1];
+    g->ph = padding[0]; g->pw = padding[1];
+    g->dh = dilation[0]; g->dw = dilation[1];
+    g->G = groups;
+    return TH_OK;
+}
+
+/* fills g from the input and weight shapes; checks them as PyTorch does */
+static int conv_geometry(const char *fn, const th_tensor *input,
+                         const th_tensor *weight, conv_geom *g) {
+    char a[256], b[256];
+    int rc;
+    if ((rc = thnn__check_float(fn, "input", input))) return rc;
+    if ((rc = thnn__check_float(fn, "weight", weight))) return rc;
+    if (weight->ndim != 4)
+        return thnn__error(TH_ERR_RUNTIME, "%s: expected weight to be 4-D, but "
+                           "got weight of size %s", fn, thnn__shape(weight, a));
+    if (input->ndim != 4)
+        return thnn__error(TH_ERR_RUNTIME, "Expected 4-dimensional input for "
+                           "4-dimensional weight %s, but got %d-dimensional "
+                           "input of size %s instead", thnn__shape(weight, a),
+                           input->ndim, thnn__shape(input, b));
+    if (input->dtype != weight->dtype)
+        return thnn__error(TH_ERR_RUNTIME, "Input type (%s) and weight type (%s) "
+                           "should be the same", thnn__dtype_name(input->dtype),
+                           thnn__dtype_name(weight->dtype));
+    g->N = input->sizes[0]; g->C = input->sizes[1];
+    g->H = input->sizes[2]; g->W = input->sizes[3];
+    g->O = weight->sizes[0];
+    g->kh = weight->sizes[2]; g->kw = weight->sizes[3];
+    if (g->O % g->G)
+        return thnn__error(TH_ERR_RUNTIME, "%s: out_channels (%lld) must be "
+                           "divisible by groups (%lld)", fn, (long long)g->O,
+                           (long long)g->G);
+    if (weight->sizes[1] * g->G != g->C)
+        return thnn__error(TH_ERR_RUNTIME, "Given groups=%lld, weight of size "
+                           "%s, expected input%s to have %lld channels, but got "
+                           "%lld channels instead", (long long)g->G,
+                           thnn__shape(weight, a), thnn__shape(input, b),
+                           (long long)(weight->sizes[1] * g->G), (long long)g->C);
+    g->OH = thnn_window_output_size(g->H, g->kh, g->sh, g->ph, g->dh, 0);
+    if (g->OH < 0) return thnn_last_status();
+    g->OW = thnn_window_output_size(g->W, g->kw, g->sw, g->pw, g->dw, 0);
+    if (g->OW < 0) return thnn_last_status();
+    return TH_OK;
+}
+
+
+/* 2-d view (rows, cols) at element offset, row stride ld, col stride cs */
+static th_tensor *mat(const th_tensor *t, int64_t offset, int64_t rows,
+                      int64_t cols, int64_t ld, int64_t cs) {
+    int64_t sz[2] = {rows, cols}, st[2] = {ld, cs};
+    return thnn__view(t, offset, 2, sz, st);
+}
+
+/* c (m, n) = beta * c + A @ B with A, B, C as views; releases them */
+static int gemm_views(th_tensor *c, th_tensor *a, th_tensor *b, double beta) {
+    int rc;
+    if (!c || !a || !b) rc = thnn_last_status();
+    else if ((rc = th_gemm_out(c, a, b, beta, 1.0))) rc = thnn__from_th("conv2d gemm");
+    thnn__release(a); thnn__release(b); thnn__release(c);
+    return rc;
+}
+
+static th_tensor *new_col(const conv_geom *g, int dtype) {
+    int64_t sz[2] = {g->C * g->kh * g->kw, g->OH * g->OW};
+    th_tensor *t = th_empty(2, sz, dtype);
+    if (!t) thnn__from_th("conv2d column buffer");
+    return t;
+}
+
+/* out (N, O, L) rows set to the bias */
+#define DEFINE_FILL_BIAS(T)                                                   \
+    static void fill_bias_##T(T *out, const T *bias, int64_t NO, int64_t O,   \
+                              int64_t L) {                                    \
+        for (int64_t r = 0; r < NO; r++) {                                    \
+            const T b = bias[r % O];                                          \
+            for (int64_t i = 0; i < L; i++) out[r * L + i] = b;               \
+        }                                                                     \
+    }
+DEFINE_FILL_BIAS(float)
+DEFINE_FILL_BIAS(double)
+
+/* ---- forward ---------------------------------------------------------- */
+THNN_API int thnn_conv2d_forward(th_tensor *output, const th_tensor *input,
+                                 const th_tensor *weight, const th_tensor *bias,
+                                 const int64_t *stride, const int64_t *padding,
+                                 const int64_t *dilation, int64_t groups) {
+    static const char fn[] = "conv2d_forward";
+    conv_geom g;
+    int rc;
+    if ((rc = conv_params(fn, stride, padding, dilation, groups, &g))) return rc;
+    if ((rc = conv_geometry(fn, input, weight, &g))) return rc;
+    if ((rc = thnn__check_vec(fn, "bias", bias, g.O, input->dtype))) return rc;
+    int64_t osz[4] = {g.N, g.O, g.OH, g.OW};
+    if ((rc = thnn__check_out(fn, "output", output, 4, osz, input->dtype))) return rc;
+    if (th_numel(output) == 0) return TH_OK;
+
+    th_tensor *x = thnn__contig(input), *w = thnn__contig(weight);
+    th_tensor *bc = bias ? thnn__contig(bias) : NULL, *col = NULL;
+    if (!x || !w || (bias && !bc)) { rc = thnn_last_status(); goto done; }
+    const int64_t L = g.OH * g.OW, Cg = g.C / g.G, Og = g.O / g.G;
+    const int64_t K = Cg * g.kh * g.kw;
+    if (bc) {
+        if (input->dtype == TH_FLOAT32)
+            fill_bias_float(thnn__data(output), thnn__data(bc), g.N * g.O, g.O, L);
+        else
+            fill_bias_double(thnn__data(output), thnn__data(bc), g.N * g.O, g.O, L);
+    }
+    if (!(col = new_col(&g, input->dtype))) { rc = thnn_last_status(); goto done; }
+    for (int64_t n = 0; n < g.N && !rc; n++) {
+        im2col(x, n, col, &g, 1);
+        for (int64_t gi = 0; gi < g.G && !rc; gi++)
+            rc = gemm_views(mat(output, (n * g.O + gi * Og) * L, Og, L, L, 1),
+                            mat(w, gi * Og * K, Og, K, K, 1),
+                            mat(col, gi * K * L, K, L, L, 1), bc ? 1.0 : 0.0);
+    }
+done:
+    thnn__release(x); thnn__release(w); thnn__release(bc); thnn__release(col);
+    return rc;
+}
+
+/* grad_output must be (N, O, OH, OW) for the geometry */
+static int check_grad_output(const char *fn, const th_tensor *gout,
+                             const conv_geom *g, int dtype) {
+    int64_t osz[4] = {g->N, g->O, g->OH, g->OW};
+    char a[256];
+    int rc = thnn__check_float(fn, "grad_output", gout);
+    if (rc) return rc;
+    int ok = gout->ndim == 4;
+    for (int i = 0; ok && i < 4; i++) ok = gout->sizes[i] == osz[i];
+    if (!ok)
+        return thnn__error(TH_ERR_RUNTIME, "%s: expected grad_output of shape "
+                           "[%lld, %lld, %lld, %lld] but got %s", fn,
+                           (long long)g->N, (long long)g->O, (long long)g->OH,
+                           (long long)g->OW, thnn__shape(gout, a));
+    if (gout->dtype != dtype)
+        return thnn__error(TH_ERR_RUNTIME, "%s: grad_output type (%s) and input "
+                           "type (%s) should be the same", fn,
+                           thnn__dtype_name(gout->dtype), thnn__dtype_name(dtype));
+    return TH_OK;
+}
+
+/* ---- backward_input --------------------------------------------------- */
+THNN_API int thnn_conv2d_backward_input(th_tensor *grad_input,
+                                        const th_tensor *grad_output,
+                                        const th_tensor *weight,
+                                        const int64_t *stride,
+                                        const int64_t *padding,
+                                        const int64_t *dilation, int64_t groups) {
+    static const char fn[] = "conv2d_backward_input";
+    conv_geom g;
+    int rc;
+    if ((rc = conv_params(fn, stride, padding, dilation, groups, &g))) return rc;
+    if ((rc = thnn__check_float(fn, "grad_input", grad_input))) return rc;
+    if ((rc = conv_geometry(fn, grad_input, weight, &g))) return rc;
+    if ((rc = check_grad_output(fn, grad_output, &g, weight->dtype))) return rc;
+    if ((rc = thnn__check_like(fn, "grad_input", grad_input, grad_input))) return rc;
+    if (th_zero(grad_input)) return thnn__from_th(fn);
+    if (th_numel(grad_input) == 0 || th_numel(grad_output) == 0) return TH_OK;
+
+    th_tensor *go = thnn__contig(grad_output), *w = thnn__contig(weight), *col = NULL;
+    if (!go || !w || !(col = new_col(&g, weight->dtype))) { rc = thnn_last_status(); goto done; }
+    const int64_t L = g.OH * g.OW, Cg = g.C / g.G, Og = g.O / g.G;
+    const int64_t K = Cg * g.kh * g.kw;
+    for (int64_t n = 0; n < g.N && !rc; n++) {
+        for (int64_t gi = 0; gi < g.G && !rc; gi++)
+            /* W_g^T: (K, Og) view of the (Og, K) block */
+            rc = gemm_views(mat(col, gi * K * L, K, L, L, 1),
+                            mat(w, gi * Og * K, K, Og, 1, K),
+                            mat(go, (n * g.O + gi * Og) * L, Og, L, L, 1), 0.0);
+        if (rc) break;
+        const int64_t off = n * g.C * g.H * g.W;
+        if (weight->dtype == TH_FLOAT32)
+            col2im_float((float *)thnn__data(grad_input) + off, thnn__data(col), &g, 1);
+        else
+            col2im_double((double *)thnn__data(grad_input) + off, thnn__data(col), &g, 1);
+    }
+done:
+    thnn__release(go); thnn__release(w); thnn__release(col);
+    return rc;
+}
+
+#define DEFINE_BIAS_GRAD(T)                                                   \
+    static void bias_grad_##T(T *gb, const T *gy, int64_t N, int64_t O,       \
+                              int64_t L) {                                    \
+        for (int64_t o = 0; o < O; o++) {                                     \
+            double s = 0;                                                     \
+            for (int64_t n = 0; n < N; n++) {                                 \
+                const T *p = gy + (n * O + o) * L;                            \
+                T part = 0;                                                   \
+                for (int64_t i = 0; i < L; i++) part += p[i];                 \
+                s += part;                                                    \
+            }                                                                 \
+            gb[o] = (T)s;                                                     \
+        }                                                                     \
+    }
+DEFINE_BIAS_GRAD(float)
+DEFINE_BIAS_GRAD(double)
+
+/* ---- backward_params -------------------------------------------------- */
+THNN_API int thnn_conv2d_backward_params(th_tensor *grad_weight,
+                                         th_tensor *grad_bias,
+                                         const th_tensor *grad_output,
+                                         const th_tensor *input,
+                                         const int64_t *stride,
+                                         const int64_t *padding,
+                                         const int64_t *dilation,
+                                         int64_t groups) {
+    static const char fn[] = "conv2d_backward_params";
+    conv_geom g;
+    int rc;
+    if ((rc = conv_params(fn, stride, padding, dilation, groups, &g))) return rc;
+    if (!grad_weight && !grad_bias) return TH_OK;
+    if ((rc = thnn__check_float(fn, "input", input))) return rc;
+    if ((rc = thnn__check_float(fn, "grad_output", grad_output))) return rc;
+    if (grad_output->ndim != 4 || input->ndim != 4)
+        return thnn__error(TH_ERR_RUNTIME, "%s: expected 4-D input and "
+                           "grad_output, got %d-D and %d-D", fn, input->ndim,
+                           grad_output->ndim);
+    if (grad_output->dtype != input->dtype || grad_output->sizes[0] != input->sizes[0])
+        return thnn__error(TH_ERR_RUNTIME, "%s: grad_output and input do not "
+                           "match in dtype or batch size", fn);
+    if (grad_weight) {
+        if ((rc = thnn__check_float(fn, "grad_weight", grad_weight))) return rc;
+        if ((rc = conv_geometry(fn, input, grad_weight, &g))) return rc;
+        if ((rc = check_grad_output(fn, grad_output, &g, input->dtype))) return rc;
+        if ((rc = thnn__check_like(fn, "grad_weight", grad_weight, grad_weight))) return rc;
+    }
+    const int64_t O = grad_output->sizes[1];
+    if (grad_bias && (rc = thnn__check_out(fn, "grad_bias", grad_bias, 1, &O, input->dtype)))
+        return rc;
+    th_tensor *go = thnn__contig(grad_output), *x = NULL, *col = NULL;
+    if (!go) return thnn_last_status();
+    if (grad_bias) {
+        const int64_t N = go->sizes[0], L = go->sizes[2] * go->sizes[3];
+        if (go->dtype == TH_FLOAT32)
+            bias_grad_float(thnn__data(grad_bias), thnn__data(go), N, O, L);
+        else
+            bias_grad_double(thnn__data(grad_bias), thnn__data(go), N, O, L);
+    }
+    if (!grad_weight) goto done;
+    if (th_numel(go) == 0 || th_numel(input) == 0) {
+        if (th_zero(grad_weight)) rc = thnn__from_th(fn);
+        goto done;
+    }
+    if (!(x = thnn__contig(input)) || !(col = new_col(&g, input->dtype))) {
+        rc = thnn_last_status();
+        goto done;
+    }
+    const int64_t L = g.OH * g.OW, Cg = g.C / g.G, Og = g.O / g.G;
+    const int64_t K = Cg * g.kh * g.kw;
+    for (int64_t n = 0; n < g.N && !rc; n++) {
+        im2col(x, n, col, &g, 1);
+        for (int64_t gi = 0; gi < g.G && !rc; gi++)
+            /* col_g^T: (L, K) view of the (K, L) block */
+            rc = gemm_views(mat(grad_weight, gi * Og * K, Og, K, K, 1),
+                            mat(go, (n * g.O + gi * Og) * L, Og, L, L, 1),
+                            mat(col, gi * K * L, L, K, 1, L), n == 0 ? 0.0 : 1.0);
+    }
+done:
+    thnn__release(go); thnn__release(x); thnn__release(col);
+    return rc;
+}
+
+/* ---- conv1d: conv2d on (N, C, 1, L) views ------------------------------ */
+static th_tensor *as_2d(const th_tensor *t) {
+    if (!t) return NULL;
+    if (t->ndim != 3) {
+        char a[256];
+        thnn__error(TH_ERR_RUNTIME, "conv1d: expected a 3-D tensor but got %s",
+                    thnn__shape(t, a));
+        return NULL;
+    }
+    th_tensor *v = th_unsqueeze(t, 2);
+    if (!v) thnn__from_th("conv1d");
+    return v;
+}
+
+static int conv1d_call(int which, th_tensor *o1, th_tensor *o2, const th_tensor *a,
+                       const th_tensor *b, const th_tensor *bias, int64_t stride,
+                       int64_t padding, int64_t dilation, int64_t groups) {
+    const int64_t s[2] = {1, stride}, p[2] = {0, padding}, d[2] = {1, dilation};
+    th_tensor *v1 = NULL, *v2 = NULL, *va = NULL, *vb = NULL;
+    int rc = TH_OK;
+    if ((o1 && !(v1 = as_2d(o1))) || (o2 && which != 2 && !(v2 = as_2d(o2))) ||
+        !(va = as_2d(a)) || !(vb = as_2d(b))) {
+        rc = thnn_last_status();
+        goto done;
+    }
+    if (which == 0) rc = thnn_conv2d_forward(v1, va, vb, bias, s, p, d, groups);
+    else if (which == 1) rc = thnn_conv2d_backward_input(v1, va, vb, s, p, d, groups);
+    else rc = thnn_conv2d_backward_params(v1, o2, va, vb, s, p, d, groups);
+done:
+    thnn__release(v1); thnn__release(v2); thnn__release(va); thnn__release(vb);
+    return rc;
+}
+
+THNN_API int thnn_conv1d_forward(th_tensor *output, const th_tensor *input,
+                                 const th_tensor *weight, const th_tensor *bias,
+                                 int64_t stride, int64_t padding,
+                                 int64_t dilation, int64_t groups) {
+    if (!output || !input || !weight)
+        return thnn__error(TH_ERR_VALUE, "conv1d_forward: output, input and "
+                           "weight must not be NULL");
+    return conv1d_call(0, output, NULL, input, weight, bias, stride, padding,
+                       dilation, groups);
+}
+
+THNN_API int thnn_conv1d_backward_input(th_tensor *grad_input,
+                                        const th_tensor *grad_output,
+                                        const th_tensor *weight, int64_t stride,
+                                        int64_t padding, int64_t dilation,
+                                        int64_t groups) {
+    if (!grad_input || !grad_output || !weight)
+        return thnn__error(TH_ERR_VALUE, "conv1d_backward_input: tensors must "
+                           "not be NULL");
+    return conv1d_call(1, grad_input, NULL, grad_output, weight, NULL, stride,
+                       padding, dilation, groups);
+}
+
+THNN_API int thnn_conv1d_backward_params(th_tensor *grad_weight,
+                                         th_tensor *grad_bias,
+                                         const th_tensor *grad_output,
+                                         const th_tensor *input, int64_t stride,
+                                         int64_t padding, int64_t dilation,
+                                         int64_t groups) {
+    if (!grad_output || !input)
+        return thnn__error(TH_ERR_VALUE, "conv1d_backward_params: grad_output "
+                           "and input must not be NULL");
+    if (!grad_weight) {  /* bias only: the kernel size does not matter */
+        int64_t s[2] = {1, stride}, p[2] = {0, padding}, d[2] = {1, dilation};
+        th_tensor *go = as_2d(grad_output), *x = as_2d(input);
+        int rc = go && x ? thnn_conv2d_backward_params(NULL, grad_bias, go, x, s, p, d, groups)
+                         : thnn_last_status();
+        thnn__release(go); thnn__release(x);
+        return rc;
+    }
+    return conv1d_call(2, grad_weight, grad_bias, grad_output, input, NULL,
+                       stride, padding, dilation, groups);
+}

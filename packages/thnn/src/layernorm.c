@@ -1,0 +1,169 @@
+/* layer_norm over the last `normalized_ndim` dims: rows (M, K), OpenMP
+ * over rows; double accumulators. */
+#include <math.h>
+
+#include "thnn_internal.h"
+
+static inline double ld(const th_tensor *t, int64_t k) {
+    return t->dtype == TH_FLOAT32 ? (double)((const float *)thnn__data(t))[k]
+                                  : ((const double *)thnn__data(t))[k];
+}
+static inline void st(th_tensor *t, int64_t k, double v) {
+    if (t->dtype == TH_FLOAT32) ((float *)thnn__data(t))[k] = (float)v;
+    else ((double *)thnn__data(t))[k] = v;
+}
+
+static int geometry(const char *fn, const th_tensor *input, int nd,
+                    const th_tensor *weight, int64_t *M, int64_t *K) {
+    char a[256], b[256];
+    int rc = thnn__check_float(fn, "input", input);
+    if (rc) return rc;
+    if (nd < 1 || nd > input->ndim)
+        return thnn__error(TH_ERR_RUNTIME, "%s: normalized_ndim %d is out of "
+                           "range for input of shape %s", fn, nd, thnn__shape(input, a));
+    *K = 1;
+    for (int i = input->ndim - nd; i < input->ndim; i++) *K *= input->sizes[i];
+    *M = *K ? th_numel(input) / *K : 0;
+    if (weight) {
+        int ok = weight->ndim == nd && weight->dtype == input->dtype;
+        for (int i = 0; ok && i < nd; i++)
+            ok = weight->sizes[i] == input->sizes[input->ndim - nd + i];
+        if (!ok)
+            return thnn__error(TH_ERR_RUNTIME, "Given normalized_shape of %d dims, "
+                               "expected weight/bias of matching shape and dtype, "
+                               "but got %s for input %s", nd,
+                               thnn__shape(weight, a), thnn__shape(input, b));
+    }
+    return TH_OK;
+}
+
+THNN_API int thnn_layer_norm_forward(th_tensor *output, th_tensor *save_mean,
+                                     th_tensor *save_invstd,
+                                     const th_tensor *input,
+                                     const th_tensor *weight,
+                                     const th_tensor *bias,
+                                     int normalized_ndim, double eps) {
+    static const char fn[] = "layer_norm";
+    int64_t M, K;
+    int rc;
+    if ((rc = geometry(fn, input, normalized_ndim, weight, &M, &K))) return rc;
+    if ((rc = geometry(fn, input, normalized_ndim, bias, &M, &K))) return rc;
+    if ((rc = thnn__check_like(fn, "output", output, input))) return rc;
+    if ((rc = thnn__check_out(fn, "save_mean", save_mean, 1, &M, input->dtype))) return rc;
+    if ((rc = thnn__check_out(fn, "save_invstd", save_invstd, 1, &M, input->dtype))) return rc;
+    th_tensor *x = thnn__contig(input);
+    th_tensor *w = weight ? thnn__contig(weight) : NULL, *b = bias ? thnn__contig(bias) : NULL;
+    if (!x || (weight && !w) || (bias && !b)) { rc = thnn_last_status(); goto done; }
+    #pragma omp parallel for schedule(static) if(M * K > THNN_GRAIN)
+    for (int64_t m = 0; m < M; m++) {
+        double s = 0, ss = 0;
+        for (int64_t k = 0; k < K; k++) s += ld(x, m * K + k);
+        const double mean = s / (double)K;
+        for (int64_t k = 0; k < K; k++) {
+            double d = ld(x, m * K + k) - mean;
+            ss += d * d;
+        }
+        const double invstd = 1.0 / sqrt(ss / (double)K + eps);
+        st(save_mean, m, mean);
+        st(save_invstd, m, invstd);
+        for (int64_t k = 0; k < K; k++) {
+            double v = (ld(x, m * K + k) - mean) * invstd;
+            if (w) v *= ld(w, k);
+            if (b) v += ld(b, k);
+            st(output, m * K + k, v);
+        }
+    }
+done:
+    thnn__release(x); thnn__release(w); thnn__release(b);
+    return rc;
+}
+
+static int check_grad(const char *fn, const th_tensor *gy, const th_tensor *x,
+                      const th_tensor *mean, const th_tensor *invstd, int64_t M) {
+    char a[256], b[256];
+    int rc = thnn__check_float(fn, "grad_output", gy);
+    if (rc) return rc;
+    int ok = gy->ndim == x->ndim && gy->dtype == x->dtype;
+    for (int i = 0; ok && i < x->ndim; i++) ok = gy->sizes[i] == x->sizes[i];
+    if (!ok)
+        return thnn__error(TH_ERR_RUNTIME, "%s: grad_output %s does not match input %s",
+                           fn, thnn__shape(gy, a), thnn__shape(x, b));
+    if (!mean || !invstd)
+        return thnn__error(TH_ERR_VALUE, "%s: save_mean and save_invstd are needed", fn);
+    if ((rc = thnn__check_vec(fn, "save_mean", mean, M, x->dtype))) return rc;
+    return thnn__check_vec(fn, "save_invstd", invstd, M, x->dtype);
+}
+
+THNN_API int thnn_layer_norm_backward_input(th_tensor *grad_input,
+                                            const th_tensor *grad_output,
+                                            const th_tensor *input,
+                                            const th_tensor *weight,
+                                            const th_tensor *save_mean,
+                                            const th_tensor *save_invstd,
+                                            int normalized_ndim) {
+    static const char fn[] = "layer_norm_backward_input";
+    int64_t M, K;
+    int rc;
+    if ((rc = geometry(fn, input, normalized_ndim, weight, &M, &K))) return rc;
+    if ((rc = check_grad(fn, grad_output, input, save_mean, save_invstd, M))) return rc;
+    if ((rc = thnn__check_like(fn, "grad_input", grad_input, input))) return rc;
+    th_tensor *x = thnn__contig(input), *gy = thnn__contig(grad_output);
+    th_tensor *w = weight ? thnn__contig(weight) : NULL;
+    th_tensor *mt = thnn__contig(save_mean), *it = thnn__contig(save_invstd);
+    if (!x || !gy || (weight && !w) || !mt || !it) { rc = thnn_last_status(); goto done; }
+    #pragma omp parallel for schedule(static) if(M * K > THNN_GRAIN)
+    for (int64_t m = 0; m < M; m++) {
+        const double mean = ld(mt, m), invstd = ld(it, m);
+        double sg = 0, sgx = 0;
+        for (int64_t k = 0; k < K; k++) {
+            double g = ld(gy, m * K + k) * (w ? ld(w, k) : 1.0);
+            sg += g;
+            sgx += g * (ld(x, m * K + k) - mean) * invstd;
+        }
+        for (int64_t k = 0; k < K; k++) {
+            double g = ld(gy, m * K + k) * (w ? ld(w, k) : 1.0);
+            double xh = (ld(x, m * K + k) - mean) * invstd;
+            st(grad_input, m * K + k, invstd * (g - sg / (double)K - xh * sgx / (double)K));
+        }
+    }
+done:
+    thnn__release(x); thnn__release(gy); thnn__release(w);
+    thnn__release(mt); thnn__release(it);
+    return rc;
+}
+
+THNN_API int thnn_layer_norm_backward_params(th_tensor *grad_weight,
+                                             th_tensor *grad_bias,
+                                             const th_tensor *grad_output,
+                                             const th_tensor *input,
+                                             const th_tensor *save_mean,
+                                             const th_tensor *save_invstd,
+                                             int normalized_ndim) {
+    static const char fn[] = "layer_norm_backward_params";
+    int64_t M, K;
+    int rc;
+    if ((rc = geometry(fn, input, normalized_ndim, grad_weight, &M, &K))) return rc;
+    if ((rc = geometry(fn, input, normalized_ndim, grad_bias, &M, &K))) return rc;
+    if ((rc = check_grad(fn, grad_output, input, save_mean, save_invstd, M))) return rc;
+    if (grad_weight && !th_is_contiguous(grad_weight))
+        return thnn__error(TH_ERR_RUNTIME, "%s: grad_weight must be contiguous", fn);
+    if (grad_bias && !th_is_contiguous(grad_bias))
+        return thnn__error(TH_ERR_RUNTIME, "%s: grad_bias must be contiguous", fn);
+    th_tensor *x = thnn__contig(input), *gy = thnn__contig(grad_output);
+    th_tensor *mt = thnn__contig(save_mean), *it = thnn__contig(save_invstd);
+    if (!x || !gy || !mt || !it) { rc = thnn_last_status(); goto done; }
+    #pragma omp parallel for schedule(static) if(M * K > THNN_GRAIN)
+    for (int64_t k = 0; k < K; k++) {
+        double sw = 0, sb = 0;
+        for (int64_t m = 0; m < M; m++) {
+            double g = ld(gy, m * K + k);
+            sb += g;
+            sw += g * (ld(x, m * K + k) - ld(mt, m)) * ld(it, m);
+        }
+        if (grad_weight) st(grad_weight, k, sw);
+        if (grad_bias) st(grad_bias, k, sb);
+    }
+done:
+    thnn__release(x); thnn__release(gy); thnn__release(mt); thnn__release(it);
+    return rc;
+}

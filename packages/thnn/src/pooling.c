@@ -1,0 +1,356 @@
+/* max_pool2d (with indices), avg_pool2d (ceil_mode, count_include_pad)
+ * and adaptive_avg_pool2d.
+ * Planes (n, c) are independent: OpenMP over planes. */
+#include <math.h>
+
+#include "thnn_internal.h"
+
+typedef struct pool_geom {
+    int64_t planes, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw;
+} pool_geom;
+
+static int pool_geometry(const char *fn, const th_tensor *input,
+                         const int64_t *kernel, const int64_t *stride,
+                         const int64_t *padding, const int64_t *dilation,
+                         int ceil_mode, pool_geom *g) {
+    char a[256];
+    int rc = thnn__check_float(fn, "input", input);
+    if (rc) return rc;
+    if (!kernel || !stride || !padding)
+        return thnn__error(TH_ERR_VALUE, "%s: kernel, stride and padding must "
+                           "not be NULL", fn);
+    if (input->ndim != 3 && input->ndim != 4)
+        return thnn__error(TH_ERR_RUNTIME, "%s: Expected 3D or 4D (batch mode) "
+                           "tensor for input, but got: %s", fn, thnn__shape(input, a));
+    int d = input->ndim;
+    g->planes = d == 4 ? input->sizes[0] * input->sizes[1] : input->sizes[0];
+    g->H = input->sizes[d - 2]; g->W = input->sizes[d - 1];
+    g->kh = kernel[0]; g->kw = kernel[1];
+    g->sh = stride[0]; g->sw = stride[1];
+    g->ph = padding[0]; g->pw = padding[1];
+    g->dh = dilation ? dilation[0] : 1; g->dw = dilation ? dilation[1] : 1;
+    if (g->ph * 2 > g->kh || g->pw * 2 > g->kw)
+        return thnn__error(TH_ERR_RUNTIME, "%s: pad should be at most half of "
+                           "effective kernel size, but got pad=%lld, kernel_size=%lld",
+                           fn, (long long)(g->ph > g->pw ? g->ph : g->pw),
+                           (long long)(g->kh > g->kw ? g->kh : g->kw));
+    g->OH = thnn_window_output_size(g->H, g->kh, g->sh, g->ph, g->dh, ceil_mode);
+    if (g->OH < 0) return thnn_last_status();
+    g->OW = thnn_window_output_size(g->W, g->kw, g->sw, g->pw, g->dw, ceil_mode);
+    if (g->OW < 0) return thnn_last_status();
+    return TH_OK;
+}
+
+static void out_shape(const th_tensor *input, const pool_geom *g, int64_t *s) {
+    for (int i = 0; i < input->ndim - 2; i++) s[i] = input->sizes[i];
+    s[input->ndim - 2] = g->OH;
+    s[input->ndim - 1] = g->OW;
+}
+
+#define DEFINE_POOL(T)                                                         \
+    static void maxpool_##T(T *out, int64_t *ind, const T *x,                  \
+                            const pool_geom *g) {                              \
+        _Pragma("omp parallel for schedule(static) if(g->planes * g->OH * g->OW * g->kh * g->kw > THNN_GRAIN)") \
+        for (int64_t p = 0; p < g->planes; p++) {                              \
+            const T *xp = x + p * g->H * g->W;                                 \
+            for (int64_t oh = 0; oh < g->OH; oh++)                             \
+                for (int64_t ow = 0; ow < g->OW; ow++) {                       \
+                    T best = -INFINITY;                                        \
+                    int64_t bi = -1;                                           \
+                    for (int64_t i = 0; i < g->kh; i++) {                      \
+                        const int64_t ih = oh * g->sh - g->ph + i * g->dh;     \
+                        if (ih < 0 || ih >= g->H) continue;                    \
+                        for (int64_t j = 0; j < g->kw; j++) {                  \
+                            const int64_t iw = ow * g->sw - g->pw + j * g->dw; \
+                            if (iw < 0 || iw >= g->W) continue;                \
+                            const T v = xp[ih * g->W + iw];                    \
+                            if (bi < 0 || v > best || isnan(v)) {              \
+                                best = v; bi = ih * g->W + iw;                 \
+                                if (isnan(v)) goto found_##T;                  \
+                            }                                                  \
+                        }                                                      \
+                    }                                                          \
+                found_##T:                                                     \
+                    out[(p * g->OH + oh) * g->OW + ow] = best;                 \
+                    ind[(p * g->OH + oh) * g->OW + ow] = bi;                   \
+                }                                                              \
+        }                                                                      \
+    }                                                                          \
+    static void maxpool_bwd_##T(T *gin, const T *gout, const int64_t *ind,     \
+                                int64_t planes, int64_t in_plane,              \
+                                int64_t out_plane) {                           \
+        _Pragma("omp parallel for schedule(static) if(planes * out_plane > THNN_GRAIN)") \
+        for (int64_t p = 0; p < planes; p++)                                   \
+            for (int64_t i = 0; i < out_plane; i++) {                          \
+                const int64_t k = ind[p * out_plane + i];                      \
+                if (k >= 0 && k < in_plane)                                    \
+                    gin[p * in_plane + k] += gout[p * out_plane + i];          \
+            }                                                                  \
+    }                                                                          \
+    /* forward (bwd = 0): out = avg(x); backward (bwd = 1): x += gout / n */  \
+    static void avgpool_##T(T *out, T *x, const pool_geom *g, int cip,         \
+                            int bwd) {                                         \
+        _Pragma("omp parallel for schedule(static) if(g->planes * g->OH * g->OW * g->kh * g->kw > THNN_GRAIN)") \
+        for (int64_t p = 0; p < g->planes; p++) {                              \
+            T *xp = x + p * g->H * g->W;                                       \
+            for (int64_t oh = 0; oh < g->OH; oh++)                             \
+                for (int64_t ow = 0; ow < g->OW; ow++) {                       \
+                    int64_t h0 = oh * g->sh - g->ph, w0 = ow * g->sw - g->pw;  \
+                    int64_t h1 = h0 + g->kh, w1 = w0 + g->kw;                  \
+                    if (h1 > g->H + g->ph) h1 = g->H + g->ph;                  \
+                    if (w1 > g->W + g->pw) w1 = g->W + g->pw;                  \
+                    const int64_t padded = (h1 - h0) * (w1 - w0);              \
+                    if (h0 < 0) h0 = 0;                                        \
+                    if (w0 < 0) w0 = 0;                                        \
+                    if (h1 > g->H) h1 = g->H;                                  \
+                    if (w1 > g->W) w1 = g->W;                                  \
+                    const int64_t n = cip ? padded : (h1 - h0) * (w1 - w0);    \
+                    T *o = out + (p * g->OH + oh) * g->OW + ow;                \
+                    if (h0 >= h1 || w0 >= w1 || n <= 0) {                      \
+                        if (!bwd) *o = 0;                                      \
+                        continue;                                              \
+                    }                                                          \
+                    if (bwd) {                                                 \
+                        const T v = *o / (T)n;                                 \
+                        for (int64_t ih = h0; ih < h1; ih++)                   \
+                            for (int64_t iw = w0; iw < w1; iw++)               \
+                                xp[ih * g->W + iw] += v;                       \
+                    } else {                                                   \
+                        T s = 0;                                               \
+                        for (int64_t ih = h0; ih < h1; ih++)                   \
+                            for (int64_t iw = w0; iw < w1; iw++)               \
+                                s += xp[ih * g->W + iw];                       \
+                        *o = s / (T)n;                                         \
+                    }                                                          \
+                }                                                              \
+        }                                                                      \
+    }
+DEFINE_POOL(float)
+DEFINE_POOL(double)
+
+THNN_API int thnn_max_pool2d_forward(th_tensor *output, th_tensor *indices,
+                                     const th_tensor *input,
+                                     const int64_t *kernel,
+                                     const int64_t *stride,
+                                     const int64_t *padding,
+                                     const int64_t *dilation, int ceil_mode) {
+    static const char fn[] = "max_pool2d";
+    pool_geom g;
+    int64_t os[4];
+    int rc = pool_geometry(fn, input, kernel, stride, padding, dilation, ceil_mode, &g);
+    if (rc) return rc;
+    out_shape(input, &g, os);
+    if ((rc = thnn__check_out(fn, "output", output, input->ndim, os, input->dtype))) return rc;
+    if ((rc = thnn__check_out(fn, "indices", indices, input->ndim, os, TH_INT64))) return rc;
+    th_tensor *x = thnn__contig(input);
+    if (!x) return thnn_last_status();
+    if (x->dtype == TH_FLOAT32)
+        maxpool_float(thnn__data(output), thnn__data(indices), thnn__data(x), &g);
+    else
+        maxpool_double(thnn__data(output), thnn__data(indices), thnn__data(x), &g);
+    th_tensor_release(x);
+    return TH_OK;
+}
+
+THNN_API int thnn_max_pool2d_backward_input(th_tensor *grad_input,
+                                            const th_tensor *grad_output,
+                                            const th_tensor *indices) {
+    static const char fn[] = "max_pool2d_backward_input";
+    int rc;
+    char a[256], b[256];
+    if ((rc = thnn__check_float(fn, "grad_input", grad_input))) return rc;
+    if ((rc = thnn__check_like(fn, "grad_input", grad_input, grad_input))) return rc;
+    if ((rc = thnn__check_float(fn, "grad_output", grad_output))) return rc;
+    if ((rc = thnn__check_dtype(fn, "indices", indices, TH_INT64))) return rc;
+    int d = grad_input->ndim;
+    int ok = (d == 3 || d == 4) && grad_output->ndim == d && indices->ndim == d &&
+             grad_output->dtype == grad_input->dtype;
+    for (int i = 0; ok && i < d; i++)
+        ok = grad_output->sizes[i] == indices->sizes[i] &&
+             (i >= d - 2 || grad_output->sizes[i] == grad_input->sizes[i]);
+    if (!ok)
+        return thnn__error(TH_ERR_RUNTIME, "%s: grad_output %s and indices %s do "
+                           "not match grad_input %s", fn, thnn__shape(grad_output, a),
+                           thnn__shape(indices, b), thnn__shape(grad_input, a));
+    if (th_zero(grad_input)) return thnn__from_th(fn);
+    const int64_t planes = d == 4 ? grad_input->sizes[0] * grad_input->sizes[1]
+                                  : grad_input->sizes[0];
+    const int64_t inp = grad_input->sizes[d - 2] * grad_input->sizes[d - 1];
+    const int64_t outp = grad_output->sizes[d - 2] * grad_output->sizes[d - 1];
+    th_tensor *go = thnn__contig(grad_output), *ind = thnn__contig(indices);
+    if (!go || !ind) { thnn__release(go); thnn__release(ind); return thnn_last_status(); }
+    if (go->dtype == TH_FLOAT32)
+        maxpool_bwd_float(thnn__data(grad_input), thnn__data(go), thnn__data(ind),
+                          planes, inp, outp);
+    else
+        maxpool_bwd_double(thnn__data(grad_input), thnn__data(go), thnn__data(ind),
+                           planes, inp, outp);
+    th_tensor_release(go); th_tensor_release(ind);
+    return TH_OK;
+}
+
+THNN_API int thnn_avg_pool2d_forward(th_tensor *output, const th_tensor *input,
+                                     const int64_t *kernel,
+                                     const int64_t *stride,
+                                     const int64_t *padding, int ceil_mode,
+                                     int count_include_pad) {
+    static const char fn[] = "avg_pool2d";
+    pool_geom g;
+    int64_t os[4];
+    int rc = pool_geometry(fn, input, kernel, stride, padding, NULL, ceil_mode, &g);
+    if (rc) return rc;
+    out_shape(input, &g, os);
+    if ((rc = thnn__check_out(fn, "output", output, input->ndim, os, input->dtype))) return rc;
+    th_tensor *x = thnn__contig(input);
+    if (!x) return thnn_last_status();
+    if (x->dtype == TH_FLOAT32)
+        avgpool_float(thnn__data(output), thnn__data(x), &g, count_include_pad, 0);
+    else
+        avgpool_double(thnn__data(output), thnn__data(x), &g, count_include_pad, 0);
+    th_tensor_release(x);
+    return TH_OK;
+}
+
+THNN_API int thnn_avg_pool2d_backward_input(th_tensor *grad_input,
+                                            const th_tensor *grad_output,
+                                            const int64_t *kernel,
+                                            const int64_t *stride,
+                                            const int64_t *padding,
+                                            int ceil_mode,
+                                            int count_include_pad) {
+    static const char fn[] = "avg_pool2d_backward_input";
+    pool_geom g;
+    int64_t os[4];
+    int rc;
+    if ((rc = thnn__check_float(fn, "grad_input", grad_input))) return rc;
+    if ((rc = thnn__check_like(fn, "grad_input", grad_input, grad_input))) return rc;
+    if ((rc = pool_geometry(fn, grad_input, kernel, stride, padding, NULL, ceil_mode, &g)))
+        return rc;
+    out_shape(grad_input, &g, os);
+    if ((rc = thnn__check_float(fn, "grad_output", grad_output))) return rc;
+    int ok = grad_output->ndim == grad_input->ndim && grad_output->dtype == grad_input->dtype;
+    for (int i = 0; ok && i < grad_input->ndim; i++) ok = grad_output->sizes[i] == os[i];
+    if (!ok) {
+        char a[256];
+        return thnn__error(TH_ERR_RUNTIME, "%s: grad_output %s does not match the "
+                           "pooling output shape", fn, thnn__shape(grad_output, a));
+    }
+    if (th_zero(grad_input)) return thnn__from_th(fn);
+    th_tensor *go = th_clone(grad_output);  /* contiguous, and writable below */
+    if (!go) return thnn__from_th(fn);
+    if (go->dtype == TH_FLOAT32)
+        avgpool_float(thnn__data(go), thnn__data(grad_input), &g, count_include_pad, 1);
+    else
+        avgpool_double(thnn__data(go), thnn__data(grad_input), &g, count_include_pad, 1);
+    th_tensor_release(go);
+    return TH_OK;
+}
+
+/* ---- adaptive_avg_pool2d: output cell i covers input rows
+ * [floor(i*H/OH), ceil((i+1)*H/OH)) as in PyTorch ----------------------- */
+#define DEFINE_ADAPTIVE(T)                                                     \
+    static void adaptive_##T(T *out, T *x, int64_t planes, int64_t H,          \
+                             int64_t W, int64_t OH, int64_t OW, int bwd) {     \
+        _Pragma("omp parallel for schedule(static) if(planes * H * W > THNN_GRAIN)") \
+        for (int64_t p = 0; p < planes; p++) {                                 \
+            T *xp = x + p * H * W;                                             \
+            for (int64_t oh = 0; oh < OH; oh++) {                              \
+                const int64_t h0 = oh * H / OH, h1 = ((oh + 1) * H + OH - 1) / OH; \
+                for (int64_t ow = 0; ow < OW; ow++) {                          \
+                    const int64_t w0 = ow * W / OW, w1 = ((ow + 1) * W + OW - 1) / OW; \
+                    const T n = (T)((h1 - h0) * (w1 - w0));                    \
+                    T *o = out + (p * OH + oh) * OW + ow;                       \
+                    if (bwd) {                                                 \
+                        const T v = *o / n;                                    \
+                        for (int64_t ih = h0; ih < h1; ih++)                   \
+                            for (int64_t iw = w0; iw < w1; iw++)               \
+                                xp[ih * W + iw] += v;                          \
+                    } else {                                                   \
+                        T s = 0;                                               \
+                        for (int64_t ih = h0; ih < h1; ih++)                   \
+                            for (int64_t iw = w0; iw < w1; iw++)               \
+                                s += xp[ih * W + iw];                          \
+                        *o = s / n;                                            \
+                    }                                                          \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
+DEFINE_ADAPTIVE(float)
+DEFINE_ADAPTIVE(double)
+
+static int adaptive_check(const char *fn, const th_tensor *input, int64_t *planes) {
+    char a[256];
+    int rc = thnn__check_float(fn, "input", input);
+    if (rc) return rc;
+    if (input->ndim != 3 && input->ndim != 4)
+        return thnn__error(TH_ERR_RUNTIME, "%s: Expected 3D or 4D tensor, but got %s",
+                           fn, thnn__shape(input, a));
+    for (int i = 1; i < input->ndim; i++)
+        if (input->sizes[i] == 0)
+            return thnn__error(TH_ERR_RUNTIME, "%s: Expected input to have non-zero "
+                               "size for non-batch dimensions, but input has sizes %s "
+                               "with dimension %d being empty", fn, thnn__shape(input, a), i);
+    *planes = input->ndim == 4 ? input->sizes[0] * input->sizes[1] : input->sizes[0];
+    return TH_OK;
+}
+
+THNN_API int thnn_adaptive_avg_pool2d_forward(th_tensor *output,
+                                              const th_tensor *input) {
+    static const char fn[] = "adaptive_avg_pool2d";
+    int64_t planes;
+    int rc;
+    if ((rc = adaptive_check(fn, input, &planes))) return rc;
+    const int d = input->ndim;
+    if ((rc = thnn__check_float(fn, "output", output))) return rc;
+    int ok = output->ndim == d && output->sizes[d - 2] > 0 && output->sizes[d - 1] > 0;
+    for (int i = 0; ok && i < d - 2; i++) ok = output->sizes[i] == input->sizes[i];
+    if (!ok) {
+        char a[256], b[256];
+        return thnn__error(TH_ERR_RUNTIME, "%s: output %s does not fit input %s (same "
+                           "leading dims, positive output size)", fn,
+                           thnn__shape(output, a), thnn__shape(input, b));
+    }
+    if ((rc = thnn__check_like(fn, "output", output, output))) return rc;
+    if (output->dtype != input->dtype)
+        return thnn__error(TH_ERR_TYPE, "%s: output dtype differs from input", fn);
+    th_tensor *x = thnn__contig(input);
+    if (!x) return thnn_last_status();
+    if (x->dtype == TH_FLOAT32)
+        adaptive_float(thnn__data(output), thnn__data(x), planes, x->sizes[d - 2],
+                       x->sizes[d - 1], output->sizes[d - 2], output->sizes[d - 1], 0);
+    else
+        adaptive_double(thnn__data(output), thnn__data(x), planes, x->sizes[d - 2],
+                        x->sizes[d - 1], output->sizes[d - 2], output->sizes[d - 1], 0);
+    th_tensor_release(x);
+    return TH_OK;
+}
+
+THNN_API int thnn_adaptive_avg_pool2d_backward_input(th_tensor *grad_input,
+                                                     const th_tensor *grad_output) {
+    static const char fn[] = "adaptive_avg_pool2d_backward_input";
+    int64_t planes;
+    int rc;
+    if ((rc = adaptive_check(fn, grad_input, &planes))) return rc;
+    if ((rc = thnn__check_like(fn, "grad_input", grad_input, grad_input))) return rc;
+    if ((rc = thnn__check_float(fn, "grad_output", grad_output))) return rc;
+    const int d = grad_input->ndim;
+    int ok = grad_output->ndim == d && grad_output->dtype == grad_input->dtype;
+    for (int i = 0; ok && i < d - 2; i++) ok = grad_output->sizes[i] == grad_input->sizes[i];
+    if (!ok) {
+        char a[256], b[256];
+        return thnn__error(TH_ERR_RUNTIME, "%s: grad_output %s does not fit grad_input %s",
+                           fn, thnn__shape(grad_output, a), thnn__shape(grad_input, b));
+    }
+    if (th_zero(grad_input)) return thnn__from_th(fn);
+    th_tensor *go = th_clone(grad_output);
+    if (!go) return thnn__from_th(fn);
+    if (go->dtype == TH_FLOAT32)
+        adaptive_float(thnn__data(go), thnn__data(grad_input), planes, grad_input->sizes[d - 2],
+                       grad_input->sizes[d - 1], go->sizes[d - 2], go->sizes[d - 1], 1);
+    else
+        adaptive_double(thnn__data(go), thnn__data(grad_input), planes, grad_input->sizes[d - 2],
+                        grad_input->sizes[d - 1], go->sizes[d - 2], go->sizes[d - 1], 1);
+    th_tensor_release(go);
+    return TH_OK;
+}

@@ -1,0 +1,126 @@
+/* softmax and log_softmax along any dim, numerically stable (max
+ * subtracted); the tensor is seen as (outer, n, inner). */
+#include <math.h>
+
+#include "thnn_internal.h"
+
+/* mode bit 1: log-softmax.  fwd: y = f(x).  bwd: gx from gy and y. */
+#define DEFINE_SOFTMAX(T)                                                      \
+    static void softmax_fwd_##T(T *y, const T *x, int64_t outer, int64_t n,    \
+                                int64_t inner, int log_mode) {                 \
+        _Pragma("omp parallel for schedule(static) if(outer * n * inner > THNN_GRAIN)") \
+        for (int64_t oi = 0; oi < outer * inner; oi++) {                       \
+            const int64_t o = oi / inner, i = oi % inner;                      \
+            const T *xp = x + o * n * inner + i;                               \
+            T *yp = y + o * n * inner + i;                                     \
+            T m = -INFINITY;                                                   \
+            for (int64_t k = 0; k < n; k++)                                    \
+                if (xp[k * inner] > m || isnan(xp[k * inner])) m = xp[k * inner]; \
+            if (isinf(m) && m < 0) m = 0;                                      \
+            double s = 0;                                                      \
+            for (int64_t k = 0; k < n; k++) s += exp((double)(xp[k * inner] - m)); \
+            if (log_mode) {                                                    \
+                const T ls = (T)log(s);                                        \
+                for (int64_t k = 0; k < n; k++)                                \
+                    yp[k * inner] = xp[k * inner] - m - ls;                    \
+            } else {                                                           \
+                const double r = 1.0 / s;                                      \
+                for (int64_t k = 0; k < n; k++)                                \
+                    yp[k * inner] = (T)(exp((double)(xp[k * inner] - m)) * r); \
+            }                                                                  \
+        }                                                                      \
+    }                                                                          \
+    static void softmax_bwd_##T(T *gx, const T *gy, const T *y, int64_t outer, \
+                                int64_t n, int64_t inner, int log_mode) {      \
+        _Pragma("omp parallel for schedule(static) if(outer * n * inner > THNN_GRAIN)") \
+        for (int64_t oi = 0; oi < outer * inner; oi++) {                       \
+            const int64_t base = (oi / inner) * n * inner + oi % inner;        \
+            double s = 0;                                                      \
+            for (int64_t k = 0; k < n; k++)                                    \
+                s += log_mode ? (double)gy[base + k * inner]                   \
+                              : (double)gy[base + k * inner] * y[base + k * inner]; \
+            for (int64_t k = 0; k < n; k++) {                                  \
+                const int64_t j = base + k * inner;                            \
+                gx[j] = log_mode ? (T)(gy[j] - exp((double)y[j]) * s)          \
+                                 : (T)(y[j] * (gy[j] - s));                    \
+            }                                                                  \
+        }                                                                      \
+    }
+DEFINE_SOFTMAX(float)
+DEFINE_SOFTMAX(double)
+
+static int split(const char *fn, const th_tensor *t, int dim, int64_t *outer,
+                 int64_t *n, int64_t *inner) {
+    int nd = t->ndim > 0 ? t->ndim : 1;
+    if (dim < -nd || dim >= nd)
+        return thnn__error(TH_ERR_INDEX, "%s: Dimension out of range (expected "
+                           "to be in range of [%d, %d], but got %d)", fn, -nd,
+                           nd - 1, dim);
+    if (dim < 0) dim += nd;
+    *outer = 1; *inner = 1; *n = t->ndim ? t->sizes[dim] : 1;
+    for (int i = 0; i < dim; i++) *outer *= t->sizes[i];
+    for (int i = dim + 1; i < t->ndim; i++) *inner *= t->sizes[i];
+    return TH_OK;
+}
+
+static int forward(const char *fn, th_tensor *output, const th_tensor *input,
+                   int dim, int log_mode) {
+    int64_t outer = 1, n = 1, inner = 1;
+    int rc;
+    if ((rc = thnn__check_float(fn, "input", input))) return rc;
+    if ((rc = split(fn, input, dim, &outer, &n, &inner))) return rc;
+    if ((rc = thnn__check_like(fn, "output", output, input))) return rc;
+    th_tensor *x = thnn__contig(input);
+    if (!x) return thnn_last_status();
+    if (x->dtype == TH_FLOAT32)
+        softmax_fwd_float(thnn__data(output), thnn__data(x), outer, n, inner, log_mode);
+    else
+        softmax_fwd_double(thnn__data(output), thnn__data(x), outer, n, inner, log_mode);
+    th_tensor_release(x);
+    return TH_OK;
+}
+
+static int backward(const char *fn, th_tensor *grad_input,
+                    const th_tensor *grad_output, const th_tensor *output,
+                    int dim, int log_mode) {
+    int64_t outer = 1, n = 1, inner = 1;
+    int rc;
+    char a[256], b[256];
+    if ((rc = thnn__check_float(fn, "output", output))) return rc;
+    if ((rc = thnn__check_float(fn, "grad_output", grad_output))) return rc;
+    if ((rc = split(fn, output, dim, &outer, &n, &inner))) return rc;
+    int ok = grad_output->ndim == output->ndim && grad_output->dtype == output->dtype;
+    for (int i = 0; ok && i < output->ndim; i++) ok = grad_output->sizes[i] == output->sizes[i];
+    if (!ok)
+        return thnn__error(TH_ERR_RUNTIME, "%s: grad_output %s does not match "
+                           "output %s", fn, thnn__shape(grad_output, a),
+                           thnn__shape(output, b));
+    if ((rc = thnn__check_like(fn, "grad_input", grad_input, output))) return rc;
+    th_tensor *gy = thnn__contig(grad_output), *y = thnn__contig(output);
+    if (!gy || !y) { thnn__release(gy); thnn__release(y); return thnn_last_status(); }
+    if (y->dtype == TH_FLOAT32)
+        softmax_bwd_float(thnn__data(grad_input), thnn__data(gy), thnn__data(y),
+                          outer, n, inner, log_mode);
+    else
+        softmax_bwd_double(thnn__data(grad_input), thnn__data(gy), thnn__data(y),
+                           outer, n, inner, log_mode);
+    th_tensor_release(gy); th_tensor_release(y);
+    return TH_OK;
+}
+
+THNN_API int thnn_softmax_forward(th_tensor *output, const th_tensor *input, int dim) {
+    return forward("softmax", output, input, dim, 0);
+}
+THNN_API int thnn_log_softmax_forward(th_tensor *output, const th_tensor *input, int dim) {
+    return forward("log_softmax", output, input, dim, 1);
+}
+THNN_API int thnn_softmax_backward_input(th_tensor *grad_input,
+                                         const th_tensor *grad_output,
+                                         const th_tensor *output, int dim) {
+    return backward("softmax_backward_input", grad_input, grad_output, output, dim, 0);
+}
+THNN_API int thnn_log_softmax_backward_input(th_tensor *grad_input,
+                                             const th_tensor *grad_output,
+                                             const th_tensor *output, int dim) {
+    return backward("log_softmax_backward_input", grad_input, grad_output, output, dim, 1);
+}
