@@ -425,13 +425,22 @@ class Dropout2d(Dropout):
         return F.dropout2d(input, self.p, self.training, self.inplace)
 
 
-class Conv1d(Module):
-    """1-D convolution over (N, C, L), through the conv2d kernel."""
+class _ConvNd(Module):
+    """Shared by Conv1d and Conv2d: arguments, parameters (PyTorch's
+    initialisation: kaiming_uniform_(a=√5), bias uniform ±1/√fan_in), repr."""
+
+    _nd = 0
+    _functional = None
+
+    @staticmethod
+    def _tuple(v):
+        raise NotImplementedError
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
                  dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
                  dtype=None):
         super().__init__()
+        name = type(self).__name__
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
         if in_channels % groups:
@@ -439,19 +448,23 @@ class Conv1d(Module):
         if out_channels % groups:
             raise ValueError("out_channels must be divisible by groups")
         if padding_mode != "zeros":
-            raise NotImplementedError(f"Conv1d: padding_mode {padding_mode!r} is not "
+            raise NotImplementedError(f"{name}: padding_mode {padding_mode!r} is not "
                                       "supported yet (zeros only)")
-        if isinstance(padding, str) and padding not in ("same", "valid"):
-            raise ValueError(f"Invalid padding string {padding!r}, should be one of "
-                             "{'valid', 'same'}")
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                                 "{'valid', 'same'}")
+            if padding == "same" and self._tuple(stride) != (1,) * self._nd:
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        else:
+            padding = self._tuple(padding)
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size, self.stride = (F._single(kernel_size),), (F._single(stride),)
-        self.padding = padding if isinstance(padding, str) else (F._single(padding),)
-        self.dilation, self.groups = (F._single(dilation),), groups
+        self.kernel_size, self.stride = self._tuple(kernel_size), self._tuple(stride)
+        self.padding, self.dilation, self.groups = padding, self._tuple(dilation), groups
         self.padding_mode = padding_mode
         kw = _factory(device, dtype)
         self.weight = Parameter(ember.empty(out_channels, in_channels // groups,
-                                            self.kernel_size[0], **kw))
+                                            *self.kernel_size, **kw))
         if bias:
             self.bias = Parameter(ember.empty(out_channels, **kw))
         else:
@@ -467,15 +480,15 @@ class Conv1d(Module):
                 init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
-        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding,
-                        self.dilation, self.groups)
+        return type(self)._functional(input, self.weight, self.bias, self.stride,
+                                      self.padding, self.dilation, self.groups)
 
     def extra_repr(self):
         s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
              f"stride={self.stride}")
-        if self.padding != (0,):
+        if self.padding != (0,) * self._nd:
             s += f", padding={self.padding}"
-        if self.dilation != (1,):
+        if self.dilation != (1,) * self._nd:
             s += f", dilation={self.dilation}"
         if self.groups != 1:
             s += f", groups={self.groups}"
@@ -484,7 +497,28 @@ class Conv1d(Module):
         return s
 
 
-class MaxPool1d(Module):
+class Conv1d(_ConvNd):
+    """1-D convolution over (N, C, L), through the conv2d kernel."""
+
+    _nd = 1
+    _functional = staticmethod(F.conv1d)
+
+    @staticmethod
+    def _tuple(v):
+        return (F._single(v),)
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution (cross-correlation) over (N, C, H, W)."""
+
+    _nd = 2
+    _functional = staticmethod(F.conv2d)
+    _tuple = staticmethod(F._pair)
+
+
+class _MaxPoolNd(Module):
+    _functional = None
+
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
                  ceil_mode=False):
         super().__init__()
@@ -494,13 +528,21 @@ class MaxPool1d(Module):
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def forward(self, input):
-        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode, self.return_indices)
+        return type(self)._functional(input, self.kernel_size, self.stride, self.padding,
+                                      self.dilation, self.ceil_mode, self.return_indices)
 
     def extra_repr(self):
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
                 f"padding={self.padding}, dilation={self.dilation}, "
                 f"ceil_mode={self.ceil_mode}")
+
+
+class MaxPool1d(_MaxPoolNd):
+    _functional = staticmethod(F.max_pool1d)
+
+
+class MaxPool2d(_MaxPoolNd):
+    _functional = staticmethod(F.max_pool2d)
 
 
 class AvgPool1d(Module):
@@ -543,89 +585,6 @@ class AdaptiveMaxPool2d(Module):
 
     def extra_repr(self):
         return f"output_size={self.output_size}"
-
-
-class Conv2d(Module):
-    """2-D convolution (cross-correlation) over (N, C, H, W); weight and bias
-    start as PyTorch's: kaiming_uniform_(a=√5), bias uniform ±1/√fan_in."""
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
-                 dtype=None):
-        super().__init__()
-        if groups <= 0:
-            raise ValueError("groups must be a positive integer")
-        if in_channels % groups:
-            raise ValueError("in_channels must be divisible by groups")
-        if out_channels % groups:
-            raise ValueError("out_channels must be divisible by groups")
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"Conv2d: padding_mode {padding_mode!r} is not "
-                                      "supported yet (zeros only)")
-        if isinstance(padding, str):
-            if padding not in ("same", "valid"):
-                raise ValueError(f"Invalid padding string {padding!r}, should be one of "
-                                 "{'valid', 'same'}")
-            if padding == "same" and F._pair(stride) != (1, 1):
-                raise ValueError("padding='same' is not supported for strided convolutions")
-        else:
-            padding = F._pair(padding)
-        self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size, self.stride = F._pair(kernel_size), F._pair(stride)
-        self.padding, self.dilation, self.groups = padding, F._pair(dilation), groups
-        self.padding_mode = padding_mode
-        kw = _factory(device, dtype)
-        self.weight = Parameter(ember.empty(out_channels, in_channels // groups,
-                                            *self.kernel_size, **kw))
-        if bias:
-            self.bias = Parameter(ember.empty(out_channels, **kw))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
-
-    def forward(self, input):
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding,
-                        self.dilation, self.groups)
-
-    def extra_repr(self):
-        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-             f"stride={self.stride}")
-        if self.padding != (0, 0):
-            s += f", padding={self.padding}"
-        if self.dilation != (1, 1):
-            s += f", dilation={self.dilation}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        return s
-
-
-class MaxPool2d(Module):
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
-                 ceil_mode=False):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding, self.dilation = padding, dilation
-        self.return_indices, self.ceil_mode = return_indices, ceil_mode
-
-    def forward(self, input):
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode, self.return_indices)
-
-    def extra_repr(self):
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
-                f"padding={self.padding}, dilation={self.dilation}, "
-                f"ceil_mode={self.ceil_mode}")
 
 
 class AvgPool2d(Module):
