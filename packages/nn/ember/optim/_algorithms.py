@@ -23,12 +23,17 @@ def _step_tensor(state):
 
 
 def _grad(p, group):
+    """p's gradient as the update uses it: negated to maximize, with L2 weight
+    decay added, or (decoupled_weight_decay, as AdamW) p shrunk in place."""
     g = p.grad
     if group.get("maximize"):
         g = -g
     wd = group.get("weight_decay", 0)
     if wd:
-        g = g.add(p, alpha=wd)
+        if group.get("decoupled_weight_decay"):
+            p.mul_(1 - group["lr"] * wd)
+        else:
+            g = g.add(p, alpha=wd)
     return g
 
 
@@ -95,12 +100,10 @@ class Adam(Optimizer):
         loss = _closure_loss(closure)
         for group in self.param_groups:
             lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-            wd, amsgrad = group["weight_decay"], group["amsgrad"]
-            decoupled = group["decoupled_weight_decay"]
+            amsgrad = group["amsgrad"]
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                g = -p.grad if group["maximize"] else p.grad
                 state = self.state[p]
                 if "exp_avg" not in state:
                     state["step"] = ember.tensor(0.0)
@@ -109,11 +112,7 @@ class Adam(Optimizer):
                     if amsgrad:
                         state["max_exp_avg_sq"] = ember.zeros_like(p)
                 step = _step_tensor(state)
-                if wd:
-                    if decoupled:
-                        p.mul_(1 - lr * wd)
-                    else:
-                        g = g.add(p, alpha=wd)
+                g = _grad(p, group)
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
                 exp_avg.lerp_(g, 1 - beta1)
                 exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
@@ -332,7 +331,7 @@ class NAdam(Optimizer):
         loss = _closure_loss(closure)
         for group in self.param_groups:
             lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-            wd, decay = group["weight_decay"], group["momentum_decay"]
+            decay = group["momentum_decay"]
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -343,12 +342,7 @@ class NAdam(Optimizer):
                     state["exp_avg"] = ember.zeros_like(p)
                     state["exp_avg_sq"] = ember.zeros_like(p)
                 step = _step_tensor(state)
-                g = -p.grad if group["maximize"] else p.grad
-                if wd:
-                    if group["decoupled_weight_decay"]:
-                        p.mul_(1 - lr * wd)
-                    else:
-                        g = g.add(p, alpha=wd)
+                g = _grad(p, group)
                 bc2 = 1 - beta2 ** step
                 mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * decay))
                 mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * decay))
@@ -385,7 +379,6 @@ class RAdam(Optimizer):
         loss = _closure_loss(closure)
         for group in self.param_groups:
             lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-            wd = group["weight_decay"]
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -395,12 +388,7 @@ class RAdam(Optimizer):
                     state["exp_avg"] = ember.zeros_like(p)
                     state["exp_avg_sq"] = ember.zeros_like(p)
                 step = _step_tensor(state)
-                g = -p.grad if group["maximize"] else p.grad
-                if wd:
-                    if group["decoupled_weight_decay"]:
-                        p.mul_(1 - lr * wd)
-                    else:
-                        g = g.add(p, alpha=wd)
+                g = _grad(p, group)
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
                 exp_avg.lerp_(g, 1 - beta1)
                 exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
