@@ -22,33 +22,6 @@ static th_tensor *T(int dtype, int ndim, const int64_t *sizes,
     return keep(r);
 }
 
-#define SZ(...) ((const int64_t[]){__VA_ARGS__})
-#define DV(...) ((const double[]){__VA_ARGS__})
-
-static int same(const th_tensor *t, int ndim, const int64_t *sizes,
-                const double *vals) {
-    if (!t || t->ndim != ndim) return 0;
-    for (int i = 0; i < ndim; i++)
-        if (t->sizes[i] != sizes[i]) return 0;
-    int64_t n = th_numel(t);
-    for (int64_t i = 0; i < n; i++) {
-        double v;
-        if (th_get_double(t, i, &v) != TH_OK) return 0;
-        if (isnan(vals[i]) ? !isnan(v) : v != vals[i]) {
-            fprintf(stderr, "  element %lld: got %g, want %g\n", (long long)i,
-                    v, vals[i]);
-            return 0;
-        }
-    }
-    return 1;
-}
-
-#define ERR(call, status, text)                                               \
-    do {                                                                      \
-        th_clear_error();                                                     \
-        CHECK((call) && th_last_status() == (status) &&                       \
-              strstr(th_last_error(), (text)) != NULL);                       \
-    } while (0)
 
 static void test_sort(void) {
     th_tensor *v, *i;
