@@ -105,9 +105,346 @@ embedding_bag(weight, indices, offsets, mode, per_sample_weights,
     'max' takes the per-column maximum and sends the gradient to the first
     row reaching it.
 """
+import math
+
+import numpy as np
+
 import ember
 
 __all__ = ["KERNELS"]
 
 
-KERNELS = {}
+# ---- shared helpers --------------------------------------------------------------
+def _pad_spatial(x, pads, value):
+    """x padded with `value`; pads holds (low, high) per spatial dimension
+    (dimension 2 first); a negative amount crops."""
+    for i, (lo, hi) in enumerate(pads):
+        dim = 2 + i
+        if lo < 0:
+            x = x.narrow(dim, -lo, x.shape[dim] + lo)
+            lo = 0
+        if hi < 0:
+            x = x.narrow(dim, 0, x.shape[dim] + hi)
+            hi = 0
+        if not (lo or hi):
+            continue
+        parts = []
+        for amount in (lo, hi):
+            shape = list(x.shape)
+            shape[dim] = amount
+            parts.append(x.new_full(shape, value) if amount else None)
+        seq = ([parts[0]] if lo else []) + [x] + ([parts[1]] if hi else [])
+        x = ember.cat(seq, dim)
+    return x
+
+
+def _windows(x, kernel_size, stride, dilation):
+    """(N, C, O1.., k1..) view of the sliding windows of an already padded x."""
+    nd = len(kernel_size)
+    for i in range(nd):
+        x = x.unfold(2 + i, dilation[i] * (kernel_size[i] - 1) + 1, stride[i])
+    if any(d > 1 for d in dilation):
+        x = x[(Ellipsis,) + tuple(slice(None, None, d) for d in dilation)]
+    return x
+
+
+def _pool_size(size, k, s, p, d, ceil_mode):
+    """PyTorch's pooling output length, and the high padding it reads."""
+    eff = d * (k - 1) + 1
+    num = size + 2 * p - eff
+    out = (-(-num // s) if ceil_mode else num // s) + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out, max(0, (out - 1) * s + eff - size - p)
+
+
+def _unravel(flat, sizes):
+    """Per-dimension offsets of a row-major flat index within `sizes`."""
+    out = []
+    for size in reversed(sizes):
+        out.append(flat % size)
+        flat = flat // size
+    return out[::-1]
+
+
+# ---- convolution ------------------------------------------------------------------
+def _conv_nd(x, weight, bias, stride, dilation, groups):
+    """Convolution of an already padded (N, C, *S) input, one GEMM per group."""
+    nd = x.dim() - 2
+    n, c = x.shape[:2]
+    o, cg = weight.shape[:2]
+    ks = tuple(weight.shape[2:])
+    kprod = math.prod(ks)
+    p = _windows(x, ks, stride, dilation)                 # N C O.. k..
+    osz = tuple(p.shape[2:2 + nd])
+    rows = n * math.prod(osz)
+    if groups == 1:
+        perm = (0,) + tuple(range(2, 2 + nd)) + (1,) + tuple(range(2 + nd, 2 + 2 * nd))
+        cols = p.permute(*perm).reshape(rows, c * kprod)
+        out = cols.matmul(weight.reshape(o, c * kprod).t())
+    else:
+        g = groups
+        p = p.reshape(n, g, cg, *osz, *ks)
+        perm = (1, 0) + tuple(range(3, 3 + nd)) + (2,) + tuple(range(3 + nd, 3 + 2 * nd))
+        cols = p.permute(*perm).reshape(g, rows, cg * kprod)
+        w = weight.reshape(g, o // g, cg * kprod).transpose(1, 2)
+        out = ember.bmm(cols, w)                           # G, rows, O/G
+        out = out.permute(1, 0, 2).reshape(rows, o)
+    if bias is not None:
+        out = out + bias
+    out = out.reshape(n, *osz, o)
+    return out.permute(0, nd + 1, *range(1, nd + 1)).contiguous()
+
+
+def conv3d(input, weight, bias, stride, padding, dilation, groups):
+    pads = [(padding[2 * i], padding[2 * i + 1]) for i in range(3)]
+    return _conv_nd(_pad_spatial(input, pads, 0.0), weight, bias, stride, dilation, groups)
+
+
+def _dilate(x, stride):
+    """x with stride - 1 zeros between neighbours along each spatial dimension."""
+    for i, s in enumerate(stride):
+        if s == 1:
+            continue
+        dim = 2 + i
+        size = x.shape[dim]
+        zeros = x.new_zeros(*x.shape[:dim + 1], s - 1, *x.shape[dim + 1:])
+        x = ember.cat([x.unsqueeze(dim + 1), zeros], dim + 1)
+        x = x.reshape(*x.shape[:dim], size * s, *x.shape[dim + 2:])
+        x = x.narrow(dim, 0, (size - 1) * s + 1)
+    return x
+
+
+def conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation):
+    # a stride-1 convolution of the zero-dilated input with the flipped,
+    # in/out-swapped kernel, padded by d (k - 1) - p (+ output_padding high)
+    c, og = weight.shape[:2]
+    ks = tuple(weight.shape[2:])
+    g = groups
+    w = weight.reshape(g, c // g, og, *ks).transpose(1, 2).reshape(g * og, c // g, *ks)
+    w = w.flip(list(range(2, 2 + len(ks))))
+    pads = [(d * (k - 1) - p, d * (k - 1) - p + op)
+            for k, p, op, d in zip(ks, padding, output_padding, dilation)]
+    x = _pad_spatial(_dilate(input, stride), pads, 0.0)
+    return _conv_nd(x, w, bias, (1,) * len(ks), dilation, groups)
+
+
+# ---- pooling -----------------------------------------------------------------------
+def _max_pool_nd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    n, c = input.shape[:2]
+    sizes = tuple(input.shape[2:])
+    geo = [_pool_size(*a, ceil_mode) for a in zip(sizes, kernel_size, stride, padding,
+                                                  dilation)]
+    osz = tuple(o for o, _ in geo)
+    x = _pad_spatial(input, [(p, r) for p, (_, r) in zip(padding, geo)], float("-inf"))
+    win = _windows(x, kernel_size, stride, dilation)
+    win = win[(slice(None), slice(None)) + tuple(slice(0, o) for o in osz)]
+    flat = win.reshape(n, c, *osz, math.prod(kernel_size))
+    k = flat.detach().argmax(-1, keepdim=True)
+    out = flat.gather(-1, k).squeeze(-1)
+    if not return_indices:
+        return out
+    offsets = _unravel(k.squeeze(-1), kernel_size)
+    index = None
+    for i, (size, o) in enumerate(zip(sizes, osz)):
+        shape = [1] * len(sizes)
+        shape[i] = o
+        start = (ember.arange(o) * stride[i] - padding[i]).view(*shape)
+        pos = start + offsets[i] * dilation[i]
+        index = pos if index is None else index * size + pos
+    return out, index
+
+
+def max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    return _max_pool_nd(input, kernel_size, stride, padding, dilation, ceil_mode,
+                        return_indices)
+
+
+def _avg_divisors(size, k, s, p, out, count_include_pad):
+    """How many elements each output position averages along one dimension."""
+    counts = []
+    for i in range(out):
+        start = i * s - p
+        end = min(start + k, size + p)
+        if count_include_pad:
+            counts.append(end - start)
+        else:
+            counts.append(min(end, size) - max(start, 0))
+    return counts
+
+
+def avg_pool3d(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+               divisor_override):
+    sizes = tuple(input.shape[2:])
+    ones = (1,) * len(sizes)
+    geo = [_pool_size(*a, 1, ceil_mode) for a in zip(sizes, kernel_size, stride, padding)]
+    osz = tuple(o for o, _ in geo)
+    x = _pad_spatial(input, [(p, r) for p, (_, r) in zip(padding, geo)], 0.0)
+    win = _windows(x, kernel_size, stride, ones)
+    win = win[(slice(None), slice(None)) + tuple(slice(0, o) for o in osz)]
+    total = win.sum(tuple(range(-len(sizes), 0)))
+    if divisor_override:
+        return total / divisor_override
+    count = np.ones((), dtype=np.float64)
+    for i, a in enumerate(zip(sizes, kernel_size, stride, padding, osz)):
+        per = np.asarray(_avg_divisors(*a, count_include_pad), dtype=np.float64)
+        count = np.multiply.outer(count, per)
+    return total / ember.from_numpy(count).to(input.dtype)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices):
+    n, c, h, w = input.shape
+    oh, ow = output_size
+    if h % oh == 0 and w % ow == 0:
+        k = (h // oh, w // ow)
+        return _max_pool_nd(input, k, k, (0, 0), (1, 1), False, return_indices)
+    outs, idxs = [], []
+    for i in range(oh):
+        r0, r1 = (i * h) // oh, -(-((i + 1) * h) // oh)
+        for j in range(ow):
+            c0, c1 = (j * w) // ow, -(-((j + 1) * w) // ow)
+            cell = input[:, :, r0:r1, c0:c1].reshape(n, c, -1)
+            k = cell.detach().argmax(-1, keepdim=True)
+            outs.append(cell.gather(-1, k).squeeze(-1))
+            if return_indices:
+                k = k.squeeze(-1)
+                idxs.append((r0 + k // (c1 - c0)) * w + c0 + k % (c1 - c0))
+    out = ember.stack(outs, -1).reshape(n, c, oh, ow)
+    if not return_indices:
+        return out
+    return out, ember.stack(idxs, -1).reshape(n, c, oh, ow)
+
+
+# ---- resampling --------------------------------------------------------------------
+def nearest_indices(size, out, scale):
+    """Source index of each output position for nearest upsampling (the
+    ratio in float32, as PyTorch computes it)."""
+    r = np.float32(1.0 / scale) if scale else np.float32(size) / np.float32(out)
+    src = np.floor(np.arange(out, dtype=np.float32) * r).astype(np.int64)
+    return ember.from_numpy(np.minimum(src, size - 1))
+
+
+def linear_weights(size, out, align_corners, scale):
+    """(low index, high index, weight of high) per output position for linear
+    interpolation along one dimension."""
+    dst = np.arange(out, dtype=np.float64)
+    if align_corners:
+        src = dst * ((size - 1) / (out - 1)) if out > 1 else np.zeros(out)
+    else:
+        r = 1.0 / scale if scale else size / out
+        src = np.maximum((dst + 0.5) * r - 0.5, 0.0)
+    lo = np.minimum(np.floor(src).astype(np.int64), size - 1)
+    hi = np.minimum(lo + 1, size - 1)
+    return ember.from_numpy(lo), ember.from_numpy(hi), src - lo
+
+
+def linear_along(x, dim, out, align_corners, scale):
+    lo, hi, lam = linear_weights(x.shape[dim], out, align_corners, scale)
+    shape = [1] * x.dim()
+    shape[dim] = out
+    lam = ember.from_numpy(lam).to(x.dtype).view(*shape)
+    return x.index_select(dim, lo) * (1 - lam) + x.index_select(dim, hi) * lam
+
+
+def upsample_nearest2d(input, output_size, scales):
+    x = input
+    for i, (out, scale) in enumerate(zip(output_size, scales)):
+        x = x.index_select(2 + i, nearest_indices(x.shape[2 + i], out, scale))
+    return x.contiguous() if x is not input else x.clone()
+
+
+def upsample_bilinear2d(input, output_size, align_corners, scales):
+    x = input
+    for i, (out, scale) in enumerate(zip(output_size, scales)):
+        x = linear_along(x, 2 + i, out, align_corners, scale)
+    return x
+
+
+# ---- padding -----------------------------------------------------------------------
+def index_pad(input, padding, source):
+    """input padded by gathering, along each padded dimension, the elements
+    source(j, size) for j in [-low, size + high)."""
+    x = input
+    for i in range(len(padding) // 2):
+        dim = x.dim() - 1 - i
+        lo, hi = padding[2 * i], padding[2 * i + 1]
+        if not (lo or hi):
+            continue
+        size = x.shape[dim]
+        j = np.arange(-lo, size + hi)
+        x = x.index_select(dim, ember.from_numpy(source(j, size).astype(np.int64)))
+    return x if x is not input else input.clone()
+
+
+def _reflect(j, size):
+    period = 2 * (size - 1) if size > 1 else 1
+    j = np.abs(j) % period
+    return np.where(j >= size, period - j, j)
+
+
+def _replicate(j, size):
+    return np.clip(j, 0, size - 1)
+
+
+def circular(j, size):
+    return j % size
+
+
+def reflection_pad(input, padding):
+    return index_pad(input, padding, _reflect)
+
+
+def replication_pad(input, padding):
+    return index_pad(input, padding, _replicate)
+
+
+# ---- embedding bag -----------------------------------------------------------------
+def embedding_bag(weight, indices, offsets, mode, per_sample_weights, padding_idx):
+    # gather each bag's rows into a (B, longest bag, D) block; the slots a
+    # bag does not fill read a filler row (0 for sums, -inf for the max)
+    num, dim = weight.shape
+    idx = indices.numpy()
+    off = offsets.numpy()
+    bags = len(off) - 1
+    lengths = np.diff(off)
+    keep = np.ones(len(idx), dtype=bool) if padding_idx is None else idx != padding_idx
+    longest = int(lengths.max()) if bags and len(idx) else 0
+    slot = np.full((bags, max(longest, 1)), len(idx), dtype=np.int64)
+    bag_of = np.repeat(np.arange(bags), lengths)
+    pos = np.arange(len(idx)) - off[:-1][bag_of]
+    slot[bag_of[keep], pos[keep]] = np.arange(len(idx))[keep]
+    rows = weight.index_select(0, indices)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.unsqueeze(1)
+    filler = float("-inf") if mode == "max" else 0.0
+    rows = ember.cat([rows, weight.new_full((1, dim), filler)], 0)
+    block = rows.index_select(0, ember.from_numpy(slot.reshape(-1))).view(bags, -1, dim)
+    if mode == "max":
+        best = block.detach().argmax(1, keepdim=True)
+        out = block.gather(1, best).squeeze(1)
+        empty = ember.from_numpy((keep_counts(bag_of, keep, bags) == 0).reshape(bags, 1))
+        return ember.where(empty, ember.zeros_like(out), out)
+    out = block.sum(1)
+    if mode == "mean":
+        count = np.maximum(keep_counts(bag_of, keep, bags), 1).astype(np.float64)
+        out = out / ember.from_numpy(count.reshape(bags, 1)).to(out.dtype)
+    return out
+
+
+def keep_counts(bag_of, keep, bags):
+    """How many entries of each bag are kept (padding_idx left out)."""
+    return np.bincount(bag_of[keep], minlength=bags)
+
+
+KERNELS = {
+    "conv3d": conv3d,
+    "conv_transpose2d": conv_transpose2d,
+    "max_pool3d": max_pool3d,
+    "avg_pool3d": avg_pool3d,
+    "adaptive_max_pool2d": adaptive_max_pool2d,
+    "upsample_nearest2d": upsample_nearest2d,
+    "upsample_bilinear2d": upsample_bilinear2d,
+    "reflection_pad": reflection_pad,
+    "replication_pad": replication_pad,
+    "embedding_bag": embedding_bag,
+}
