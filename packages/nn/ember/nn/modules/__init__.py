@@ -4,6 +4,8 @@ from .layers import *  # noqa: F401,F403
 from .layers import __all__ as _layers
 from .loss import *  # noqa: F401,F403
 from .loss import __all__ as _losses
+from .rnn import *  # noqa: F401,F403
+from .rnn import __all__ as _rnn
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
-           "ParameterDict"] + _layers + _losses
+           "ParameterDict"] + _layers + _losses + _rnn
