@@ -338,7 +338,7 @@ def test_init_functions():
 
 def test_kernel_dispatch_point():
     from ember.nn import _kernels
-    assert set(_kernels.COMPOSED) == {"conv2d", "max_pool2d", "avg_pool2d"}
+    assert {"conv2d", "max_pool2d", "avg_pool2d"} <= set(_kernels.COMPOSED)
     assert _kernels.kernel("conv2d") is not None
     assert isinstance(_kernels.providers(), list)
 

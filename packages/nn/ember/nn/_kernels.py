@@ -1,15 +1,30 @@
 """The one dispatch point between ember.nn.functional and NN kernels.
 
-Layers whose compute is a kernel (convolution, pooling) call
-``kernel(name)(...)``.  Until a kernel package is installed, the
-implementations here compose ember operations (so autograd, gradcheck and
-double backward work through them unchanged).  A kernel package (ember-thnn
-for the CPU, later ember-thcunn) registers in the entry-point group
-``ember.kernels``: the entry point loads an object with a ``nn_kernels()``
-method that returns ``{name: callable}``; each callable takes the same
-arguments as the composed function of that name here (already-normalised
-tuples, see below) and returns an ember Tensor that records its own
-backward.  Names it does not provide fall back to the composed ones.
+Layers whose compute is a kernel (convolution, pooling, ...) call
+``kernel(name)(...)``.  Every name has a composed implementation here (or
+in _composed_more), written with ember operations, so autograd, gradcheck
+and double backward work through it on any backend.
+
+A kernel package (ember-thnn for the CPU, later ember-thcunn for the GPU)
+registers in the entry-point group ``ember.kernels``; the entry point loads
+an object with ``tensor_type`` (the class of the backend's raw tensors it
+computes on) and ``nn_kernels()`` returning ``{name: spec}``.  A spec works
+on raw tensors, without autograd:
+
+- ``differentiable``: n -- the first n arguments are the tensors (or None)
+  gradients flow to;
+- ``forward(*args)``: the composed function's arguments with every ember
+  Tensor replaced by its raw tensor; returns ``(outputs, ctx)`` -- a raw
+  tensor, or a tuple whose first element is the one differentiable output
+  -- or NotImplemented for a case it does not handle (the composed function
+  runs instead);
+- ``backward(ctx, grad, inputs, needs)``: the raw gradient of the first
+  output, the first n raw inputs and which of them need a gradient;
+  returns n raw gradients (None where not needed).
+
+_kernel_autograd adds the autograd recording once for all packages (first
+order through the spec's backward, double backward through the composed
+function).  Names a package does not provide stay composed;
 ``EMBER_NN_KERNELS=composed`` ignores installed kernel packages.
 """
 import os
@@ -28,17 +43,20 @@ def _load():
     del _providers[:]
     if os.environ.get("EMBER_NN_KERNELS", "") != "composed":
         from importlib.metadata import entry_points
+        from ._kernel_autograd import wrap
         for ep in entry_points(group="ember.kernels"):
             try:
                 provider = ep.load()
                 found = provider.nn_kernels() if hasattr(provider, "nn_kernels") else {}
+                tensor_type = provider.tensor_type if found else None
             except Exception as exc:  # a broken kernel package must not break ember.nn
                 import warnings
                 warnings.warn(f"ember.nn: ignoring kernel package {ep.name!r} ({ep.value}): "
                               f"{exc}", RuntimeWarning, stacklevel=3)
                 continue
             _providers.append(ep.name)
-            table.update({k: v for k, v in found.items() if k in COMPOSED})
+            table.update({k: wrap(k, spec, COMPOSED[k], tensor_type)
+                          for k, spec in found.items() if k in COMPOSED})
     _table = table
     return table
 

@@ -425,6 +425,13 @@ class _Kernels:
     """The ``ember.kernels`` entry point: this module's functions by name."""
     name = "cpu"
     api_version = 1
+    tensor_type = _th.Tensor  # the raw tensors the kernels compute on
+
+    @staticmethod
+    def nn_kernels():
+        """ember.nn's kernel specs (see _nn_kernels.py)."""
+        from ._nn_kernels import nn_kernels
+        return nn_kernels()
 
     def __getattr__(self, name):
         g = globals()

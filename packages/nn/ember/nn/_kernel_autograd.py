@@ -1,0 +1,117 @@
+"""Autograd around a kernel package's raw kernels, written once for every
+package (ember-thnn on the CPU, later ember-thcunn on the GPU).
+
+A kernel spec (see ember.nn._kernels) computes on a backend's raw tensors
+and knows nothing of autograd.  ``wrap`` turns it into a function with the
+composed function's signature that records one node per call:
+
+- first-order gradients come from the spec's own backward kernels;
+- under ``create_graph`` (double backward) the node recomputes the
+  composed function of ember ops from its saved inputs and differentiates
+  that, so the gradients record a graph of their own.  Slower, but exact,
+  and it keeps every kernel twice-differentiable without second-order C.
+"""
+import ember
+from ember._tensor import Tensor, _make
+from ember.autograd import grad_mode
+from ember.autograd.graph import NO_EDGE, edge, output
+from ember.autograd.nodes import SavingNode, _new_node, node_class
+
+_mode = grad_mode.state
+
+#: PyTorch's names for the nodes of its equivalent ops (what grad_fn shows)
+NODE_NAMES = {
+    "conv1d": "ConvolutionBackward0", "conv2d": "ConvolutionBackward0",
+    "conv3d": "ConvolutionBackward0", "conv_transpose2d": "ConvolutionBackward0",
+    "max_pool2d": "MaxPool2DWithIndicesBackward0",
+    "max_pool3d": "MaxPool3DWithIndicesBackward0",
+    "avg_pool2d": "AvgPool2DBackward0", "avg_pool3d": "AvgPool3DBackward0",
+    "adaptive_avg_pool2d": "AdaptiveAvgPool2DBackward0",
+    "adaptive_max_pool2d": "AdaptiveMaxPool2DBackward0",
+    "log_softmax": "LogSoftmaxBackward0", "softmax": "SoftmaxBackward0",
+    "cross_entropy": "NllLossBackward0", "nll_loss": "NllLossBackward0",
+    "batch_norm": "NativeBatchNormBackward0", "layer_norm": "NativeLayerNormBackward0",
+    "group_norm": "NativeGroupNormBackward0", "embedding": "EmbeddingBackward0",
+    "embedding_bag": "EmbeddingBagBackward0",
+}
+
+
+class KernelNode(SavingNode):
+    """The node of one kernel call: saved inputs (version-checked), the
+    spec's context and the call's other arguments."""
+
+    __slots__ = ("_ctx", "_args")
+    spec = None       # set per kernel by node_class
+    composed = None
+
+    def _run(self, grads):
+        g = grads[0]
+        inputs = self._values()
+        if g is None:
+            return (None,) * len(inputs)
+        needs = tuple(e[0] is not None for e in self.next_functions)
+        if _mode.enabled:  # create_graph: differentiate the composed form
+            return _composed_grads(self.composed, inputs, self._args, g, needs)
+        if self._ctx is None:
+            raise RuntimeError("Trying to backward through the graph a second time (or "
+                               "directly access saved tensors after they have already been "
+                               "freed). Specify retain_graph=True if you need to backward "
+                               "through the graph a second time.")
+        raw = tuple(None if t is None else t._data for t in inputs)
+        result = self.spec.backward(self._ctx, g._data, raw, needs)
+        return tuple(None if r is None or not need else _make(r)
+                     for r, need in zip(result, needs))
+
+    def _release(self):
+        SavingNode._release(self)
+        self._ctx = None
+
+
+def _composed_grads(composed, inputs, args, g, needs):
+    wanted = [t for t, need in zip(inputs, needs) if need]
+    with ember.enable_grad():
+        out = composed(*inputs, *args)
+    if isinstance(out, tuple):
+        out = out[0]
+    found = iter(ember.autograd.grad(out, wanted, g, create_graph=True, allow_unused=True))
+    return tuple(next(found) if need else None for need in needs)
+
+
+def _raw(a):
+    return a._data if isinstance(a, Tensor) else a
+
+
+def wrap(name, spec, composed, tensor_type):
+    """The autograd-recording function of kernel `name` (falls back to
+    `composed` for tensors of another backend and for the cases the spec
+    declines by returning NotImplemented)."""
+    n = spec.differentiable
+    cls = node_class(KernelNode, name, node_name=NODE_NAMES.get(name), spec=spec,
+                     composed=composed)
+    cls.spec = spec  # node_class made the spec's functions static; keep the object
+    forward = spec.forward
+
+    def call(*args):
+        if args[0]._data.__class__ is not tensor_type:
+            return composed(*args)
+        result = forward(*[_raw(a) for a in args])
+        if result is NotImplemented:
+            return composed(*args)
+        outs, ctx = result
+        tensors = args[:n]
+        if not (_mode.enabled and any(t is not None and t._requires_grad for t in tensors)):
+            if outs.__class__ is tuple:
+                return tuple(_make(o) for o in outs)
+            return _make(outs)
+        node = _new_node(cls, tuple(NO_EDGE if t is None else edge(t) for t in tensors))
+        node._save(tensors, None)
+        node._ctx = ctx
+        node._args = args[n:]
+        if outs.__class__ is tuple:  # only the first output is differentiable
+            return (output(outs[0], node),) + tuple(_make(o) for o in outs[1:])
+        return output(outs, node)
+
+    call.__name__ = name
+    call.__doc__ = f"kernel {name!r} of {getattr(spec, '__module__', '?')} with autograd"
+    call.spec = spec
+    return call

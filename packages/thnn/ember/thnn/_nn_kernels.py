@@ -1,0 +1,92 @@
+"""libTHNN kernels as ember.nn kernel specs (the ``nn_kernels()`` table).
+
+Each spec takes the arguments of the composed function of the same name in
+ember.nn._kernels (tensors as raw ember.th tensors) and computes without
+autograd; ember.nn adds the recording (see ember/nn/_kernel_autograd.py):
+
+- ``differentiable``: the first n arguments are the tensors gradients flow to;
+- ``forward(*args)`` -> ``(outputs, ctx)``, or NotImplemented for a case
+  libTHNN does not cover (ember.nn then composes ember ops instead);
+- ``backward(ctx, grad, inputs, needs)`` -> one raw gradient per
+  differentiable input (None where ``needs`` is False).
+
+Only float32 and float64 run here: other dtypes return NotImplemented.
+"""
+import ember.th as _th
+import ember.thnn as _k
+
+_FLOATS = (_th.float32, _th.float64)
+
+
+def _floats(*tensors):
+    return all(t is None or t.dtype in _FLOATS for t in tensors)
+
+
+class conv2d:
+    """(input, weight, bias, stride, (top, bottom, left, right), dilation, groups)"""
+    differentiable = 3
+
+    @staticmethod
+    def forward(x, w, b, stride, pads, dilation, groups):
+        top, bottom, left, right = pads
+        if top != bottom or left != right or not _floats(x, w, b) or \
+                x.dtype != w.dtype or (b is not None and b.dtype != x.dtype):
+            return NotImplemented  # asymmetric ('same', even kernel) or mixed dtypes
+        out = _k.conv2d_forward(x, w, b, stride, (top, left), dilation, groups)
+        return out, (tuple(x.shape), tuple(w.shape), stride, (top, left), dilation, groups)
+
+    @staticmethod
+    def backward(ctx, g, inputs, needs):
+        x_shape, w_shape, stride, pad, dilation, groups = ctx
+        x, w, _ = inputs
+        g = g.contiguous()
+        gx = _k.conv2d_backward_input(g, x_shape, w, stride, pad, dilation, groups) \
+            if needs[0] else None
+        gw, gb = None, None
+        if needs[1] or needs[2]:
+            gw, gb = _k.conv2d_backward_params(g, x, w_shape, stride, pad, dilation, groups,
+                                               need_weight=needs[1], need_bias=needs[2])
+        return gx, gw, gb
+
+
+class max_pool2d:
+    """(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)"""
+    differentiable = 1
+
+    @staticmethod
+    def forward(x, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+        if not _floats(x):
+            return NotImplemented
+        out, ind = _k.max_pool2d_forward(x, kernel_size, stride, padding, dilation, ceil_mode)
+        return ((out, ind) if return_indices else out), (tuple(x.shape), ind)
+
+    @staticmethod
+    def backward(ctx, g, inputs, needs):
+        x_shape, ind = ctx
+        return (_k.max_pool2d_backward_input(g.contiguous(), x_shape, ind),)
+
+
+class avg_pool2d:
+    """(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)"""
+    differentiable = 1
+
+    @staticmethod
+    def forward(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                divisor_override):
+        if divisor_override or not _floats(x):
+            return NotImplemented
+        out = _k.avg_pool2d_forward(x, kernel_size, stride, padding, ceil_mode,
+                                    count_include_pad)
+        return out, (tuple(x.shape), kernel_size, stride, padding, ceil_mode,
+                     count_include_pad)
+
+    @staticmethod
+    def backward(ctx, g, inputs, needs):
+        x_shape, k, s, p, ceil_mode, cip = ctx
+        return (_k.avg_pool2d_backward_input(g.contiguous(), x_shape, k, s, p, ceil_mode, cip),)
+
+
+def nn_kernels():
+    """{kernel name: spec} for ember.nn."""
+    return {name: spec for name, spec in globals().items()
+            if isinstance(spec, type) and hasattr(spec, "differentiable")}
