@@ -285,16 +285,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
             f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
             f"{list(input.shape)}")
-    dims = tuple(range(-k, 0))
-    mean = input.mean(dims, keepdim=True)
-    centered = input - mean
-    var = (centered * centered).mean(dims, keepdim=True)
-    out = centered * (var + eps).rsqrt()
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
+    return _kernels.kernel("layer_norm")(input, weight, bias, normalized_shape, eps)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
@@ -305,32 +296,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if input.dim() < 2:
         raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
     c = input.shape[1]
-    dims = (0,) + tuple(range(2, input.dim()))
-    shape = (1, c) + (1,) * (input.dim() - 2)
-    if training:
-        count = input.numel() // c
-        if count <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got "
-                             f"input size {list(input.shape)}")
-        mean = input.mean(dims)
-        centered = input - mean.reshape(shape)
-        var = (centered * centered).mean(dims)
-        if running_mean is not None:
-            with ember.no_grad():
-                m = 0.1 if momentum is None else momentum
-                running_mean.mul_(1 - m).add_(mean.detach() * m)
-                running_var.mul_(1 - m).add_(var.detach() * (m * count / (count - 1)))
-        out = centered * (var + eps).rsqrt().reshape(shape)
-    else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("running_mean and running_var must be defined in evaluation "
-                               "mode")
-        out = (input - running_mean.reshape(shape)) * (running_var + eps).rsqrt().reshape(shape)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
+    if training and input.numel() // c <= 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got "
+                         f"input size {list(input.shape)}")
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+    return _kernels.kernel("batch_norm")(input, weight, bias, running_mean, running_var,
+                                         training, 0.1 if momentum is None else momentum, eps)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
@@ -711,6 +683,12 @@ def _check_class_target(input, target, ignore_index, fn):
     return c
 
 
+def _check_class_weight(weight, c):
+    if weight is not None and (weight.dim() != 1 or weight.numel() != c):
+        raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no "
+                           f"classes but got weight tensor of shape: {list(weight.shape)}")
+
+
 def _classes_last(input):
     """(N, C, d...) -> (N, d..., C); (C,) stays."""
     return input if input.dim() == 1 else input.movedim(1, -1)
@@ -723,9 +701,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_reduction(reduction)
     c = _check_class_target(input, target, ignore_index, "nll_loss")
     target = target.long()
-    if weight is not None and (weight.dim() != 1 or weight.numel() != c):
-        raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no "
-                           f"classes but got weight tensor of shape: {list(weight.shape)}")
+    _check_class_weight(weight, c)
     x = _classes_last(input)
     keep = target != ignore_index
     safe = ember.where(keep, target, ember.zeros_like(target))
@@ -749,7 +725,6 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing}")
     cdim = 0 if input.dim() == 1 else 1
-    logp = input.log_softmax(cdim)
     c = input.shape[cdim]
     wshape = [1] * input.dim()
     wshape[cdim] = c
@@ -759,17 +734,22 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                                f"{list(target.shape)}")
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / c
-        prod = logp * target
+        prod = input.log_softmax(cdim) * target
         if weight is not None:
             prod = prod * weight.reshape(wshape)
         loss = -prod.sum(cdim)
         if reduction == "mean":
             return loss.sum() / (input.numel() // c) if input.numel() else loss.sum() / 0.0
         return _reduce(loss, reduction)
+    if label_smoothing == 0:
+        # checked here once: the kernel (log_softmax + nll fused) trusts its target
+        c = _check_class_target(input, target, ignore_index, "cross_entropy")
+        _check_class_weight(weight, c)
+        return _kernels.kernel("cross_entropy")(input, target.long(), weight, reduction,
+                                                ignore_index)
+    logp = input.log_softmax(cdim)
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     target = target.long()
-    if label_smoothing == 0:
-        return nll
     keep = target != ignore_index
     prod = logp if weight is None else logp * weight.reshape(wshape)
     smooth = -prod.sum(cdim) * keep.to(input.dtype)
@@ -838,3 +818,284 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.dim() else loss.sum()
     return _reduce(loss, reduction)
+
+
+# ---- attention -------------------------------------------------------------------
+__all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]
+
+
+def _safe_softmax(scores):
+    """Softmax over the last dim; a row that masks out every key gives
+    zeros (as PyTorch's SDPA), with zero gradient rather than NaN."""
+    dead = (scores.detach() == float("-inf")).all(-1, keepdim=True)
+    if not bool(dead.any()):
+        return scores.softmax(-1)
+    return scores.masked_fill(dead, 0.0).softmax(-1).masked_fill(dead, 0.0)
+
+
+def _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, training=True):
+    """(dropout(softmax(q kᵀ · scale + mask)) v, the attention weights).
+    attn_mask: None, bool (True = may attend) or float (added)."""
+    scores = (query * scale).matmul(key.transpose(-2, -1))
+    masked = False
+    if is_causal:
+        length, source = query.shape[-2], key.shape[-2]
+        allowed = ember.ones(length, source, dtype=ember.bool, device=query.device).tril()
+        scores = scores.masked_fill(~allowed, float("-inf"))
+        masked = True
+    if attn_mask is not None:
+        if attn_mask.dtype == ember.bool:
+            scores = ember.where(attn_mask, scores, float("-inf"))
+        else:
+            scores = scores + attn_mask
+        masked = True
+    weights = _safe_softmax(scores) if masked else scores.softmax(-1)
+    if dropout_p > 0.0 and training:
+        weights = dropout(weights, dropout_p, True)
+    return weights.matmul(value), weights
+
+
+def _dtype_word(dtype):
+    return {ember.float32: "float", ember.float64: "double", ember.float16: "c10::Half",
+            ember.bfloat16: "c10::BFloat16", ember.int64: "long int",
+            ember.int32: "int"}.get(dtype, str(dtype).replace("ember.", ""))
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """softmax(Q Kᵀ · scale + mask) V over the last two dims, batch dims
+    broadcast.  query (..., L, E), key (..., S, E), value (..., S, Ev);
+    a bool attn_mask marks the pairs that may attend, a float one is
+    added; is_causal masks keys after the query's position; scale
+    defaults to 1/√E."""
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        _check_tensor(t, name)
+        if t.dim() < 2:
+            raise RuntimeError(f"scaled_dot_product_attention(): expected {name} to have at "
+                               f"least 2 dimensions, but got {t.dim()}-D")
+    if not query.dtype == key.dtype == value.dtype:
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got "
+                           f"query.dtype: {_dtype_word(query.dtype)} key.dtype: "
+                           f"{_dtype_word(key.dtype)} and value.dtype: "
+                           f"{_dtype_word(value.dtype)} instead.")
+    if attn_mask is not None:
+        _check_tensor(attn_mask, "attn_mask")
+        if attn_mask.dtype != ember.bool and not attn_mask.is_floating_point():
+            raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match "
+                               f"query dtype, but got attn_mask.dtype: "
+                               f"{_dtype_word(attn_mask.dtype)} and  query.dtype: "
+                               f"{_dtype_word(query.dtype)} instead.")
+        if is_causal:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not "
+                               "be set when is_causal=True")
+    if query.shape[-1] != key.shape[-1]:
+        raise RuntimeError(f"scaled_dot_product_attention(): query.size(-1) ({query.shape[-1]})"
+                           f" must equal key.size(-1) ({key.shape[-1]})")
+    if key.shape[-2] != value.shape[-2]:
+        raise RuntimeError(f"scaled_dot_product_attention(): key.size(-2) ({key.shape[-2]}) "
+                           f"must equal value.size(-2) ({value.shape[-2]})")
+    if enable_gqa and query.dim() >= 3:
+        heads, kv_heads = query.shape[-3], key.shape[-3]
+        if kv_heads == 0 or heads % kv_heads or value.shape[-3] != kv_heads:
+            raise RuntimeError(f"Number of heads in key and value must divide the number of "
+                               f"heads in query: query has {heads}, key {kv_heads}, value "
+                               f"{value.shape[-3]}")
+        if heads != kv_heads:
+            key = key.repeat_interleave(heads // kv_heads, dim=-3)
+            value = value.repeat_interleave(heads // kv_heads, dim=-3)
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.shape[-1]) if query.shape[-1] else 1.0
+    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale)[0]
+
+
+def _mha_check_shapes(query, key, value, key_padding_mask, attn_mask, num_heads):
+    """PyTorch's rank checks; returns whether the input is batched."""
+    if query.dim() == 3:
+        if key.dim() != 3 or value.dim() != 3:
+            raise AssertionError(f"For batched (3-D) `query`, expected `key` and `value` to be "
+                                 f"3-D but found {key.dim()}-D and {value.dim()}-D tensors "
+                                 f"respectively")
+        if key_padding_mask is not None and key_padding_mask.dim() != 2:
+            raise AssertionError(f"For batched (3-D) `query`, expected `key_padding_mask` to be "
+                                 f"`None` or 2-D but found {key_padding_mask.dim()}-D tensor "
+                                 f"instead")
+        if attn_mask is not None and attn_mask.dim() not in (2, 3):
+            raise AssertionError(f"For batched (3-D) `query`, expected `attn_mask` to be "
+                                 f"`None`, 2-D or 3-D but found {attn_mask.dim()}-D tensor "
+                                 f"instead")
+        return True
+    if query.dim() == 2:
+        if key.dim() != 2 or value.dim() != 2:
+            raise AssertionError(f"For unbatched (2-D) `query`, expected `key` and `value` to "
+                                 f"be 2-D but found {key.dim()}-D and {value.dim()}-D tensors "
+                                 f"respectively")
+        if key_padding_mask is not None and key_padding_mask.dim() != 1:
+            raise AssertionError(f"For unbatched (2-D) `query`, expected `key_padding_mask` to "
+                                 f"be `None` or 1-D but found {key_padding_mask.dim()}-D tensor "
+                                 f"instead")
+        if attn_mask is not None:
+            if attn_mask.dim() not in (2, 3):
+                raise AssertionError(f"For unbatched (2-D) `query`, expected `attn_mask` to be "
+                                     f"`None`, 2-D or 3-D but found {attn_mask.dim()}-D tensor "
+                                     f"instead")
+            expected = (num_heads, query.shape[0], key.shape[0])
+            if attn_mask.dim() == 3 and tuple(attn_mask.shape) != expected:
+                raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got "
+                                     f"{attn_mask.shape}")
+        return False
+    raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received "
+                         f"{query.dim()}-D query tensor")
+
+
+def _additive_mask(mask, name, dtype):
+    """A bool mask (True = masked out) as 0/-inf of dtype; float masks as they are."""
+    if mask is None:
+        return None
+    if mask.dtype != ember.bool and not mask.is_floating_point():
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+    if mask.dtype == ember.bool:
+        return ember.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(
+            mask, float("-inf"))
+    return mask
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True, is_causal=False):
+    """Multi-head attention on sequence-first input: query (L, N, E), key
+    (S, N, kdim), value (S, N, vdim), or unbatched (L, E) …  Returns the
+    output (L, N, E) and, when need_weights, the attention weights (N, L, S)
+    averaged over heads — (N, heads, L, S) without average_attn_weights."""
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        _check_tensor(t, name)
+    batched = _mha_check_shapes(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    length, batch, embed_dim = query.shape
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    if key_padding_mask is not None and attn_mask is not None and \
+            key_padding_mask.dtype != attn_mask.dtype:
+        warnings.warn("Support for mismatched key_padding_mask and attn_mask is deprecated. "
+                      "Use same type for both instead.", stacklevel=2)
+    key_padding_mask = _additive_mask(key_padding_mask, "key_padding_mask", query.dtype)
+    # the is_causal hint replaces the mask where PyTorch's fused path would
+    causal = bool(is_causal) and key_padding_mask is None and not need_weights
+    attn_mask = None if causal else _additive_mask(attn_mask, "attn_mask", query.dtype)
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if key.shape[:2] != value.shape[:2]:
+            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match "
+                                 f"value's {value.shape[:2]}")
+    elif key.shape != value.shape:
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+    if key.shape[1] != batch:
+        raise RuntimeError(f"query and key must have the same batch size, but got "
+                           f"{batch} and {key.shape[1]}")
+
+    # input projections
+    if use_separate_proj_weight:
+        for name, w in (("q", q_proj_weight), ("k", k_proj_weight), ("v", v_proj_weight)):
+            if w is None:
+                raise AssertionError(f"use_separate_proj_weight is True but {name}_proj_weight "
+                                     f"is None")
+        b_q = b_k = b_v = None
+        if in_proj_bias is not None:
+            b_q, b_k, b_v = in_proj_bias.chunk(3)
+        q = linear(query, q_proj_weight, b_q)
+        k = linear(key, k_proj_weight, b_k)
+        v = linear(value, v_proj_weight, b_v)
+    else:
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        w_q, w_k, w_v = in_proj_weight.chunk(3)
+        b_q = b_k = b_v = None
+        if in_proj_bias is not None:
+            b_q, b_k, b_v = in_proj_bias.chunk(3)
+        if key is value and query is key:  # self-attention: one matmul
+            q, k, v = linear(query, in_proj_weight, in_proj_bias).chunk(3, -1)
+        else:
+            q, k, v = linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
+
+    source = key.shape[0]
+    if attn_mask is not None:
+        if attn_mask.dim() == 2:
+            if tuple(attn_mask.shape) != (length, source):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but "
+                                   f"should be {(length, source)}.")
+            attn_mask = attn_mask.unsqueeze(0)
+        elif tuple(attn_mask.shape) != (batch * num_heads, length, source):
+            raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should "
+                               f"be {(batch * num_heads, length, source)}.")
+
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None or static_v is not None:
+            raise AssertionError("bias cannot be added to static key.")
+        k = ember.cat([k, bias_k.repeat(1, batch, 1)])
+        v = ember.cat([v, bias_v.repeat(1, batch, 1)])
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    elif bias_k is not None or bias_v is not None:
+        raise AssertionError("bias_k is set but bias_v is None" if bias_k is not None
+                             else "bias_v is set but bias_k is None")
+
+    # (len, N, E) -> (N·heads, len, head_dim)
+    q = q.reshape(length, batch * num_heads, head_dim).transpose(0, 1)
+    k = _static_or_heads(static_k, k, batch * num_heads, head_dim, "static_k")
+    v = _static_or_heads(static_v, v, batch * num_heads, head_dim, "static_v")
+    if add_zero_attn:
+        zeros = ember.zeros(batch * num_heads, 1, head_dim, dtype=k.dtype, device=k.device)
+        k, v = ember.cat([k, zeros], 1), ember.cat([v, zeros], 1)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    source = k.shape[1]
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask.shape) != (batch, source):
+            raise AssertionError(f"expecting key_padding_mask shape of {(batch, source)}, but "
+                                 f"got {key_padding_mask.shape}")
+        kpm = key_padding_mask.reshape(batch, 1, 1, source).expand(batch, num_heads, 1, source)
+        kpm = kpm.reshape(batch * num_heads, 1, source)
+        attn_mask = kpm if attn_mask is None else attn_mask + kpm
+
+    out, weights = _attention(q, k, v, attn_mask, dropout_p, causal, 1.0 / math.sqrt(head_dim),
+                              training)
+    out = out.transpose(0, 1).reshape(length * batch, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(length, batch, -1)
+    if not batched:
+        out = out.squeeze(1)
+    if not need_weights:
+        return out, None
+    weights = weights.reshape(batch, num_heads, length, source)
+    if average_attn_weights:
+        weights = weights.mean(1)
+    if not batched:
+        weights = weights.squeeze(0)
+    return out, weights
+
+
+def _static_or_heads(static, projected, rows, head_dim, name):
+    if static is None:
+        return projected.reshape(projected.shape[0], rows, head_dim).transpose(0, 1)
+    if static.shape[0] != rows:
+        raise AssertionError(f"expecting {name}.size(0) of {rows}, but got {static.shape[0]}")
+    if static.shape[2] != head_dim:
+        raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got "
+                             f"{static.shape[2]}")
+    return static

@@ -6,6 +6,9 @@ from .loss import *  # noqa: F401,F403
 from .loss import __all__ as _losses
 from .rnn import *  # noqa: F401,F403
 from .rnn import __all__ as _rnn
+from .attention import MultiheadAttention
+from .transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
-           "ParameterDict"] + _layers + _losses + _rnn
+           "ParameterDict"] + _layers + _losses + _rnn + [
+    "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"]

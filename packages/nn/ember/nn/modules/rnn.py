@@ -470,8 +470,8 @@ class RNNCellBase(Module):
 
     def _step(self, mode, input, hx):
         input, state, batched = self._prepare(input, hx)
-        projected = F.linear(input, self.weight_ih, _input_bias(mode, self.bias_ih,
-                                                                 self.bias_hh))
+        bias = _input_bias(mode, self.bias_ih, self.bias_hh)
+        projected = F.linear(input, self.weight_ih, bias)
         state = _STEPS[mode](projected, state, self.weight_hh.t(), self.bias_hh, None)
         return state if batched else tuple(s.squeeze(0) for s in state)
 
