@@ -285,7 +285,16 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
             f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
             f"{list(input.shape)}")
-    return _kernels.kernel("layer_norm")(input, weight, bias, normalized_shape, eps)
+    dims = tuple(range(-k, 0))
+    mean = input.mean(dims, keepdim=True)
+    centered = input - mean
+    var = (centered * centered).mean(dims, keepdim=True)
+    out = centered * (var + eps).rsqrt()
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
@@ -296,13 +305,32 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if input.dim() < 2:
         raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
     c = input.shape[1]
-    if training and input.numel() // c <= 1:
-        raise ValueError(f"Expected more than 1 value per channel when training, got "
-                         f"input size {list(input.shape)}")
-    if not training and (running_mean is None or running_var is None):
-        raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
-    return _kernels.kernel("batch_norm")(input, weight, bias, running_mean, running_var,
-                                         training, 0.1 if momentum is None else momentum, eps)
+    dims = (0,) + tuple(range(2, input.dim()))
+    shape = (1, c) + (1,) * (input.dim() - 2)
+    if training:
+        count = input.numel() // c
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got "
+                             f"input size {list(input.shape)}")
+        mean = input.mean(dims)
+        centered = input - mean.reshape(shape)
+        var = (centered * centered).mean(dims)
+        if running_mean is not None:
+            with ember.no_grad():
+                m = 0.1 if momentum is None else momentum
+                running_mean.mul_(1 - m).add_(mean.detach() * m)
+                running_var.mul_(1 - m).add_(var.detach() * (m * count / (count - 1)))
+        out = centered * (var + eps).rsqrt().reshape(shape)
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("running_mean and running_var must be defined in evaluation "
+                               "mode")
+        out = (input - running_mean.reshape(shape)) * (running_var + eps).rsqrt().reshape(shape)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
@@ -683,12 +711,6 @@ def _check_class_target(input, target, ignore_index, fn):
     return c
 
 
-def _check_class_weight(weight, c):
-    if weight is not None and (weight.dim() != 1 or weight.numel() != c):
-        raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no "
-                           f"classes but got weight tensor of shape: {list(weight.shape)}")
-
-
 def _classes_last(input):
     """(N, C, d...) -> (N, d..., C); (C,) stays."""
     return input if input.dim() == 1 else input.movedim(1, -1)
@@ -701,7 +723,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_reduction(reduction)
     c = _check_class_target(input, target, ignore_index, "nll_loss")
     target = target.long()
-    _check_class_weight(weight, c)
+    if weight is not None and (weight.dim() != 1 or weight.numel() != c):
+        raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no "
+                           f"classes but got weight tensor of shape: {list(weight.shape)}")
     x = _classes_last(input)
     keep = target != ignore_index
     safe = ember.where(keep, target, ember.zeros_like(target))
@@ -725,6 +749,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing}")
     cdim = 0 if input.dim() == 1 else 1
+    logp = input.log_softmax(cdim)
     c = input.shape[cdim]
     wshape = [1] * input.dim()
     wshape[cdim] = c
@@ -734,22 +759,17 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                                f"{list(target.shape)}")
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / c
-        prod = input.log_softmax(cdim) * target
+        prod = logp * target
         if weight is not None:
             prod = prod * weight.reshape(wshape)
         loss = -prod.sum(cdim)
         if reduction == "mean":
             return loss.sum() / (input.numel() // c) if input.numel() else loss.sum() / 0.0
         return _reduce(loss, reduction)
-    if label_smoothing == 0:
-        # checked here once: the kernel (log_softmax + nll fused) trusts its target
-        c = _check_class_target(input, target, ignore_index, "cross_entropy")
-        _check_class_weight(weight, c)
-        return _kernels.kernel("cross_entropy")(input, target.long(), weight, reduction,
-                                                ignore_index)
-    logp = input.log_softmax(cdim)
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     target = target.long()
+    if label_smoothing == 0:
+        return nll
     keep = target != ignore_index
     prod = logp if weight is None else logp * weight.reshape(wshape)
     smooth = -prod.sum(cdim) * keep.to(input.dtype)
