@@ -10,7 +10,9 @@ from ember.nn import _kernels
 
 thnn = pytest.importorskip("ember.thnn", reason="ember-thnn (the C kernels) is not installed")
 
-# (kernel name, tensor-argument shapes (None: no tensor), other arguments)
+# (kernel name, differentiable-tensor shapes (None: no tensor), other arguments); in the
+# other arguments, ("randn", shape) / ("rand", shape) / ("classes", n, shape) make fresh
+# tensors (the same values for both forms compared)
 CASES = [
     ("conv2d", [(2, 3, 7, 6), (4, 3, 3, 2), (4,)], [(1, 1), (1, 1, 0, 0), (1, 1), 1]),
     ("conv2d", [(2, 4, 9, 9), (6, 2, 3, 3), None], [(2, 1), (2, 2, 1, 1), (1, 2), 2]),
@@ -18,6 +20,15 @@ CASES = [
     ("max_pool2d", [(1, 2, 9, 7)], [(3, 2), (2, 1), (1, 1), (1, 2), True, True]),
     ("avg_pool2d", [(2, 3, 7, 8)], [(3, 3), (2, 2), (1, 1), True, False, None]),
     ("avg_pool2d", [(1, 2, 6, 6)], [(2, 2), (2, 2), (0, 0), False, True, None]),
+    ("layer_norm", [(3, 4, 5), (4, 5), (4, 5)], [(4, 5), 1e-5]),
+    ("layer_norm", [(6, 7), None, None], [(7,), 1e-3]),
+    ("batch_norm", [(4, 3, 5), (3,), (3,)],
+     [("randn", (3,)), ("rand", (3,)), True, 0.1, 1e-5]),
+    ("batch_norm", [(5, 3, 2, 2), None, (3,)], [None, None, True, 0.3, 1e-5]),
+    ("batch_norm", [(4, 3), (3,), (3,)], [("randn", (3,)), ("rand", (3,)), False, 0.1, 1e-5]),
+    ("cross_entropy", [(6, 5)], [("classes", 5, (6,)), None, "mean", -100]),
+    ("cross_entropy", [(6, 5)], [("classes", 5, (6,)), ("rand", (5,)), "sum", 2]),
+    ("cross_entropy", [(7,)], [("classes", 7, ()), None, "none", -100]),
 ]
 
 
@@ -25,34 +36,51 @@ def _ids(case):
     return f"{case[0]}-{'x'.join(map(str, case[1][0]))}"
 
 
-def _inputs(shapes, dtype, requires_grad=True):
-    g = np.random.default_rng()
-    return [None if s is None else
-            ember.tensor(g.standard_normal(s), dtype=dtype, requires_grad=requires_grad)
-            for s in shapes]
+def _make(case, dtype, seed):
+    """Fresh (tensors, other arguments) of a case; the same seed gives the same values."""
+    _, shapes, args = case
+    g = np.random.default_rng(seed)
+    tensors = [None if s is None else
+               ember.tensor(g.standard_normal(s), dtype=dtype, requires_grad=True)
+               for s in shapes]
+    out = []
+    for a in args:
+        if isinstance(a, tuple) and a and a[0] == "randn":
+            a = ember.tensor(g.standard_normal(a[1]), dtype=dtype)
+        elif isinstance(a, tuple) and a and a[0] == "rand":
+            a = ember.tensor(g.random(a[1]) + 0.5, dtype=dtype)
+        elif isinstance(a, tuple) and a and a[0] == "classes":
+            a = ember.tensor(g.integers(0, a[1], a[2]), dtype=ember.int64)
+        out.append(a)
+    return tensors, out
 
 
 def test_thnn_is_the_cpu_provider():
     _kernels.reset()
     assert "cpu" in _kernels.providers()
-    for name in ("conv2d", "max_pool2d", "avg_pool2d"):
+    for name in ("conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "batch_norm",
+                 "cross_entropy"):
         assert _kernels.kernel(name) is not _kernels.COMPOSED[name]
 
 
 @pytest.mark.parametrize("case", CASES, ids=_ids)
 @pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
 def test_kernel_matches_composed(case, dtype):
-    name, shapes, args = case
+    name = case[0]
     fast, composed = _kernels.kernel(name), _kernels.COMPOSED[name]
-    xs = _inputs(shapes, dtype)
-    ys = [None if t is None else t.detach().clone().requires_grad_() for t in xs]
-    a, b = fast(*xs, *args), composed(*ys, *args)
+    seed = np.random.SeedSequence().entropy
+    xs, xargs = _make(case, dtype, seed)
+    ys, yargs = _make(case, dtype, seed)
+    a, b = fast(*xs, *xargs), composed(*ys, *yargs)
     if isinstance(a, tuple):
         assert (a[1] == b[1]).all()  # indices
         a, b = a[0], b[0]
     assert a.grad_fn is not None and a.grad_fn.name() != b.grad_fn.name()
     tol = dict(rtol=1e-5, atol=1e-5) if dtype is ember.float32 else dict(rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), **tol)
+    for u, v in zip(xargs, yargs):  # running statistics updated alike
+        if isinstance(u, ember.Tensor):
+            np.testing.assert_allclose(u.numpy(), v.numpy(), **tol)
     g = ember.randn(a.shape, dtype=dtype)
     a.backward(g)
     b.backward(g)
@@ -63,21 +91,26 @@ def test_kernel_matches_composed(case, dtype):
 
 @pytest.mark.parametrize("case", CASES, ids=_ids)
 def test_gradcheck_and_gradgradcheck(case):
-    name, shapes, args = case
-    fast = _kernels.kernel(name)
-    xs = _inputs(shapes, ember.float64)
-    n = len(xs)
-
-    def f(*ts):
-        out = fast(*ts, *args)
-        return out[0] if isinstance(out, tuple) else out
+    fast = _kernels.kernel(case[0])
+    xs, args = _make(case, ember.float64, None)
     present = [t for t in xs if t is not None]
 
-    def g(*ts):
+    def f(*ts):
         it = iter(ts)
-        return f(*[None if x is None else next(it) for x in xs[:n]])
-    assert gradcheck(g, present)
-    assert gradgradcheck(g, present)
+        out = fast(*[None if x is None else next(it) for x in xs], *args)
+        return out[0] if isinstance(out, tuple) else out
+    assert gradcheck(f, present)
+    assert gradgradcheck(f, present)
+
+
+def test_double_backward_leaves_running_statistics_alone():
+    x = ember.randn(4, 3, 5, dtype=ember.float64, requires_grad=True)
+    rm, rv = ember.zeros(3, dtype=ember.float64), ember.ones(3, dtype=ember.float64)
+    y = _kernels.kernel("batch_norm")(x, None, None, rm, rv, True, 0.1, 1e-5)
+    before = rm.clone(), rv.clone()
+    (gx,) = ember.autograd.grad((y * y.detach()).sum(), x, create_graph=True)
+    gx.sum().backward()
+    assert (rm == before[0]).all() and (rv == before[1]).all()
 
 
 def test_other_dtypes_fall_back_to_composed():

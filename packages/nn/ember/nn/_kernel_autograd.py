@@ -36,6 +36,17 @@ NODE_NAMES = {
 }
 
 
+def _batch_norm_recompute_args(args):
+    # recomputing a training-mode batch norm for double backward must not
+    # update the running statistics a second time
+    running_mean, running_var, training, momentum, eps = args
+    return (None, None, True, momentum, eps) if training else args
+
+
+#: how the non-tensor arguments are stored for the composed recomputation
+RECOMPUTE_ARGS = {"batch_norm": _batch_norm_recompute_args}
+
+
 class KernelNode(SavingNode):
     """The node of one kernel call: saved inputs (version-checked), the
     spec's context and the call's other arguments."""
@@ -90,6 +101,7 @@ def wrap(name, spec, composed, tensor_type):
                      composed=composed)
     cls.spec = spec  # node_class made the spec's functions static; keep the object
     forward = spec.forward
+    recompute_args = RECOMPUTE_ARGS.get(name)
 
     def call(*args):
         if args[0]._data.__class__ is not tensor_type:
@@ -106,7 +118,7 @@ def wrap(name, spec, composed, tensor_type):
         node = _new_node(cls, tuple(NO_EDGE if t is None else edge(t) for t in tensors))
         node._save(tensors, None)
         node._ctx = ctx
-        node._args = args[n:]
+        node._args = args[n:] if recompute_args is None else recompute_args(args[n:])
         if outs.__class__ is tuple:  # only the first output is differentiable
             return (output(outs[0], node),) + tuple(_make(o) for o in outs[1:])
         return output(outs, node)

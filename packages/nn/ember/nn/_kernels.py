@@ -192,5 +192,56 @@ def avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad
     return total / count
 
 
-COMPOSED = {"conv2d": conv2d, "max_pool2d": max_pool2d, "avg_pool2d": avg_pool2d}
+def layer_norm(input, weight, bias, normalized_shape, eps):
+    """Normalises over the last len(normalized_shape) dimensions."""
+    dims = tuple(range(-len(normalized_shape), 0))
+    mean = input.mean(dims, keepdim=True)
+    centered = input - mean
+    var = (centered * centered).mean(dims, keepdim=True)
+    out = centered * (var + eps).rsqrt()
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """Normalises over every dimension but 1 (the channels).  In training
+    the batch statistics are used and the running ones (when given)
+    updated in place with the unbiased variance; in eval the running ones."""
+    c = input.shape[1]
+    dims = (0,) + tuple(range(2, input.dim()))
+    shape = (1, c) + (1,) * (input.dim() - 2)
+    if training:
+        count = input.numel() // c
+        mean = input.mean(dims)
+        centered = input - mean.reshape(shape)
+        var = (centered * centered).mean(dims)
+        if running_mean is not None:
+            with ember.no_grad():
+                running_mean.mul_(1 - momentum).add_(mean.detach() * momentum)
+                running_var.mul_(1 - momentum).add_(
+                    var.detach() * (momentum * count / (count - 1)))
+        out = centered * (var + eps).rsqrt().reshape(shape)
+    else:
+        out = (input - running_mean.reshape(shape)) * (running_var + eps).rsqrt().reshape(shape)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def cross_entropy(input, target, weight, reduction, ignore_index):
+    """log_softmax over the class dimension, then nll_loss; target holds
+    class indices (int64), already checked against the input."""
+    from .functional import nll_loss
+    logp = input.log_softmax(0 if input.dim() == 1 else 1)
+    return nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+
+
+COMPOSED = {"conv2d": conv2d, "max_pool2d": max_pool2d, "avg_pool2d": avg_pool2d,
+            "layer_norm": layer_norm, "batch_norm": batch_norm,
+            "cross_entropy": cross_entropy}
 COMPOSED.update(__import__("ember.nn._composed_more", fromlist=["KERNELS"]).KERNELS)

@@ -285,16 +285,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
             f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
             f"{list(input.shape)}")
-    dims = tuple(range(-k, 0))
-    mean = input.mean(dims, keepdim=True)
-    centered = input - mean
-    var = (centered * centered).mean(dims, keepdim=True)
-    out = centered * (var + eps).rsqrt()
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
+    return _kernels.kernel("layer_norm")(input, weight, bias, normalized_shape, eps)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
@@ -305,32 +296,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if input.dim() < 2:
         raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
     c = input.shape[1]
-    dims = (0,) + tuple(range(2, input.dim()))
-    shape = (1, c) + (1,) * (input.dim() - 2)
-    if training:
-        count = input.numel() // c
-        if count <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got "
-                             f"input size {list(input.shape)}")
-        mean = input.mean(dims)
-        centered = input - mean.reshape(shape)
-        var = (centered * centered).mean(dims)
-        if running_mean is not None:
-            with ember.no_grad():
-                m = 0.1 if momentum is None else momentum
-                running_mean.mul_(1 - m).add_(mean.detach() * m)
-                running_var.mul_(1 - m).add_(var.detach() * (m * count / (count - 1)))
-        out = centered * (var + eps).rsqrt().reshape(shape)
-    else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("running_mean and running_var must be defined in evaluation "
-                               "mode")
-        out = (input - running_mean.reshape(shape)) * (running_var + eps).rsqrt().reshape(shape)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
+    if training and input.numel() // c <= 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got "
+                         f"input size {list(input.shape)}")
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+    return _kernels.kernel("batch_norm")(input, weight, bias, running_mean, running_var,
+                                         training, 0.1 if momentum is None else momentum, eps)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
@@ -358,37 +330,6 @@ def one_hot(tensor, num_classes=-1):
 
 
 # ---- convolution and pooling ---------------------------------------------------
-def pad(input, pad, mode="constant", value=None):
-    """Constant padding of the last len(pad)//2 dimensions (negative pads
-    crop).  reflect/replicate/circular are not composed yet."""
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode {mode!r} is not supported yet (constant only)")
-    if len(pad) % 2 or len(pad) // 2 > input.dim():
-        raise ValueError("Padding length must be divisible by 2 and at most twice the "
-                         "number of dimensions of the input")
-    value = 0.0 if value is None else value
-    x = input
-    for i in range(len(pad) // 2):
-        dim = input.dim() - 1 - i
-        lo, hi = pad[2 * i], pad[2 * i + 1]
-        if lo < 0:
-            x = x.narrow(dim, -lo, x.shape[dim] + lo)
-            lo = 0
-        if hi < 0:
-            x = x.narrow(dim, 0, x.shape[dim] + hi)
-            hi = 0
-        parts = []
-        for n, first in ((lo, True), (hi, False)):
-            if n:
-                shape = list(x.shape)
-                shape[dim] = n
-                parts.append((first, x.new_full(shape, value)))
-        if parts:
-            seq = [t for f, t in parts if f] + [x] + [t for f, t in parts if not f]
-            x = ember.cat(seq, dim)
-    return x
-
-
 def _batched4d(input, name):
     if input.dim() not in (3, 4):
         if name != "conv2d":
@@ -551,12 +492,6 @@ def adaptive_avg_pool2d(input, output_size):
                      lambda t, d: t.mean(d))
 
 
-def adaptive_max_pool2d(input, output_size, return_indices=False):
-    if return_indices:
-        raise NotImplementedError("adaptive_max_pool2d: return_indices is not supported yet")
-    return _adaptive(input, output_size, "adaptive_max_pool2d", lambda t, d: t.amax(d))
-
-
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if input.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
@@ -610,10 +545,60 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
         return input
     if input.dim() not in (3, 4):
         raise RuntimeError(f"dropout2d: expected 3D or 4D input, got {input.dim()}D")
-    shape = tuple(input.shape[:-2]) + (1, 1)
+    return _channel_dropout(input, p, 2, inplace)
+
+
+def _channel_dropout(input, p, spatial, inplace):
+    """Zeroes whole channels: one Bernoulli draw per (sample, channel)."""
+    shape = tuple(input.shape[:-spatial]) + (1,) * spatial
     mask = ember.empty(shape, dtype=input.dtype).bernoulli_(1.0 - p) / (1.0 - p) \
         if p < 1 else ember.zeros(shape, dtype=input.dtype)
     return input.mul_(mask) if inplace else input * mask
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of (N, C, L) or (C, L) input."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D "
+                           "input. Note that dropout1d exists to provide channel-wise dropout "
+                           "on inputs with 1 spatial dimension, a channel dimension, and an "
+                           "optional batch dimension (i.e. 2D or 3D inputs).")
+    if not training or p == 0.0:
+        return input
+    return _channel_dropout(input, p, 1, inplace)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) input."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.dim() not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is "
+                      "deprecated and will result in an error in a future release. To retain "
+                      "the behavior and silence this warning, please use dropout instead. Note "
+                      "that dropout3d exists to provide channel-wise dropout on inputs with 3 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 4D or 5D inputs).", UserWarning, stacklevel=2)
+    if not training or p == 0.0:
+        return input
+    return _channel_dropout(input, p, min(3, max(input.dim() - 1, 0)), inplace)
+
+
+# the 3-d/transposed convolution and pooling, resampling and padding,
+# embedding_bag and margin/likelihood losses live in files of their own
+from . import _functional_convpool, _functional_embedding, _functional_losses  # noqa: E402
+from . import _functional_resample  # noqa: E402
+from ._functional_convpool import *  # noqa: E402,F401,F403
+from ._functional_embedding import *  # noqa: E402,F401,F403
+from ._functional_losses import *  # noqa: E402,F401,F403
+from ._functional_resample import *  # noqa: E402,F401,F403
+
+__all__ += (["dropout1d", "dropout3d"] + _functional_convpool.__all__
+            + _functional_resample.__all__ + _functional_embedding.__all__
+            + _functional_losses.__all__)
+__all__ = list(dict.fromkeys(__all__))
 
 
 # ---- losses ----------------------------------------------------------------
@@ -711,6 +696,12 @@ def _check_class_target(input, target, ignore_index, fn):
     return c
 
 
+def _check_class_weight(weight, c):
+    if weight is not None and (weight.dim() != 1 or weight.numel() != c):
+        raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no "
+                           f"classes but got weight tensor of shape: {list(weight.shape)}")
+
+
 def _classes_last(input):
     """(N, C, d...) -> (N, d..., C); (C,) stays."""
     return input if input.dim() == 1 else input.movedim(1, -1)
@@ -723,9 +714,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_reduction(reduction)
     c = _check_class_target(input, target, ignore_index, "nll_loss")
     target = target.long()
-    if weight is not None and (weight.dim() != 1 or weight.numel() != c):
-        raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no "
-                           f"classes but got weight tensor of shape: {list(weight.shape)}")
+    _check_class_weight(weight, c)
     x = _classes_last(input)
     keep = target != ignore_index
     safe = ember.where(keep, target, ember.zeros_like(target))
@@ -749,7 +738,6 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing}")
     cdim = 0 if input.dim() == 1 else 1
-    logp = input.log_softmax(cdim)
     c = input.shape[cdim]
     wshape = [1] * input.dim()
     wshape[cdim] = c
@@ -759,17 +747,22 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                                f"{list(target.shape)}")
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / c
-        prod = logp * target
+        prod = input.log_softmax(cdim) * target
         if weight is not None:
             prod = prod * weight.reshape(wshape)
         loss = -prod.sum(cdim)
         if reduction == "mean":
             return loss.sum() / (input.numel() // c) if input.numel() else loss.sum() / 0.0
         return _reduce(loss, reduction)
+    if label_smoothing == 0:
+        # checked here once: the kernel (log_softmax + nll fused) trusts its target
+        c = _check_class_target(input, target, ignore_index, "cross_entropy")
+        _check_class_weight(weight, c)
+        return _kernels.kernel("cross_entropy")(input, target.long(), weight, reduction,
+                                                ignore_index)
+    logp = input.log_softmax(cdim)
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     target = target.long()
-    if label_smoothing == 0:
-        return nll
     keep = target != ignore_index
     prod = logp if weight is None else logp * weight.reshape(wshape)
     smooth = -prod.sum(cdim) * keep.to(input.dtype)

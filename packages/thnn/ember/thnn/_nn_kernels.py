@@ -86,6 +86,77 @@ class avg_pool2d:
         return (_k.avg_pool2d_backward_input(g.contiguous(), x_shape, k, s, p, ceil_mode, cip),)
 
 
+class layer_norm:
+    """(input, weight, bias, normalized_shape, eps)"""
+    differentiable = 3
+
+    @staticmethod
+    def forward(x, w, b, normalized_shape, eps):
+        if not _floats(x, w, b) or any(t is not None and t.dtype != x.dtype for t in (w, b)):
+            return NotImplemented
+        out, mean, invstd = _k.layer_norm_forward(x, normalized_shape, w, b, eps)
+        return out, (normalized_shape, mean, invstd)
+
+    @staticmethod
+    def backward(ctx, g, inputs, needs):
+        shape, mean, invstd = ctx
+        x, w, _ = inputs
+        g = g.contiguous()
+        gx = _k.layer_norm_backward_input(g, x, shape, w, mean, invstd) if needs[0] else None
+        gw = gb = None
+        if needs[1] or needs[2]:
+            gw, gb = _k.layer_norm_backward_params(g, x, shape, mean, invstd,
+                                                   need_weight=needs[1], need_bias=needs[2])
+        return gx, gw, gb
+
+
+class batch_norm:
+    """(input, weight, bias, running_mean, running_var, training, momentum, eps)"""
+    differentiable = 3
+
+    @staticmethod
+    def forward(x, w, b, running_mean, running_var, training, momentum, eps):
+        if not _floats(x, w, b, running_mean, running_var) or any(
+                t is not None and t.dtype != x.dtype for t in (w, b, running_mean, running_var)):
+            return NotImplemented
+        out, mean, invstd = _k.batch_norm_forward(x, w, b, running_mean, running_var,
+                                                  training, momentum, eps)
+        return out, (training, mean, invstd)
+
+    @staticmethod
+    def backward(ctx, g, inputs, needs):
+        training, mean, invstd = ctx
+        x, w, _ = inputs
+        g = g.contiguous()
+        gx = _k.batch_norm_backward_input(g, x, w, mean, invstd, training) \
+            if needs[0] else None
+        gw = gb = None
+        if needs[1] or needs[2]:
+            gw, gb = _k.batch_norm_backward_params(g, x, mean, invstd,
+                                                   need_weight=needs[1], need_bias=needs[2])
+        return gx, gw, gb
+
+
+class cross_entropy:
+    """(input, target, weight, reduction, ignore_index): class-index targets"""
+    differentiable = 1
+
+    @staticmethod
+    def forward(x, target, weight, reduction, ignore_index):
+        if x.ndim not in (1, 2) or not _floats(x, weight) or \
+                (weight is not None and weight.dtype != x.dtype):
+            return NotImplemented
+        out, log_probs, total_weight = _k.cross_entropy_forward(x, target, weight, reduction,
+                                                                ignore_index)
+        return out, (log_probs, target, weight, total_weight, reduction, ignore_index)
+
+    @staticmethod
+    def backward(ctx, g, inputs, needs):
+        log_probs, target, weight, total_weight, reduction, ignore_index = ctx
+        return (_k.cross_entropy_backward_input(g.contiguous(), log_probs, target, weight,
+                                                total_weight, reduction, ignore_index),)
+
+
 def nn_kernels():
     """{kernel name: spec} for ember.nn."""
     return {name: spec for name, spec in globals().items()
