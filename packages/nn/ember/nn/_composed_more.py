@@ -158,6 +158,10 @@ def _pool_size(size, k, s, p, d, ceil_mode):
     return out, max(0, (out - 1) * s + eff - size - p)
 
 
+def pool_output_size(size, k, s, p, d, ceil_mode):
+    return _pool_size(size, k, s, p, d, ceil_mode)[0]
+
+
 def _unravel(flat, sizes):
     """Per-dimension offsets of a row-major flat index within `sizes`."""
     out = []
@@ -216,6 +220,12 @@ def _dilate(x, stride):
 
 
 def conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation):
+    return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups,
+                             dilation)
+
+
+def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation):
+    """Transposed convolution with any number of spatial dimensions."""
     # a stride-1 convolution of the zero-dilated input with the flipped,
     # in/out-swapped kernel, padded by d (k - 1) - p (+ output_padding high)
     c, og = weight.shape[:2]
@@ -376,26 +386,26 @@ def index_pad(input, padding, source):
     return x if x is not input else input.clone()
 
 
-def _reflect(j, size):
+def reflect_index(j, size):
     period = 2 * (size - 1) if size > 1 else 1
     j = np.abs(j) % period
     return np.where(j >= size, period - j, j)
 
 
-def _replicate(j, size):
+def replicate_index(j, size):
     return np.clip(j, 0, size - 1)
 
 
-def circular(j, size):
+def circular_index(j, size):
     return j % size
 
 
 def reflection_pad(input, padding):
-    return index_pad(input, padding, _reflect)
+    return index_pad(input, padding, reflect_index)
 
 
 def replication_pad(input, padding):
-    return index_pad(input, padding, _replicate)
+    return index_pad(input, padding, replicate_index)
 
 
 # ---- embedding bag -----------------------------------------------------------------

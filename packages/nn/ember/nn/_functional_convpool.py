@@ -1,0 +1,359 @@
+"""ember.nn.functional: 3-d convolution, transposed convolutions, 3-d and
+adaptive pooling, max_unpool.  Arguments are checked here (with PyTorch's
+messages) and normalised before the kernel named in _kernels is called."""
+import numbers
+
+import ember
+
+from . import _composed_more, _kernels
+from . import functional as F
+
+__all__ = ["conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+           "max_pool3d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool3d",
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "max_unpool1d", "max_unpool2d",
+           "max_unpool3d"]
+
+
+def _ntuple(v, n, name="argument"):
+    """v as a tuple of n ints (an int or a 1-tuple is repeated)."""
+    if isinstance(v, numbers.Integral):
+        return (int(v),) * n
+    v = tuple(int(i) for i in v)
+    if len(v) == 1:
+        return v * n
+    if len(v) != n:
+        raise ValueError(f"{name} must be an int or a tuple of {n} ints, got {v}")
+    return v
+
+
+def _batched(input, nd, name):
+    """input with a batch dimension (conv messages), and whether it had none."""
+    F._check_tensor(input)
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
+                           f"{name}, but got input of size: {list(input.shape)}")
+    return (input, False) if input.dim() == nd + 2 else (input.unsqueeze(0), True)
+
+
+def _sizes(values):
+    return " x ".join(str(v) for v in values)
+
+
+# ---- convolution -----------------------------------------------------------------
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution (cross-correlation) of (N, C, D, H, W) input."""
+    x, unbatched = _batched(input, 3, "conv3d")
+    stride, dilation = _ntuple(stride, 3, "stride"), _ntuple(dilation, 3, "dilation")
+    if weight.dim() != 5:
+        raise RuntimeError(f"weight should have 5 dimensions for conv3d, got {weight.dim()}")
+    o, cg = weight.shape[:2]
+    ks = tuple(weight.shape[2:])
+    if groups < 1 or o % groups:
+        raise RuntimeError("Given groups=%d, expected weight to be divisible by %d at "
+                           "dimension 0, but got weight of size %s instead"
+                           % (groups, groups, list(weight.shape)))
+    if min(stride) < 1:
+        raise RuntimeError("non-positive stride is not supported")
+    if min(dilation) < 1:
+        raise RuntimeError("dilation should be greater than zero")
+    if x.shape[1] != cg * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
+            f"input{list(x.shape)} to have {cg * groups} channels, but got {x.shape[1]} "
+            "channels instead")
+    pads = explicit_padding(padding, ks, stride, dilation)
+    padded = [x.shape[2 + i] + pads[2 * i] + pads[2 * i + 1] for i in range(3)]
+    eff = [d * (k - 1) + 1 for d, k in zip(dilation, ks)]
+    if any(p < e for p, e in zip(padded, eff)):
+        raise RuntimeError(f"Calculated padded input size per channel: ({_sizes(padded)}). "
+                           f"Kernel size: ({_sizes(eff)}). Kernel size can't be greater than "
+                           "actual input size")
+    out = _kernels.kernel("conv3d")(x, weight, bias, stride, pads, dilation, groups)
+    return out.squeeze(0) if unbatched else out
+
+
+def explicit_padding(padding, kernel_size, stride, dilation):
+    """Per-side zero padding (low, high per dimension) from an int, a tuple
+    or 'same'/'valid' ('same' puts the odd element on the high side)."""
+    nd = len(kernel_size)
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0,) * (2 * nd)
+        if padding == "same":
+            if max(stride) != 1:
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            pads = ()
+            for k, d in zip(kernel_size, dilation):
+                total = d * (k - 1)
+                pads += (total // 2, total - total // 2)
+            return pads
+        raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                         "{'valid', 'same'}")
+    p = _ntuple(padding, nd, "padding")
+    if min(p) < 0:
+        raise RuntimeError("negative padding is not supported")
+    return tuple(v for v in p for _ in range(2))
+
+
+def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation,
+                    nd, name):
+    x, unbatched = _batched(input, nd, name)
+    if weight.dim() != nd + 2:
+        raise RuntimeError(f"weight should have {nd + 2} dimensions for {name}, got "
+                           f"{weight.dim()}")
+    stride, dilation = _ntuple(stride, nd, "stride"), _ntuple(dilation, nd, "dilation")
+    padding = _ntuple(padding, nd, "padding")
+    output_padding = _ntuple(output_padding, nd, "output_padding")
+    c = weight.shape[0]
+    ks = tuple(weight.shape[2:])
+    if x.shape[1] != c:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
+                           f"input{list(x.shape)} to have {c} channels, but got {x.shape[1]} "
+                           "channels instead")
+    if groups < 1 or c % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size {list(weight.shape)} "
+                           "instead")
+    if min(stride) < 1:
+        raise RuntimeError("non-positive stride is not supported")
+    if min(dilation) < 1:
+        raise RuntimeError("dilation should be greater than zero")
+    if min(padding) < 0 or min(output_padding) < 0:
+        raise RuntimeError("negative padding is not supported")
+    if any(op >= max(s, d) for op, s, d in zip(output_padding, stride, dilation)):
+        names = ("depth", "height", "width")[3 - nd:] if nd > 1 else ("width",)
+        parts = [f"output_padding_{n}: {v}" for n, v in zip(names, output_padding)]
+        parts += [f"stride_{n}: {v}" for n, v in zip(names, stride)]
+        parts += [f"dilation_{n}: {v}" for n, v in zip(names, dilation)]
+        raise RuntimeError("output padding must be smaller than either stride or dilation, "
+                           "but got " + " ".join(parts))
+    osz = [(size - 1) * s - 2 * p + d * (k - 1) + op + 1 for size, s, p, d, k, op in
+           zip(x.shape[2:], stride, padding, dilation, ks, output_padding)]
+    if min(osz) < 1:
+        raise RuntimeError(f"Given input size per channel: ({_sizes(x.shape[2:])}). "
+                           f"Calculated output size per channel: ({_sizes(osz)}). Output "
+                           "size is too small")
+    if nd == 2:
+        out = _kernels.kernel("conv_transpose2d")(x, weight, bias, stride, padding,
+                                                  output_padding, groups, dilation)
+    else:
+        out = _composed_more.conv_transpose_nd(x, weight, bias, stride, padding,
+                                               output_padding, groups, dilation)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1):
+    """The gradient of conv1d with respect to its input, as a layer."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 1, "conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1):
+    """The gradient of conv2d with respect to its input, as a layer; weight
+    is (C_in, C_out / groups, kH, kW)."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 2, "conv_transpose2d")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups=1, dilation=1):
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 3, "conv_transpose3d")
+
+
+# ---- 3-d pooling ------------------------------------------------------------------
+def _pool3d_args(name, input, kernel_size, stride, padding, dilation, ceil_mode):
+    F._check_tensor(input)
+    if input.dim() not in (4, 5) or input.numel() == 0 and input.dim() == 4:
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    x, unbatched = (input, False) if input.dim() == 5 else (input.unsqueeze(0), True)
+    k = _ntuple(kernel_size, 3, "kernel_size")
+    s = k if stride is None or (not isinstance(stride, numbers.Integral) and len(stride) == 0) \
+        else _ntuple(stride, 3, "stride")
+    p, d = _ntuple(padding, 3, "padding"), _ntuple(dilation, 3, "dilation")
+    if min(k) < 1:
+        raise RuntimeError(f"{name}: kernel_size must be greater than zero, but got "
+                           f"{list(k)}")
+    if min(s) < 1:
+        raise RuntimeError(f"{name}: stride must be greater than zero, but got {list(s)}")
+    if min(d) < 1:
+        raise RuntimeError(f"{name}: dilation must be greater than zero, but got {list(d)}")
+    for kk, pp, dd in zip(k, p, d):
+        if pp < 0 or pp > kk // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={pp}, kernel_size={kk} and dilation={dd}")
+    sizes = tuple(x.shape[2:])
+    if name == "avg_pool3d" and any(n + 2 * pp < kk for n, kk, pp in zip(sizes, k, p)):
+        raise RuntimeError(f"input image (T: {sizes[0]} H: {sizes[1]} W: {sizes[2]}) smaller "
+                           f"than kernel size (kT: {k[0]} kH: {k[1]} kW: {k[2]})")
+    out = [_composed_more.pool_output_size(n, kk, ss, pp, dd, ceil_mode)
+           for n, kk, ss, pp, dd in zip(sizes, k, s, p, d)]
+    if min(out) < 1:
+        shape = "x".join(str(v) for v in x.shape[1:])
+        oshape = "x".join(str(v) for v in [x.shape[1]] + out)
+        raise RuntimeError(f"Given input size: ({shape}). Calculated output size: ({oshape})."
+                           " Output size is too small")
+    return x, unbatched, k, s, p, d
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    x, unbatched, k, s, p, d = _pool3d_args("max_pool3d", input, kernel_size, stride,
+                                            padding, dilation, ceil_mode)
+    out = _kernels.kernel("max_pool3d")(x, k, s, p, d, bool(ceil_mode), bool(return_indices))
+    if unbatched:
+        return tuple(o.squeeze(0) for o in out) if return_indices else out.squeeze(0)
+    return out
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    x, unbatched, k, s, p, _ = _pool3d_args("avg_pool3d", input, kernel_size, stride, padding,
+                                            1, ceil_mode)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    out = _kernels.kernel("avg_pool3d")(x, k, s, p, bool(ceil_mode), bool(count_include_pad),
+                                        divisor_override)
+    return out.squeeze(0) if unbatched else out
+
+
+# ---- adaptive pooling ---------------------------------------------------------------
+def _adaptive_args(input, output_size, nd, name, message):
+    F._check_tensor(input)
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(message)
+    for i in range(1, input.dim()):
+        if input.shape[i] == 0:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {list(input.shape)} with "
+                               f"dimension {i} being empty")
+    if isinstance(output_size, numbers.Integral) or output_size is None:
+        output_size = (output_size,) * nd
+    output_size = tuple(output_size)
+    if len(output_size) != nd:
+        raise ValueError(f"{name}: output_size must have {nd} elements, got "
+                         f"{len(output_size)}")
+    sizes = input.shape[-nd:]
+    out = tuple(int(n) if o is None else int(o) for o, n in zip(output_size, sizes))
+    if min(out) < 0:
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal "
+                           f"to 0 but received {list(out)}")
+    return out
+
+
+def _adaptive_avg(x, out):
+    """Mean over PyTorch's adaptive cells, one spatial dimension at a time
+    (a mean of equal-length means is the mean)."""
+    nd = len(out)
+    for i, o in enumerate(out):
+        dim = x.dim() - nd + i
+        n = x.shape[dim]
+        cells = [x.narrow(dim, (j * n) // o, -(-((j + 1) * n) // o) - (j * n) // o)
+                 .mean(dim) for j in range(o)]
+        x = ember.stack(cells, dim) if cells else x.narrow(dim, 0, 0)
+    return x
+
+
+def adaptive_avg_pool1d(input, output_size):
+    out = _adaptive_args(input, output_size, 1, "adaptive_avg_pool1d",
+                         f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional "
+                         "tensor for argument #1 'self' (while checking arguments for "
+                         "adaptive_avg_pool1d)")
+    return _adaptive_avg(input, out)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    out = _adaptive_args(input, output_size, 3, "adaptive_avg_pool3d",
+                         f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
+                         f"{list(input.shape)}")
+    return _adaptive_avg(input, out)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    out = _adaptive_args(input, output_size, 2, "adaptive_max_pool2d",
+                         "adaptive_max_pool2d(): Expected 3D or 4D tensor, but got "
+                         f"{list(input.shape)}")
+    x, unbatched = (input, False) if input.dim() == 4 else (input.unsqueeze(0), True)
+    if min(out) == 0 or x.shape[0] == 0:
+        res = x.new_zeros(x.shape[0], x.shape[1], *out)
+        res = (res, ember.zeros(res.shape, dtype=ember.int64)) if return_indices else res
+    else:
+        res = _kernels.kernel("adaptive_max_pool2d")(x, out, bool(return_indices))
+    if unbatched:
+        return tuple(r.squeeze(0) for r in res) if return_indices else res.squeeze(0)
+    return res
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    (o,) = _adaptive_args(input, output_size, 1, "adaptive_max_pool1d",
+                          f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional "
+                          "tensor for argument #1 'self' (while checking arguments for "
+                          "adaptive_max_pool1d)")
+    res = adaptive_max_pool2d(input.unsqueeze(-2), (1, o), return_indices)
+    if return_indices:
+        return res[0].squeeze(-2), res[1].squeeze(-2)
+    return res.squeeze(-2)
+
+
+# ---- max_unpool ----------------------------------------------------------------------
+def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd, name):
+    """Scatters each pooled value back to the position its index names;
+    every other element of the output is zero."""
+    F._check_tensor(input)
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D input, but got "
+                           f"{input.dim()}D")
+    if indices.dtype is not ember.int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: "
+                           f"{indices.dtype}")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: "
+                           f"{list(indices.shape)}")
+    k = _ntuple(kernel_size, nd, "kernel_size")
+    s = k if stride is None else _ntuple(stride, nd, "stride")
+    p = _ntuple(padding, nd, "padding")
+    sizes = input.shape[-nd:]
+    default = [(n - 1) * ss - 2 * pp + kk for n, ss, pp, kk in zip(sizes, s, p, k)]
+    if output_size is None:
+        out = default
+    else:
+        out = [int(v) for v in output_size]
+        if len(out) == nd + 2 or len(out) == nd + 1 and input.dim() == nd + 1:
+            out = out[-nd:]
+        if len(out) != nd:
+            raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} "
+                             f"elements, but it has a length of '{len(out)}'")
+        for i, (v, d) in enumerate(zip(out, default)):
+            lo, hi = d - s[i], d + s[i]
+            if not lo < v < hi:
+                raise ValueError(f'invalid output_size "{tuple(out)}" (dim {i} must be between '
+                                 f"{lo} and {hi})")
+    plane = 1
+    for v in out:
+        plane *= v
+    lead = tuple(input.shape[:-nd])
+    flat_idx = indices.reshape(*lead, -1)
+    if flat_idx.numel() and (int(flat_idx.min()) < 0 or int(flat_idx.max()) >= plane):
+        bad = int(flat_idx.max()) if int(flat_idx.max()) >= plane else int(flat_idx.min())
+        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                           f"{'x'.join(str(v) for v in out)})")
+    res = input.new_zeros(*lead, plane).scatter(-1, flat_idx, input.reshape(*lead, -1))
+    return res.reshape(*lead, *out)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1,
+                       "max_unpool1d")
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2,
+                       "max_unpool2d")
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3,
+                       "max_unpool3d")

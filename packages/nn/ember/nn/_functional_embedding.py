@@ -1,0 +1,116 @@
+"""ember.nn.functional.embedding_bag: sums, means or maxima of bags of
+embedding rows, without materialising the rows of each bag separately."""
+import numpy as np
+
+import ember
+
+from . import _kernels
+from . import functional as F
+
+__all__ = ["embedding_bag"]
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
+                  scale_grad_by_freq=False, mode="mean", sparse=False,
+                  per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Bags of rows of `weight`: a 2-D input is B bags of equal length; a 1-D
+    input is split at `offsets` (bag b starts at offsets[b]).  Each bag is
+    reduced by `mode` ('sum', 'mean', 'max'); an empty bag gives zeros."""
+    F._check_tensor(input)
+    F._check_tensor(weight, "weight")
+    if input.dtype not in (ember.int64, ember.int32):
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
+                           "following scalar types: Long, Int; but got "
+                           f"ember.{F._type_name(input)} instead (while checking arguments "
+                           "for embedding_bag)")
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
+                         f"{weight.dim()}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding_bag: scale_grad_by_freq and sparse are not "
+                                  "supported yet")
+    if per_sample_weights is not None:
+        if tuple(per_sample_weights.shape) != tuple(input.shape):
+            raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape})"
+                             f" is not None, then it must have the same shape as the input "
+                             f"({input.shape})")
+        if mode != "sum":
+            raise NotImplementedError(
+                "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "
+                "on GitHub.")
+        if per_sample_weights.dtype != weight.dtype:
+            raise RuntimeError(f"Expected per_sample_weights ({per_sample_weights.dtype}) to "
+                               f"have the same dtype as weight ({weight.dtype})")
+    num = weight.shape[0]
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise RuntimeError(f"padding_idx must be within the number of embeddings, {-num} "
+                               f"through {num - 1}, but got {padding_idx}")
+        padding_idx = padding_idx % num if num else padding_idx
+
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
+                             "is a mini-batch of fixed length sequences. However, found "
+                             f"offsets of type {type(offsets)}")
+        bags, length = input.shape
+        bounds = np.arange(bags + 1, dtype=np.int64) * length
+        indices = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        if offsets.dtype not in (ember.int64, ember.int32):
+            raise RuntimeError("Expected tensor for argument #2 'offsets' to have one of the "
+                               "following scalar types: Long, Int; but got "
+                               f"ember.{F._type_name(offsets)} instead (while checking "
+                               "arguments for embedding_bag)")
+        indices = input
+        bounds = offsets.numpy().astype(np.int64)
+        if bounds.size and bounds[0] != 0:
+            raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the "
+                               "mini-batch has to start from position 0. However, got "
+                               f"{bounds[0]}")
+        if bounds.size and bounds[-1] > len(indices):
+            raise RuntimeError(f"offsets[-1] can not be greater than input's length "
+                               f"{len(indices)} but got offsets[-1] of {bounds[-1]}")
+        if np.any(np.diff(bounds) < 0):
+            raise RuntimeError(f"offsets must be non-decreasing, but got {bounds.tolist()}")
+        if include_last_offset:
+            if bounds.size == 0:
+                raise RuntimeError("include_last_offset: number of offsets should be at "
+                                   "least 1")
+        else:
+            bounds = np.append(bounds, len(indices))
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{input.dim()}")
+
+    indices = indices.long()
+    if indices.numel():
+        idx = indices.numpy()
+        bad = np.flatnonzero((idx < 0) | (idx >= num))
+        if bad.size:
+            raise RuntimeError(f"Index {bad[0]} of input takes value {idx[bad[0]]} which is not "
+                               f"in the valid range [0, {num})")
+    if max_norm is not None:
+        _renorm_rows(weight, indices, max_norm, norm_type)
+    return _kernels.kernel("embedding_bag")(weight, indices, ember.from_numpy(bounds), mode,
+                                            per_sample_weights, padding_idx)
+
+
+def _renorm_rows(weight, indices, max_norm, norm_type):
+    """Scales, in place, the referenced rows whose norm exceeds max_norm."""
+    with ember.no_grad():
+        rows = ember.from_numpy(np.unique(indices.numpy()))
+        picked = weight.index_select(0, rows)
+        norms = picked.norm(norm_type, dim=1, keepdim=True)
+        scale = ember.where(norms > max_norm, max_norm / (norms + 1e-7),
+                            ember.ones_like(norms))
+        weight[rows] = picked * scale

@@ -1,0 +1,210 @@
+"""ember.nn.functional: interpolate (nearest, nearest-exact, linear,
+bilinear, trilinear, area) and pad (constant, reflect, replicate,
+circular)."""
+import math
+
+import numpy as np
+
+import ember
+
+from . import _composed_more, _kernels
+from . import functional as F
+
+__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pad"]
+
+_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
+_LINEAR_RANK = {"linear": 3, "bilinear": 4, "trilinear": 5}
+_DIM_NAMES = {1: ("W",), 2: ("H", "W"), 3: ("D", "H", "W")}
+
+
+def _output_geometry(input, size, scale_factor, recompute_scale_factor):
+    """Output sizes and the scales the kernels index with (None: in/out)."""
+    nd = input.dim() - 2
+    spatial = list(input.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if recompute_scale_factor:
+            raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+        if isinstance(size, (list, tuple)):
+            if len(size) != nd:
+                raise ValueError(
+                    "Input and output must have the same number of spatial dimensions, but "
+                    f"got input with spatial dimensions of {spatial} and output size of "
+                    f"{size}. Please provide input tensor in (N, C, d1, d2, ...,dK) format "
+                    "and output size in (o1, o2, ...,oK) format.")
+            out = [int(v) for v in size]
+        else:
+            out = [int(size)] * nd
+        return out, [None] * nd
+    if scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    if isinstance(scale_factor, (list, tuple)):
+        if len(scale_factor) != nd:
+            raise ValueError(
+                "Input and scale_factor must have the same number of spatial dimensions, but "
+                f"got input with spatial dimensions of {spatial} and scale_factor of shape "
+                f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) "
+                "format and scale_factor in (s1, s2, ...,sK) format.")
+        scales = [float(v) for v in scale_factor]
+    else:
+        scales = [float(scale_factor)] * nd
+    out = [math.floor(float(n) * s) for n, s in zip(spatial, scales)]
+    return out, ([None] * nd if recompute_scale_factor else scales)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resizes the spatial dimensions of (N, C, *S) input to `size` or by
+    `scale_factor`, as torch.nn.functional.interpolate."""
+    F._check_tensor(input)
+    if mode not in _MODES or input.dim() not in (3, 4, 5):
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) "
+            "for the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | "
+            f"area | nearest-exact (got {mode})")
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating "
+                             "modes: linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported")
+    if mode == "bicubic":
+        raise NotImplementedError("interpolate: mode 'bicubic' is not supported yet")
+    if mode in _LINEAR_RANK and input.dim() != _LINEAR_RANK[mode]:
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
+                                  f"{_LINEAR_RANK[mode]}D input")
+    out, scales = _output_geometry(input, size, scale_factor, recompute_scale_factor)
+    nd = input.dim() - 2
+    if min(out) <= 0 or min(input.shape[2:]) <= 0:
+        names = _DIM_NAMES[nd]
+        given = ", ".join(f"{n}: {v}" for n, v in zip(names, input.shape[2:]))
+        want = ", ".join(f"{n}: {v}" for n, v in zip(names, out))
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({given}) output ({want})")
+    if mode == "area":
+        from . import _functional_convpool as P
+        pools = {1: P.adaptive_avg_pool1d, 2: F.adaptive_avg_pool2d,
+                 3: P.adaptive_avg_pool3d}
+        return pools[nd](input, out)
+    if mode == "nearest" and nd == 2:
+        return _kernels.kernel("upsample_nearest2d")(input, tuple(out), tuple(scales))
+    if mode == "bilinear":
+        return _kernels.kernel("upsample_bilinear2d")(input, tuple(out), bool(align_corners),
+                                                      tuple(scales))
+    x = input
+    for i, (o, s) in enumerate(zip(out, scales)):
+        dim = 2 + i
+        if mode == "nearest":
+            x = x.index_select(dim, _composed_more.nearest_indices(x.shape[dim], o, s))
+        elif mode == "nearest-exact":
+            x = x.index_select(dim, _nearest_exact_indices(x.shape[dim], o, s))
+        else:
+            x = _composed_more.linear_along(x, dim, o, align_corners, s)
+    return x if x is not input else input.clone()
+
+
+def _nearest_exact_indices(size, out, scale):
+    r = np.float32(1.0 / scale) if scale else np.float32(size) / np.float32(out)
+    src = np.floor((np.arange(out, dtype=np.float32) + np.float32(0.5)) * r)
+    return ember.from_numpy(np.minimum(src.astype(np.int64), size - 1))
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated spelling of interpolate."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# ---- padding -----------------------------------------------------------------------
+def pad(input, pad, mode="constant", value=None):
+    """Pads the last len(pad) // 2 dimensions, last dimension first:
+    (left, right, top, bottom, front, back).  Negative amounts crop.
+    mode is 'constant' (with `value`, default 0), 'reflect' (mirror without
+    repeating the edge), 'replicate' (repeat the edge) or 'circular' (wrap)."""
+    F._check_tensor(input)
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if mode == "constant":
+        if len(pad) // 2 > input.dim():
+            raise RuntimeError("Padding length should be less than or equal to two times the "
+                               f"input dimension but got padding length {len(pad)} and input "
+                               f"of dimension {input.dim()}")
+        return _constant_pad(input, pad, 0.0 if value is None else value)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    n = len(pad) // 2
+    if n not in (1, 2, 3) or input.dim() not in (n + 1, n + 2):
+        raise NotImplementedError(f"Padding size {len(pad)} is not supported for "
+                                  f"{input.dim()}D input tensor.")
+    batched = input.dim() == n + 2
+    for i in range(n):
+        dim = input.dim() - 1 - i
+        if input.shape[dim] == 0 or (batched and input.shape[1] == 0):
+            raise RuntimeError(f"Expected {n + 1}D or {n + 2}D (batch mode) tensor with "
+                               "possibly 0 batch size and other non-zero dimensions for "
+                               f"input, but got: {list(input.shape)}")
+    for i in range(n):
+        dim = input.dim() - 1 - i
+        lo, hi, size = pad[2 * i], pad[2 * i + 1], input.shape[dim]
+        if mode == "reflect" and (lo >= size or hi >= size):
+            raise RuntimeError("Argument #4: Padding size should be less than the "
+                               f"corresponding input dimension, but got: padding ({lo}, {hi})"
+                               f" at dimension {dim} of input {list(input.shape)}")
+        if mode == "circular" and (lo > size or hi > size):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if lo + hi + size < 0:
+            raise RuntimeError(f"The input size {size}, plus negative padding {lo} and {hi} "
+                               "resulted in a negative output size, which is invalid. Check "
+                               f"dimension {dim} of your input.")
+    if mode == "circular":
+        # negative amounts crop first; the wrap then stays within the crop
+        cropped = _constant_pad(input, tuple(min(p, 0) for p in pad), 0.0)
+        return _composed_more.index_pad(cropped, tuple(max(p, 0) for p in pad),
+                                        _composed_more.circular_index)
+    if min(pad) < 0:
+        # negative amounts read a cropped range of the same index map
+        source = (_composed_more.reflect_index if mode == "reflect"
+                  else _composed_more.replicate_index)
+        return _composed_more.index_pad(input, pad, source)
+    x = input if batched else input.unsqueeze(0)
+    name = "reflection_pad" if mode == "reflect" else "replication_pad"
+    out = _kernels.kernel(name)(x, pad)
+    return out if batched else out.squeeze(0)
+
+
+def _constant_pad(input, pad, value):
+    x = input
+    for i in range(len(pad) // 2):
+        dim = input.dim() - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        if x.shape[dim] + lo + hi < 0:
+            raise RuntimeError(f"The input size {x.shape[dim]}, plus negative padding {lo} and "
+                               f"{hi} resulted in a negative output size, which is invalid. "
+                               f"Check dimension {dim} of your input.")
+        if lo < 0:
+            x = x.narrow(dim, -lo, x.shape[dim] + lo)
+            lo = 0
+        if hi < 0:
+            x = x.narrow(dim, 0, x.shape[dim] + hi)
+            hi = 0
+        parts = []
+        for amount in (lo, hi):
+            shape = list(x.shape)
+            shape[dim] = amount
+            parts.append(x.new_full(shape, value) if amount else None)
+        if lo or hi:
+            x = ember.cat(([parts[0]] if lo else []) + [x] + ([parts[1]] if hi else []), dim)
+    return x if x is not input else input.clone()
