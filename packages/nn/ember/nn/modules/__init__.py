@@ -4,11 +4,15 @@ from .layers import *  # noqa: F401,F403
 from .layers import __all__ as _layers
 from .loss import *  # noqa: F401,F403
 from .loss import __all__ as _losses
+from .padding import *  # noqa: F401,F403
+from .padding import __all__ as _padding
+from .upsampling import *  # noqa: F401,F403
+from .upsampling import __all__ as _upsampling
 from .rnn import *  # noqa: F401,F403
 from .rnn import __all__ as _rnn
 from .attention import MultiheadAttention
 from .transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
-           "ParameterDict"] + _layers + _losses + _rnn + [
+           "ParameterDict"] + _layers + _losses + _padding + _upsampling + _rnn + [
     "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"]

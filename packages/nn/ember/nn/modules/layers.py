@@ -18,7 +18,11 @@ __all__ = ["Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "ReLU", "Re
            "Tanhshrink", "Threshold", "Softmax", "LogSoftmax", "Softmin", "Dropout",
            "Embedding", "LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm",
            "InstanceNorm2d", "Dropout2d", "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d",
-           "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d"]
+           "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d",
+           "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "MaxPool3d",
+           "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "EmbeddingBag", "InstanceNorm1d",
+           "InstanceNorm3d", "Dropout1d", "Dropout3d"]
 
 
 def _factory(device, dtype):
@@ -247,6 +251,71 @@ class Embedding(Module):
         return s
 
 
+class EmbeddingBag(Module):
+    """Sums, means or maxima of bags of embedding rows (F.embedding_bag);
+    weight starts N(0, 1), the padding_idx row zero."""
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, mode="mean", sparse=False, _weight=None,
+                 include_last_offset=False, padding_idx=None, device=None, dtype=None):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("padding_idx must be within num_embeddings")
+            if padding_idx < 0:
+                padding_idx += num_embeddings
+        self.padding_idx = padding_idx
+        if _weight is None:
+            self.weight = Parameter(ember.empty(num_embeddings, embedding_dim,
+                                                **_factory(device, dtype)))
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and "
+                                     "embedding_dim")
+            self.weight = Parameter(_weight)
+        self.mode, self.include_last_offset = mode, include_last_offset
+
+    def reset_parameters(self):
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with ember.no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
+                               self.scale_grad_by_freq, self.mode, self.sparse,
+                               per_sample_weights, self.include_last_offset, self.padding_idx)
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, mode="mean", sparse=False,
+                        include_last_offset=False, padding_idx=None):
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse,
+                  embeddings, include_last_offset, padding_idx)
+        bag.weight.requires_grad = not freeze
+        return bag
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        s += f", mode={self.mode!r}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        return s
+
+
 class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
                  device=None, dtype=None):
@@ -392,10 +461,10 @@ class GroupNorm(Module):
                 f"affine={self.affine}, bias={self.bias is not None}")
 
 
-class InstanceNorm2d(_BatchNorm):
-    """Per-sample, per-channel normalisation over H×W (affine and running
-    statistics off by default, as PyTorch)."""
-    _dims = (3, 4)
+class _InstanceNorm(_BatchNorm):
+    """Per-sample, per-channel normalisation over the spatial dimensions
+    (affine and running statistics off by default, as PyTorch); _dims is
+    (unbatched rank, batched rank)."""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
                  track_running_stats=False, device=None, dtype=None, bias=True):
@@ -404,11 +473,12 @@ class InstanceNorm2d(_BatchNorm):
 
     def _check_input_dim(self, input):
         if input.dim() not in self._dims:
-            raise ValueError(f"expected 3D or 4D input (got {input.dim()}D input)")
+            raise ValueError(f"expected {self._dims[0]}D or {self._dims[1]}D input (got "
+                             f"{input.dim()}D input)")
 
     def forward(self, input):
         self._check_input_dim(input)
-        unbatched = input.dim() == 3
+        unbatched = input.dim() == self._dims[0]
         x = input.unsqueeze(0) if unbatched else input
         if x.shape[1] != self.num_features and self.affine:
             raise ValueError(f"expected input's size at dim=1 to match num_features "
@@ -420,37 +490,67 @@ class InstanceNorm2d(_BatchNorm):
         return out.squeeze(0) if unbatched else out
 
 
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalisation of (N, C, L) or (C, L) input over L."""
+    _dims = (2, 3)
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalisation of (N, C, H, W) or (C, H, W) input over H×W."""
+    _dims = (3, 4)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalisation of (N, C, D, H, W) or (C, D, H, W) input."""
+    _dims = (4, 5)
+
+
+class Dropout1d(Dropout):
+    def forward(self, input):
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+
 class Dropout2d(Dropout):
     def forward(self, input):
         return F.dropout2d(input, self.p, self.training, self.inplace)
 
 
+class Dropout3d(Dropout):
+    def forward(self, input):
+        return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
 class _ConvNd(Module):
-    """Shared by Conv1d and Conv2d: arguments, parameters (PyTorch's
-    initialisation: kaiming_uniform_(a=√5), bias uniform ±1/√fan_in), repr."""
+    """Shared by the convolutions and transposed convolutions: arguments,
+    parameters (PyTorch's initialisation: kaiming_uniform_(a=√5), bias
+    uniform ±1/√fan_in), padding modes, repr."""
 
     _nd = 0
     _functional = None
+    _transposed = False
+    _padding_modes = ("zeros", "reflect", "replicate", "circular")
 
-    @staticmethod
-    def _tuple(v):
-        raise NotImplementedError
+    @classmethod
+    def _tuple(cls, v):
+        return _ntuple(v, cls._nd)
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
                  dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
-                 dtype=None):
+                 dtype=None, output_padding=0):
         super().__init__()
-        name = type(self).__name__
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
         if in_channels % groups:
             raise ValueError("in_channels must be divisible by groups")
         if out_channels % groups:
             raise ValueError("out_channels must be divisible by groups")
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"{name}: padding_mode {padding_mode!r} is not "
-                                      "supported yet (zeros only)")
+        if padding_mode not in self._padding_modes:
+            raise ValueError(f"padding_mode must be one of {list(self._padding_modes)}, but "
+                             f"got padding_mode='{padding_mode}'")
         if isinstance(padding, str):
+            if self._transposed:
+                raise ValueError(f"{type(self).__name__} does not accept a padding string, "
+                                 f"got padding={padding!r}")
             if padding not in ("same", "valid"):
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of "
                                  "{'valid', 'same'}")
@@ -461,10 +561,14 @@ class _ConvNd(Module):
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size, self.stride = self._tuple(kernel_size), self._tuple(stride)
         self.padding, self.dilation, self.groups = padding, self._tuple(dilation), groups
+        self.output_padding = self._tuple(output_padding)
+        self.transposed = self._transposed
         self.padding_mode = padding_mode
         kw = _factory(device, dtype)
-        self.weight = Parameter(ember.empty(out_channels, in_channels // groups,
-                                            *self.kernel_size, **kw))
+        # a transposed convolution's weight is (in, out / groups, *k)
+        rows, cols = ((in_channels, out_channels // groups) if self._transposed
+                      else (out_channels, in_channels // groups))
+        self.weight = Parameter(ember.empty(rows, cols, *self.kernel_size, **kw))
         if bias:
             self.bias = Parameter(ember.empty(out_channels, **kw))
         else:
@@ -479,9 +583,26 @@ class _ConvNd(Module):
                 bound = 1 / math.sqrt(fan_in)
                 init.uniform_(self.bias, -bound, bound)
 
+    def _mode_padding(self):
+        """F.pad's amounts (last dimension first) for a non-zeros padding_mode."""
+        if self.padding == "valid":
+            return (0,) * (2 * self._nd)
+        pads = []
+        for i in reversed(range(self._nd)):
+            if self.padding == "same":
+                total = self.dilation[i] * (self.kernel_size[i] - 1)
+                pads += [total // 2, total - total // 2]
+            else:
+                pads += [self.padding[i]] * 2
+        return tuple(pads)
+
     def forward(self, input):
-        return type(self)._functional(input, self.weight, self.bias, self.stride,
-                                      self.padding, self.dilation, self.groups)
+        padding = self.padding
+        if self.padding_mode != "zeros":
+            input = F.pad(input, self._mode_padding(), mode=self.padding_mode)
+            padding = 0
+        return type(self)._functional(input, self.weight, self.bias, self.stride, padding,
+                                      self.dilation, self.groups)
 
     def extra_repr(self):
         s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
@@ -490,11 +611,26 @@ class _ConvNd(Module):
             s += f", padding={self.padding}"
         if self.dilation != (1,) * self._nd:
             s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * self._nd:
+            s += f", output_padding={self.output_padding}"
         if self.groups != 1:
             s += f", groups={self.groups}"
         if self.bias is None:
             s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
         return s
+
+
+def _ntuple(v, n):
+    if isinstance(v, numbers.Integral):
+        return (int(v),) * n
+    v = tuple(int(i) for i in v)
+    if len(v) == 1:
+        return v * n
+    if len(v) != n:
+        raise ValueError(f"expected an int or a tuple of {n} ints, got {v}")
+    return v
 
 
 class Conv1d(_ConvNd):
@@ -503,17 +639,79 @@ class Conv1d(_ConvNd):
     _nd = 1
     _functional = staticmethod(F.conv1d)
 
-    @staticmethod
-    def _tuple(v):
-        return (F._single(v),)
-
 
 class Conv2d(_ConvNd):
     """2-D convolution (cross-correlation) over (N, C, H, W)."""
 
     _nd = 2
     _functional = staticmethod(F.conv2d)
-    _tuple = staticmethod(F._pair)
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution (cross-correlation) over (N, C, D, H, W)."""
+
+    _nd = 3
+    _functional = staticmethod(F.conv3d)
+
+
+class _ConvTransposeNd(_ConvNd):
+    """The gradient of a convolution with respect to its input, as a layer;
+    forward's output_size picks among the sizes a stride allows."""
+
+    _transposed = True
+    _padding_modes = ("zeros",)
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
+                 device=None, dtype=None):
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for '
+                             f"{type(self).__name__}")
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, device, dtype, output_padding)
+
+    def _output_padding(self, input, output_size):
+        """output_padding that yields output_size (PyTorch's rule and message)."""
+        if output_size is None:
+            return self.output_padding
+        nd = self._nd
+        lead = 2 if input.dim() == nd + 2 else 1
+        output_size = [int(v) for v in output_size]
+        if len(output_size) == lead + nd:
+            output_size = output_size[lead:]
+        if len(output_size) != nd:
+            raise ValueError(f"ConvTranspose{nd}D: for {input.dim()}D input, output_size must "
+                             f"have {nd} or {lead + nd} elements (got {len(output_size)})")
+        spatial = input.shape[lead:]
+        lows = [(spatial[d] - 1) * self.stride[d] - 2 * self.padding[d]
+                + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(nd)]
+        highs = [low + self.stride[d] - 1 for d, low in enumerate(lows)]
+        for size, low, high in zip(output_size, lows, highs):
+            if not low <= size <= high:
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes "
+                                 f"range from {lows} to {highs} (for an input of "
+                                 f"{input.shape[2:]})")
+        return tuple(size - low for size, low in zip(output_size, lows))
+
+    def forward(self, input, output_size=None):
+        output_padding = self._output_padding(input, output_size)
+        return type(self)._functional(input, self.weight, self.bias, self.stride, self.padding,
+                                      output_padding, self.groups, self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    _nd = 1
+    _functional = staticmethod(F.conv_transpose1d)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    _nd = 2
+    _functional = staticmethod(F.conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    _nd = 3
+    _functional = staticmethod(F.conv_transpose3d)
 
 
 class _MaxPoolNd(Module):
@@ -543,6 +741,10 @@ class MaxPool1d(_MaxPoolNd):
 
 class MaxPool2d(_MaxPoolNd):
     _functional = staticmethod(F.max_pool2d)
+
+
+class MaxPool3d(_MaxPoolNd):
+    _functional = staticmethod(F.max_pool3d)
 
 
 class AvgPool1d(Module):
@@ -603,3 +805,88 @@ class AvgPool2d(Module):
     def extra_repr(self):
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
                 f"padding={self.padding}")
+
+
+class AvgPool3d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward(self, input):
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding,
+                            self.ceil_mode, self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}")
+
+
+class _AdaptivePool(Module):
+    _functional = None
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input):
+        return type(self)._functional(input, self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptivePool):
+    _functional = staticmethod(F.adaptive_avg_pool1d)
+
+
+class AdaptiveAvgPool3d(_AdaptivePool):
+    _functional = staticmethod(F.adaptive_avg_pool3d)
+
+
+class AdaptiveMaxPool1d(_AdaptivePool):
+    def __init__(self, output_size, return_indices=False):
+        super().__init__(output_size)
+        self.return_indices = return_indices
+
+    def forward(self, input):
+        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+
+
+class _MaxUnpoolNd(Module):
+    """Inverse of max pooling: the pooled values go back to the positions
+    their indices name, every other element is zero."""
+    _nd = 0
+    _functional = None
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = _ntuple(kernel_size, self._nd)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, self._nd)
+        self.padding = _ntuple(padding, self._nd)
+
+    def forward(self, input, indices, output_size=None):
+        return type(self)._functional(input, indices, self.kernel_size, self.stride,
+                                      self.padding, output_size)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}")
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    _nd = 1
+    _functional = staticmethod(F.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    _nd = 2
+    _functional = staticmethod(F.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    _nd = 3
+    _functional = staticmethod(F.max_unpool3d)
