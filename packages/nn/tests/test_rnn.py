@@ -326,10 +326,9 @@ def test_network_matches_torch(name, kw, packed):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), atol=1e-12)
     weights = [np.random.default_rng(9 + i).standard_normal(tuple(o.shape))
                for i, o in enumerate((out,) + _as_tuple(final))]
-    loss = sum((o * ember.from_numpy(w)).sum() for o, w in zip((out,) + _as_tuple(final),
-                                                              weights))
-    t_loss = sum((o * torch.from_numpy(w)).sum() for o, w in zip((t_out,) + _as_tuple(t_final),
-                                                                weights))
+    outs, t_outs = (out,) + _as_tuple(final), (t_out,) + _as_tuple(t_final)
+    loss = sum((o * ember.from_numpy(w)).sum() for o, w in zip(outs, weights))
+    t_loss = sum((o * torch.from_numpy(w)).sum() for o, w in zip(t_outs, weights))
     loss.backward()
     t_loss.backward()
     pairs = [(x, tx), (h0, th0)] + ([(c0, tc0)] if name == "LSTM" else [])
@@ -365,19 +364,19 @@ ERROR_CASES = [
      "LSTM: Expected input to be 2D or 3D, got 4D instead"),
     ("rnn-input-rank", lambda L: L.nn.RNN(10, 20)(_l(L, 10)), ValueError,
      "RNN: Expected input to be 2D or 3D, got 1D tensor instead"),
-    ("lstm-h0", lambda L: L.nn.LSTM(10, 20, 2)(_l(L, 5, 3, 10), (_l(L, 2, 2, 20),
-                                                                _l(L, 2, 3, 20))),
+    ("lstm-h0", lambda L: L.nn.LSTM(10, 20, 2)(_l(L, 5, 3, 10),
+                                               (_l(L, 2, 2, 20), _l(L, 2, 3, 20))),
      RuntimeError, "Expected hidden[0] size (2, 3, 20), got [2, 2, 20]"),
-    ("lstm-c0", lambda L: L.nn.LSTM(10, 20, 2)(_l(L, 5, 3, 10), (_l(L, 2, 3, 20),
-                                                                _l(L, 2, 3, 5))),
+    ("lstm-c0", lambda L: L.nn.LSTM(10, 20, 2)(_l(L, 5, 3, 10),
+                                               (_l(L, 2, 3, 20), _l(L, 2, 3, 5))),
      RuntimeError, "Expected hidden[1] size (2, 3, 20), got [2, 3, 5]"),
     ("gru-h0", lambda L: L.nn.GRU(10, 20, 2)(_l(L, 5, 3, 10), _l(L, 2, 2, 20)), RuntimeError,
      "Expected hidden size (2, 3, 20), got [2, 2, 20]"),
-    ("gru-h0-bidir", lambda L: L.nn.GRU(10, 20, bidirectional=True)(_l(L, 5, 3, 10),
-                                                                     _l(L, 1, 3, 20)),
+    ("gru-h0-bidir",
+     lambda L: L.nn.GRU(10, 20, bidirectional=True)(_l(L, 5, 3, 10), _l(L, 1, 3, 20)),
      RuntimeError, "Expected hidden size (2, 3, 20), got [1, 3, 20]"),
-    ("unbatched-hx-rank", lambda L: L.nn.LSTM(10, 20)(_l(L, 5, 10), (_l(L, 1, 3, 20),
-                                                                     _l(L, 1, 3, 20))),
+    ("unbatched-hx-rank",
+     lambda L: L.nn.LSTM(10, 20)(_l(L, 5, 10), (_l(L, 1, 3, 20), _l(L, 1, 3, 20))),
      RuntimeError, "For unbatched 2-D input, hx and cx should also be 2-D but got (3-D, 3-D) "
                    "tensors"),
     ("batched-hx-rank", lambda L: L.nn.GRU(10, 20)(_l(L, 5, 3, 10), _l(L, 3, 20)),
@@ -388,8 +387,8 @@ ERROR_CASES = [
      "input has inconsistent input_size: got 7 expected 10"),
     ("cell-batch", lambda L: L.nn.GRUCell(10, 20)(_l(L, 3, 10), _l(L, 2, 20)), RuntimeError,
      "Input batch size 3 doesn't match hidden0 batch size 2"),
-    ("cell-hidden", lambda L: L.nn.LSTMCell(10, 20)(_l(L, 3, 10), (_l(L, 3, 20),
-                                                                  _l(L, 3, 5))),
+    ("cell-hidden",
+     lambda L: L.nn.LSTMCell(10, 20)(_l(L, 3, 10), (_l(L, 3, 20), _l(L, 3, 5))),
      RuntimeError, "hidden1 has inconsistent hidden_size: got 5, expected 20"),
     ("cell-rank", lambda L: L.nn.GRUCell(10, 20)(_l(L, 1, 3, 10)), ValueError,
      "GRUCell: Expected input to be 1D or 2D, got 3D instead"),
