@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 #define THNN_ABI_VERSION_MAJOR 1
-#define THNN_ABI_VERSION_MINOR 0
+#define THNN_ABI_VERSION_MINOR 1
 
 /* reductions of the losses */
 #define THNN_REDUCTION_NONE 0
@@ -247,6 +247,90 @@ int thnn_activation_backward_input(th_tensor *grad_input,
                                    const th_tensor *grad_output,
                                    const th_tensor *input, int activation,
                                    double a, double b);
+
+/* ---- conv3d (conv3d.c) ---------------------------------------------
+ * input (N, C, D, H, W), weight (O, C/groups, kD, kH, kW), bias (O) or
+ * NULL, output (N, O, OD, OH, OW); stride, padding, dilation: int64[3]
+ * (d, h, w).  grad_weight and/or grad_bias may be NULL; overwritten. */
+int thnn_conv3d_forward(th_tensor *output, const th_tensor *input,
+                        const th_tensor *weight, const th_tensor *bias,
+                        const int64_t *stride, const int64_t *padding,
+                        const int64_t *dilation, int64_t groups);
+int thnn_conv3d_backward_input(th_tensor *grad_input,
+                               const th_tensor *grad_output,
+                               const th_tensor *weight,
+                               const int64_t *stride, const int64_t *padding,
+                               const int64_t *dilation, int64_t groups);
+int thnn_conv3d_backward_params(th_tensor *grad_weight, th_tensor *grad_bias,
+                                const th_tensor *grad_output,
+                                const th_tensor *input,
+                                const int64_t *stride, const int64_t *padding,
+                                const int64_t *dilation, int64_t groups);
+
+/* ---- conv_transpose2d (conv_transpose2d.c) ---------------------------
+ * input (N, C, H, W), weight (C, O/groups, kH, kW), bias (O) or NULL,
+ * output (N, O, OH, OW) with OH = (H - 1) * stride - 2 * padding +
+ * dilation * (kH - 1) + output_padding + 1 (W alike); stride, padding,
+ * output_padding, dilation: int64[2] (h, w), output_padding smaller than
+ * stride or dilation.  grad_weight and/or grad_bias may be NULL. */
+int thnn_conv_transpose2d_forward(th_tensor *output, const th_tensor *input,
+                                  const th_tensor *weight,
+                                  const th_tensor *bias,
+                                  const int64_t *stride,
+                                  const int64_t *padding,
+                                  const int64_t *output_padding,
+                                  const int64_t *dilation, int64_t groups);
+int thnn_conv_transpose2d_backward_input(th_tensor *grad_input,
+                                         const th_tensor *grad_output,
+                                         const th_tensor *weight,
+                                         const int64_t *stride,
+                                         const int64_t *padding,
+                                         const int64_t *output_padding,
+                                         const int64_t *dilation,
+                                         int64_t groups);
+int thnn_conv_transpose2d_backward_params(th_tensor *grad_weight,
+                                          th_tensor *grad_bias,
+                                          const th_tensor *grad_output,
+                                          const th_tensor *input,
+                                          const int64_t *stride,
+                                          const int64_t *padding,
+                                          const int64_t *output_padding,
+                                          const int64_t *dilation,
+                                          int64_t groups);
+
+/* ---- 3-d pooling (pooling3d.c) ---------------------------------------
+ * input (N, C, D, H, W) or (C, D, H, W); kernel, stride, padding,
+ * dilation: int64[3] (d, h, w).  indices: int64, flat positions in each
+ * D*H*W volume (-1: a window of padding only).  divisor_override: 0 for
+ * none, else every window's divisor. */
+int thnn_max_pool3d_forward(th_tensor *output, th_tensor *indices,
+                            const th_tensor *input, const int64_t *kernel,
+                            const int64_t *stride, const int64_t *padding,
+                            const int64_t *dilation, int ceil_mode);
+int thnn_max_pool3d_backward_input(th_tensor *grad_input,
+                                   const th_tensor *grad_output,
+                                   const th_tensor *indices);
+int thnn_avg_pool3d_forward(th_tensor *output, const th_tensor *input,
+                            const int64_t *kernel, const int64_t *stride,
+                            const int64_t *padding, int ceil_mode,
+                            int count_include_pad, int64_t divisor_override);
+int thnn_avg_pool3d_backward_input(th_tensor *grad_input,
+                                   const th_tensor *grad_output,
+                                   const int64_t *kernel,
+                                   const int64_t *stride,
+                                   const int64_t *padding, int ceil_mode,
+                                   int count_include_pad,
+                                   int64_t divisor_override);
+
+/* ---- adaptive_max_pool2d (adaptive_max_pool.c) -----------------------
+ * output, indices (N, C, OH, OW) or (C, OH, OW), the size chosen by the
+ * caller; cells as adaptive_avg_pool2d's; indices: int64, flat positions
+ * in each H*W plane. */
+int thnn_adaptive_max_pool2d_forward(th_tensor *output, th_tensor *indices,
+                                     const th_tensor *input);
+int thnn_adaptive_max_pool2d_backward_input(th_tensor *grad_input,
+                                            const th_tensor *grad_output,
+                                            const th_tensor *indices);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@ import os as _os
 import ember.th as _th
 
 from ._lib import check as _check, ffi as _ffi, lib as _lib
+from ._conv_pool_more import *  # noqa: F401,F403  conv3d, conv_transpose2d, 3-d / 1-d / adaptive max pooling
 
 __version__ = _ffi.string(_lib.thnn_version()).decode()
 NULL = _ffi.NULL

@@ -1,0 +1,88 @@
+/* adaptive_max_pool2d with indices: output cell (i, j) covers input rows
+ * [floor(i*H/OH), ceil((i+1)*H/OH)) and the columns alike, as in
+ * PyTorch; its maximum is the first maximal element (row-major), a NaN
+ * wins.  OpenMP over planes. */
+#include <math.h>
+
+#include "max_pool_grad.h"
+
+#define DEFINE_ADAPTIVE_MAX(T)                                                 \
+    static void adaptive_max_##T(T *out, int64_t *ind, const T *x,             \
+                                 int64_t planes, int64_t H, int64_t W,         \
+                                 int64_t OH, int64_t OW) {                     \
+        _Pragma("omp parallel for schedule(static) if(planes * H * W > THNN_GRAIN)") \
+        for (int64_t p = 0; p < planes; p++) {                                 \
+            const T *xp = x + p * H * W;                                       \
+            for (int64_t oh = 0; oh < OH; oh++) {                              \
+                const int64_t h0 = oh * H / OH, h1 = ((oh + 1) * H + OH - 1) / OH; \
+                for (int64_t ow = 0; ow < OW; ow++) {                          \
+                    const int64_t w0 = ow * W / OW, w1 = ((ow + 1) * W + OW - 1) / OW; \
+                    T best = xp[h0 * W + w0];                                  \
+                    int64_t bi = h0 * W + w0;                                  \
+                    for (int64_t ih = h0; ih < h1 && !isnan(best); ih++)       \
+                        for (int64_t iw = w0; iw < w1; iw++) {                 \
+                            const T v = xp[ih * W + iw];                       \
+                            if (v > best || isnan(v)) {                        \
+                                best = v;                                      \
+                                bi = ih * W + iw;                              \
+                                if (isnan(v)) break;                           \
+                            }                                                  \
+                        }                                                      \
+                    out[(p * OH + oh) * OW + ow] = best;                       \
+                    ind[(p * OH + oh) * OW + ow] = bi;                         \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
+DEFINE_ADAPTIVE_MAX(float)
+DEFINE_ADAPTIVE_MAX(double)
+
+THNN_API int thnn_adaptive_max_pool2d_forward(th_tensor *output,
+                                              th_tensor *indices,
+                                              const th_tensor *input) {
+    static const char fn[] = "adaptive_max_pool2d";
+    char a[256], b[256];
+    int rc;
+    if ((rc = thnn__check_float(fn, "input", input))) return rc;
+    const int d = input->ndim;
+    if (d != 3 && d != 4)
+        return thnn__error(TH_ERR_RUNTIME, "%s: Expected 3D or 4D tensor, but got %s",
+                           fn, thnn__shape(input, a));
+    for (int i = d - 3; i < d; i++)
+        if (input->sizes[i] == 0)
+            return thnn__error(TH_ERR_RUNTIME, "%s: Expected input to have non-zero "
+                               "size for non-batch dimensions, but input has sizes %s "
+                               "with dimension %d being empty", fn,
+                               thnn__shape(input, a), i);
+    if ((rc = thnn__check_float(fn, "output", output))) return rc;
+    int ok = output->ndim == d && output->sizes[d - 2] > 0 && output->sizes[d - 1] > 0;
+    for (int i = 0; ok && i < d - 2; i++) ok = output->sizes[i] == input->sizes[i];
+    if (!ok)
+        return thnn__error(TH_ERR_RUNTIME, "%s: output %s does not fit input %s (same "
+                           "leading dims, positive output size)", fn,
+                           thnn__shape(output, a), thnn__shape(input, b));
+    if ((rc = thnn__check_out(fn, "output", output, d, output->sizes, input->dtype)))
+        return rc;
+    if ((rc = thnn__check_out(fn, "indices", indices, d, output->sizes, TH_INT64)))
+        return rc;
+    const int64_t planes = d == 4 ? input->sizes[0] * input->sizes[1] : input->sizes[0];
+    const int64_t H = input->sizes[d - 2], W = input->sizes[d - 1];
+    const int64_t OH = output->sizes[d - 2], OW = output->sizes[d - 1];
+    th_tensor *x = thnn__contig(input);
+    if (!x) return thnn_last_status();
+    if (x->dtype == TH_FLOAT32)
+        adaptive_max_float(thnn__data(output), thnn__data(indices), thnn__data(x),
+                           planes, H, W, OH, OW);
+    else
+        adaptive_max_double(thnn__data(output), thnn__data(indices), thnn__data(x),
+                            planes, H, W, OH, OW);
+    thnn__release(x);
+    return TH_OK;
+}
+
+THNN_API int thnn_adaptive_max_pool2d_backward_input(th_tensor *grad_input,
+                                                     const th_tensor *grad_output,
+                                                     const th_tensor *indices) {
+    return thnn__max_pool_backward("adaptive_max_pool2d_backward_input", grad_input,
+                                   grad_output, indices, 2);
+}
