@@ -137,12 +137,16 @@ def run_case(case, mods, rounds, min_sample_s, settle_s=0.0):
             errors[lib] = f"setup failed: {type(e).__name__}: {e}"
     samples = interleaved(stmts, rounds, min_sample_s, errors, settle_s=settle_s)
     mismatch = {}
-    ref = None
-    if "numpy" in samples and stmts["numpy"].result:
-        ref = _to_numpy(eval(stmts["numpy"].result, stmts["numpy"].globals))
+    ref, ref_lib = None, None
+    # the reference result: NumPy's, or PyTorch's for workloads NumPy has no form of
+    for candidate in ("numpy", "torch"):
+        if candidate in samples and stmts[candidate].result:
+            ref_lib = candidate
+            ref = _to_numpy(eval(stmts[candidate].result, stmts[candidate].globals))
+            break
     for lib in samples:
         s = stmts[lib]
-        if lib == "numpy" or ref is None or not s.result:
+        if lib == ref_lib or ref is None or not s.result:
             continue
         try:
             got = _to_numpy(eval(s.result, s.globals))
@@ -150,7 +154,7 @@ def run_case(case, mods, rounds, min_sample_s, settle_s=0.0):
                 got = got.reshape(ref.shape)  # e.g. a 0-d sum against a NumPy scalar
             if not np.allclose(got, ref, rtol=case.rtol, atol=case.atol):
                 err = float(np.max(np.abs(got - ref))) if got.shape == ref.shape else float("nan")
-                mismatch[lib] = f"result differs from NumPy's (max abs diff {err:.3g}, shape {got.shape} vs {ref.shape})"
+                mismatch[lib] = f"result differs from {ref_lib}'s (max abs diff {err:.3g}, shape {got.shape} vs {ref.shape})"
         except Exception as e:  # noqa: BLE001
             mismatch[lib] = f"result check failed: {type(e).__name__}: {e}"
     row = {

@@ -50,9 +50,9 @@ class Case:
 
 
 def families():
-    from . import autograd, data, th_ops
+    from . import autograd, data, nn, th_ops
 
-    return {m.FAMILY: m for m in (th_ops, autograd, data)}
+    return {m.FAMILY: m for m in (th_ops, autograd, data, nn)}
 
 
 def all_cases(scale: str = "full") -> list[Case]:

@@ -1,0 +1,109 @@
+"""ember.nn on libTHNN against torch.nn (issue 4's figures):
+
+- conv2d forward+backward: 64x1x28x28 with 20x1x5x5 (LeNet's first layer)
+  and 8x64x56x56 with 64x64x3x3, padding 1 (a ResNet stage);
+- a LeNet training step (batch 64, SGD with momentum): zero_grad, forward,
+  cross-entropy, backward, step;
+- an MLP 784-512-512-10 training step (batch 128, SGD with momentum).
+
+Both libraries start from the same weights and inputs (NumPy arrays), so
+the conv rows check Ember's forward result against PyTorch's.  NumPy has no
+form of these workloads.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from timing import Stmt
+
+from . import Case, Unsupported
+
+FAMILY = "nn"
+
+
+def _front(lib, mod):
+    if lib == "numpy":
+        raise Unsupported("NumPy has no autograd or nn")
+    if lib == "torch":
+        return mod, mod.nn, mod.nn.functional
+    try:
+        import ember
+        import ember.nn as nn
+        import ember.nn.functional as F
+    except ImportError as e:
+        raise Unsupported(f"ember.nn is not installed ({e})")
+    ember.set_num_threads(mod.get_num_threads())
+    return ember, nn, F
+
+
+def _arrays(seed, *shapes):
+    g = np.random.default_rng(seed)
+    return [g.standard_normal(s).astype(np.float32) for s in shapes]
+
+
+def _conv(n, c, hw, o, k, pad):
+    def make(lib, mod):
+        m, _, F = _front(lib, mod)
+        x, w, b = (m.from_numpy(a) for a in _arrays(0, (n, c, hw, hw), (o, c, k, k), (o,)))
+        x.requires_grad_(True)
+        w.requires_grad_(True)
+        b.requires_grad_(True)
+        g = {"F": F, "x": x, "w": w, "b": b}
+        return Stmt(f"F.conv2d(x, w, b, padding={pad}).sum().backward()", g,
+                    result=f"F.conv2d(x, w, b, padding={pad}).detach()")
+    return make
+
+
+def _copy_weights(model, m, seed):
+    """The same initial weights in both libraries."""
+    g = np.random.default_rng(seed)
+    with m.no_grad():
+        for p in model.parameters():
+            bound = 1.0 / np.sqrt(max(1, p[0].numel() if p.dim() > 1 else p.numel()))
+            p.copy_(m.from_numpy(g.uniform(-bound, bound, tuple(p.shape)).astype(np.float32)))
+
+
+def _step_stmt(m, F, model, x, y):
+    opt = m.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+
+    def step():
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+    return Stmt("step()", {"step": step})
+
+
+def _lenet(lib, mod):
+    m, nn, F = _front(lib, mod)
+    model = nn.Sequential(
+        nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+        nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
+    _copy_weights(model, m, 1)
+    (x,) = _arrays(2, (64, 1, 28, 28))
+    y = np.random.default_rng(3).integers(0, 10, 64)
+    return _step_stmt(m, F, model, m.from_numpy(x), m.from_numpy(y))
+
+
+def _mlp(lib, mod):
+    m, nn, F = _front(lib, mod)
+    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                          nn.Linear(512, 10))
+    _copy_weights(model, m, 1)
+    (x,) = _arrays(2, (128, 784))
+    y = np.random.default_rng(3).integers(0, 10, 128)
+    return _step_stmt(m, F, model, m.from_numpy(x), m.from_numpy(y))
+
+
+def cases(scale: str = "full") -> list[Case]:
+    if scale == "smoke":
+        small, big = (4, 1, 12, 3, 3, 0), (2, 4, 8, 4, 3, 1)
+    else:
+        small, big = (64, 1, 28, 20, 5, 0), (8, 64, 56, 64, 3, 1)
+    name = "conv2d fwd+bwd {0}x{1}x{2}x{2} * {3}x{1}x{4}x{4} pad {5}"
+    return [
+        Case(FAMILY, name.format(*small), "ms/op", _conv(*small), rtol=1e-4, atol=1e-4),
+        Case(FAMILY, name.format(*big), "ms/op", _conv(*big), rtol=1e-4, atol=1e-3),
+        Case(FAMILY, "LeNet training step (batch 64, SGD momentum)", "ms/op", _lenet),
+        Case(FAMILY, "MLP 784-512-512-10 training step (batch 128)", "ms/op", _mlp),
+    ]
