@@ -6,6 +6,7 @@ static const char *names[TH_NUM_DTYPES] = {
     "float32", "float64", "float16", "bfloat16", "int8",
     "uint8",   "int16",   "int32",   "int64",    "bool"};
 
+/* process-wide, read by any thread: accessed atomically */
 static int default_dtype = TH_FLOAT32;
 
 static int valid(int dtype) { return dtype >= 0 && dtype < TH_NUM_DTYPES; }
@@ -68,7 +69,7 @@ int th_result_type(const th_tensor *a, const th_tensor *b) {
         int d = ts[i]->dtype, *slot = &dim_res;
         if (ts[i]->ndim == 0 && (ts[i]->flags & TH_TENSOR_WRAPPED_NUMBER)) {
             slot = &wrapped_res;
-            if (th_dtype_is_floating(d)) d = default_dtype;
+            if (th_dtype_is_floating(d)) d = th_get_default_dtype();
         } else if (ts[i]->ndim == 0) {
             slot = &zero_res;
         }
@@ -77,13 +78,15 @@ int th_result_type(const th_tensor *a, const th_tensor *b) {
     return combine_categories(dim_res, combine_categories(zero_res, wrapped_res));
 }
 
-int th_get_default_dtype(void) { return default_dtype; }
+int th_get_default_dtype(void) {
+    return __atomic_load_n(&default_dtype, __ATOMIC_RELAXED);
+}
 int th_set_default_dtype(int dtype) {
     if (dtype != TH_FLOAT32 && dtype != TH_FLOAT64 && !th__is_half(dtype))
         return th__error(TH_ERR_TYPE,
                          "only floating-point types are supported as the "
                          "default type, got %s", th_dtype_name(dtype));
-    default_dtype = dtype;
+    __atomic_store_n(&default_dtype, dtype, __ATOMIC_RELAXED);
     return TH_OK;
 }
 

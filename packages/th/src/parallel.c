@@ -10,14 +10,22 @@ void scipy_openblas_set_num_threads(int n);
 #endif
 
 #ifdef _OPENMP
-static int num_threads = 0; /* 0: not yet initialised */
+/* 0: not yet initialised.  Read by every thread that runs a parallel loop,
+ * so accessed atomically (set it before starting threads that use libTH). */
+static int num_threads = 0;
 #endif
 
 int th_get_num_threads(void) {
 #ifdef _OPENMP
-    if (num_threads == 0)
-        num_threads = omp_get_max_threads();
-    return num_threads;
+    int n = __atomic_load_n(&num_threads, __ATOMIC_RELAXED);
+    if (n == 0) {  /* first use; a concurrent th_set_num_threads wins */
+        int unset = 0;
+        n = omp_get_max_threads();
+        if (!__atomic_compare_exchange_n(&num_threads, &unset, n, 0,
+                                         __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            n = unset;
+    }
+    return n;
 #else
     return 1;
 #endif
@@ -29,7 +37,7 @@ int th_set_num_threads(int n) {
                          "set_num_threads expects a positive integer, got %d",
                          n);
 #ifdef _OPENMP
-    num_threads = n;
+    __atomic_store_n(&num_threads, n, __ATOMIC_RELAXED);
     omp_set_num_threads(n);
 #endif
 #ifndef TH_NO_BLAS

@@ -1,0 +1,35 @@
+"""Shared helpers for the example tests: paths and the convnet data file."""
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parent.parent
+
+
+def load_example(relpath, name):
+    """Imports an example script as a module (examples are not a package)."""
+    spec = importlib.util.spec_from_file_location(name, EXAMPLES / relpath)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def extensions_dir(tmp_path, monkeypatch):
+    """A private extension cache, so a test always builds from scratch."""
+    d = tmp_path / "extensions"
+    monkeypatch.setenv("EMBER_EXTENSIONS_DIR", str(d))
+    return d
+
+
+@pytest.fixture(scope="session")
+def convnet_file(tmp_path_factory):
+    pytest.importorskip("ember.nn", reason="the reference output needs ember-nn")
+    pytest.importorskip("ember.thnn", reason="the convnet needs ember-thnn")
+    data = load_example("c/convnet_data.py", "convnet_data")
+    path = tmp_path_factory.mktemp("convnet") / "convnet.bin"
+    data.write(path, data.make(seed=1, batch=3))
+    return path
