@@ -7,7 +7,7 @@ import ember
 from .optimizer import Optimizer, _closure_loss, _use_no_grad, required
 
 __all__ = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam",
-           "RAdam"]
+           "RAdam", "Rprop", "ASGD"]
 
 
 def _check(name, value, low=0.0, what=None):
@@ -403,4 +403,91 @@ class RAdam(Optimizer):
                     p.add_(corrected * lr * adaptive * rect, alpha=-1.0)
                 else:
                     p.add_(corrected * lr, alpha=-1.0)
+        return loss
+
+
+class Rprop(Optimizer):
+    """Resilient backpropagation (Riedmiller & Braun): each element has its
+    own step size, grown by etaplus while the gradient keeps its sign and
+    shrunk by etaminus when it flips (that step is then skipped); only the
+    gradient's sign moves the parameter."""
+
+    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
+                 capturable=False, foreach=None, maximize=False, differentiable=False):
+        _check("lr", lr, what="learning rate")
+        if not 0.0 < etas[0] < 1.0 < etas[1]:
+            raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
+        super().__init__(params, dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes),
+                                      foreach=foreach, maximize=maximize,
+                                      differentiable=differentiable, capturable=capturable))
+
+    @_use_no_grad
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            etaminus, etaplus = group["etas"]
+            size_min, size_max = group["step_sizes"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if "prev" not in state:
+                    state["step"] = ember.tensor(0.0)
+                    state["prev"] = ember.zeros_like(p)
+                    state["step_size"] = ember.full_like(p, group["lr"])
+                _step_tensor(state)
+                g = -p.grad if group["maximize"] else p.grad
+                agree = (g * state["prev"]).sign()
+                factor = ember.where(agree > 0, ember.full_like(g, etaplus),
+                                     ember.where(agree < 0, ember.full_like(g, etaminus),
+                                                 ember.ones_like(g)))
+                size = state["step_size"]
+                size.mul_(factor).clamp_(size_min, size_max)
+                # after a sign flip the step is skipped and the flip forgotten
+                g = ember.where(agree < 0, ember.zeros_like(g), g)
+                p.addcmul_(g.sign(), size, value=-1)
+                state["prev"].copy_(g)
+        return loss
+
+
+class ASGD(Optimizer):
+    """Averaged SGD (Polyak & Juditsky): SGD with a decaying rate
+    eta_t = lr / (1 + lambd lr t)^alpha and an average `ax` of the iterates
+    that starts moving after t0 steps (mu_t = 1 / max(1, t − t0))."""
+
+    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
+                 foreach=None, maximize=False, differentiable=False, capturable=False):
+        _check("lr", lr, what="learning rate")
+        _check("weight_decay", weight_decay, what="weight_decay value")
+        super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0,
+                                      weight_decay=weight_decay, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable,
+                                      capturable=capturable))
+
+    @_use_no_grad
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if "ax" not in state:
+                    state["step"] = ember.tensor(0.0)
+                    state["eta"] = ember.tensor(float(lr))
+                    state["mu"] = ember.tensor(1.0)
+                    state["ax"] = ember.zeros_like(p)
+                step = _step_tensor(state)
+                g = _grad(p, group)
+                eta = float(state["eta"])
+                p.mul_(1 - lambd * eta)
+                p.add_(g, alpha=-eta)
+                mu = float(state["mu"])
+                if mu != 1:
+                    state["ax"].add_((p - state["ax"]).mul_(mu))
+                else:
+                    state["ax"].copy_(p)
+                state["eta"].fill_(lr / ((1 + lambd * lr * step) ** alpha))
+                state["mu"].fill_(1 / max(1, step - t0))
         return loss
