@@ -248,6 +248,154 @@ int thnn_activation_backward_input(th_tensor *grad_input,
                                    const th_tensor *input, int activation,
                                    double a, double b);
 
+/* ---- group_norm (groupnorm.c) ----------------------------------------
+ * input (N, C, *) with C divisible by num_groups; weight, bias (C) or
+ * NULL; save_mean, save_rstd (N, num_groups): each group's mean and
+ * 1 / sqrt(var + eps), needed by both backwards.  Instance norm is
+ * num_groups = C. */
+int thnn_group_norm_forward(th_tensor *output, th_tensor *save_mean,
+                            th_tensor *save_rstd, const th_tensor *input,
+                            const th_tensor *weight, const th_tensor *bias,
+                            int64_t num_groups, double eps);
+int thnn_group_norm_backward_input(th_tensor *grad_input,
+                                   const th_tensor *grad_output,
+                                   const th_tensor *input,
+                                   const th_tensor *weight,
+                                   const th_tensor *save_mean,
+                                   const th_tensor *save_rstd,
+                                   int64_t num_groups);
+int thnn_group_norm_backward_params(th_tensor *grad_weight,
+                                    th_tensor *grad_bias,
+                                    const th_tensor *grad_output,
+                                    const th_tensor *input,
+                                    const th_tensor *save_mean,
+                                    const th_tensor *save_rstd,
+                                    int64_t num_groups);
+
+/* ---- upsampling (upsample.c) ------------------------------------------
+ * input (N, C, H, W) or (C, H, W); output (..., OH, OW) of the caller's
+ * size (grad_input: the input's shape).  scale_h, scale_w: the scale
+ * factors the user gave (output / input), or <= 0 when none; given ones
+ * map output to input coordinates (1 / scale), as PyTorch does. */
+int thnn_upsample_nearest2d_forward(th_tensor *output,
+                                    const th_tensor *input, double scale_h,
+                                    double scale_w);
+int thnn_upsample_nearest2d_backward_input(th_tensor *grad_input,
+                                           const th_tensor *grad_output,
+                                           double scale_h, double scale_w);
+int thnn_upsample_bilinear2d_forward(th_tensor *output,
+                                     const th_tensor *input,
+                                     int align_corners, double scale_h,
+                                     double scale_w);
+int thnn_upsample_bilinear2d_backward_input(th_tensor *grad_input,
+                                            const th_tensor *grad_output,
+                                            int align_corners,
+                                            double scale_h, double scale_w);
+
+/* ---- reflection / replication padding (padding.c) ----------------------
+ * padding: one (before, after) pair per padded dim, last dim first:
+ * int64[2] {left, right} (1d, input (N, C, W) or (C, W)), int64[4]
+ * {left, right, top, bottom} (2d), int64[6] {..., front, back} (3d).
+ * Negative values crop.  Reflection needs each pad < that dim's size. */
+int thnn_reflection_pad1d_forward(th_tensor *output, const th_tensor *input,
+                                  const int64_t *padding);
+int thnn_reflection_pad1d_backward_input(th_tensor *grad_input,
+                                         const th_tensor *grad_output,
+                                         const int64_t *padding);
+int thnn_reflection_pad2d_forward(th_tensor *output, const th_tensor *input,
+                                  const int64_t *padding);
+int thnn_reflection_pad2d_backward_input(th_tensor *grad_input,
+                                         const th_tensor *grad_output,
+                                         const int64_t *padding);
+int thnn_replication_pad1d_forward(th_tensor *output, const th_tensor *input,
+                                   const int64_t *padding);
+int thnn_replication_pad1d_backward_input(th_tensor *grad_input,
+                                          const th_tensor *grad_output,
+                                          const int64_t *padding);
+int thnn_replication_pad2d_forward(th_tensor *output, const th_tensor *input,
+                                   const int64_t *padding);
+int thnn_replication_pad2d_backward_input(th_tensor *grad_input,
+                                          const th_tensor *grad_output,
+                                          const int64_t *padding);
+int thnn_replication_pad3d_forward(th_tensor *output, const th_tensor *input,
+                                   const int64_t *padding);
+int thnn_replication_pad3d_backward_input(th_tensor *grad_input,
+                                          const th_tensor *grad_output,
+                                          const int64_t *padding);
+
+/* ---- embedding_bag (embedding_bag.c) -----------------------------------
+ * weight (num, dim); indices int64 (n); offsets int64: bag b covers
+ * indices [offsets[b], offsets[b+1]), the last bag up to n; with
+ * include_last_offset offsets has one entry more than the bags (its value
+ * is checked, not used, as in PyTorch).  per_sample_weights (n) or NULL
+ * (mode sum only); rows == padding_idx are left out (padding_idx < 0:
+ * none).  Outputs: output (bags, dim), offset2bag int64 (n): each
+ * index's bag (-1: none, when there are no bags), bag_size int64
+ * (bags): indices counted, max_indices int64 (bags, dim): the winning
+ * rows (-1 for an empty bag), mode max only (else may be NULL).  Empty
+ * bags give 0.  grad_weight (num, dim) is overwritten. */
+#define THNN_EMBEDDING_BAG_SUM 0
+#define THNN_EMBEDDING_BAG_MEAN 1
+#define THNN_EMBEDDING_BAG_MAX 2
+
+int thnn_embedding_bag_forward(th_tensor *output, th_tensor *offset2bag,
+                               th_tensor *bag_size, th_tensor *max_indices,
+                               const th_tensor *weight,
+                               const th_tensor *indices,
+                               const th_tensor *offsets,
+                               const th_tensor *per_sample_weights, int mode,
+                               int include_last_offset, int64_t padding_idx);
+int thnn_embedding_bag_backward_params(th_tensor *grad_weight,
+                                       const th_tensor *grad_output,
+                                       const th_tensor *indices,
+                                       const th_tensor *offset2bag,
+                                       const th_tensor *bag_size,
+                                       const th_tensor *max_indices,
+                                       const th_tensor *per_sample_weights,
+                                       int mode, int64_t padding_idx);
+
+/* ---- kl_div, margin_ranking, cosine_embedding losses (loss_more.c) ------
+ * output: 0-d for mean/sum, else per element (kl_div, margin_ranking:
+ * the input's shape; cosine_embedding: the target's).  Inputs and target
+ * of one shape and dtype (the caller broadcasts).  kl_div: target *
+ * (log target - input), or exp(target) * (target - input) with
+ * log_target; its backward also gives grad_target (either output may be
+ * NULL).  margin_ranking: max(0, -target * (input1 - input2) + margin).
+ * cosine_embedding: inputs (N, D) with target (N), or (D) with a 0-d
+ * target; 1 - cos for target 1, max(0, cos - margin) for target -1. */
+int thnn_kl_div_forward(th_tensor *output, const th_tensor *input,
+                        const th_tensor *target, int reduction,
+                        int log_target);
+int thnn_kl_div_backward_input(th_tensor *grad_input, th_tensor *grad_target,
+                               const th_tensor *grad_output,
+                               const th_tensor *input,
+                               const th_tensor *target, int reduction,
+                               int log_target);
+int thnn_margin_ranking_loss_forward(th_tensor *output,
+                                     const th_tensor *input1,
+                                     const th_tensor *input2,
+                                     const th_tensor *target, double margin,
+                                     int reduction);
+int thnn_margin_ranking_loss_backward_input(th_tensor *grad_input1,
+                                            th_tensor *grad_input2,
+                                            const th_tensor *grad_output,
+                                            const th_tensor *input1,
+                                            const th_tensor *input2,
+                                            const th_tensor *target,
+                                            double margin, int reduction);
+int thnn_cosine_embedding_loss_forward(th_tensor *output,
+                                       const th_tensor *input1,
+                                       const th_tensor *input2,
+                                       const th_tensor *target, double margin,
+                                       int reduction);
+int thnn_cosine_embedding_loss_backward_input(th_tensor *grad_input1,
+                                              th_tensor *grad_input2,
+                                              const th_tensor *grad_output,
+                                              const th_tensor *input1,
+                                              const th_tensor *input2,
+                                              const th_tensor *target,
+                                              double margin, int reduction);
+
 /* ---- conv3d (conv3d.c) ---------------------------------------------
  * input (N, C, D, H, W), weight (O, C/groups, kD, kH, kW), bias (O) or
  * NULL, output (N, O, OD, OH, OW); stride, padding, dilation: int64[3]

@@ -1,0 +1,269 @@
+/* embedding_bag: rows of a (num, dim) table gathered by 1-D int64
+ * indices and reduced (sum, mean or max) over bags that `offsets` cut the
+ * indices into; padding_idx rows take no part.  The forward also writes
+ * what the backward needs: the bag of every index (offset2bag), the
+ * number of counted indices per bag (bag_size) and, for max, the row that
+ * won each (bag, column) (max_indices).  OpenMP over bags forward, over
+ * column blocks in the backward (so that no two threads add to one row
+ * element). */
+#include <math.h>
+#include <string.h>
+
+#include "thnn_internal.h"
+
+static inline double ld(const th_tensor *t, int64_t k) {
+    return t->dtype == TH_FLOAT32 ? (double)((const float *)thnn__data(t))[k]
+                                  : ((const double *)thnn__data(t))[k];
+}
+static inline void st(th_tensor *t, int64_t k, double v) {
+    if (t->dtype == TH_FLOAT32) ((float *)thnn__data(t))[k] = (float)v;
+    else ((double *)thnn__data(t))[k] = v;
+}
+
+static const char *mode_name(int mode) {
+    return mode == THNN_EMBEDDING_BAG_SUM ? "sum" : mode == THNN_EMBEDDING_BAG_MEAN ? "mean"
+                                                                                  : "max";
+}
+
+static int check_long_1d(const char *fn, const char *name, const th_tensor *t) {
+    char a[256];
+    if (!t) return thnn__error(TH_ERR_VALUE, "%s: %s must not be NULL", fn, name);
+    if (t->dtype != TH_INT64)
+        return thnn__error(TH_ERR_RUNTIME, "%s: expected %s of scalar type Long but "
+                           "found %s", fn, name, thnn__dtype_name(t->dtype));
+    if (t->ndim != 1)
+        return thnn__error(TH_ERR_VALUE, "%s: %s has to be a 1D Tensor, but got a "
+                           "tensor of shape %s", fn, name, thnn__shape(t, a));
+    return TH_OK;
+}
+
+/* weight (num, dim), indices, per_sample_weights; mode and its options */
+static int check_common(const char *fn, const th_tensor *weight_like, const char *wname,
+                        const th_tensor *indices, const th_tensor *psw, int mode) {
+    char a[256], b[256];
+    int rc;
+    if ((rc = thnn__check_float(fn, wname, weight_like))) return rc;
+    if (weight_like->ndim != 2)
+        return thnn__error(TH_ERR_RUNTIME, "%s: %s must be 2-D, got %s", fn, wname,
+                           thnn__shape(weight_like, a));
+    if (mode < THNN_EMBEDDING_BAG_SUM || mode > THNN_EMBEDDING_BAG_MAX)
+        return thnn__error(TH_ERR_VALUE, "%s: %d is not a valid mode (0 sum, 1 mean, "
+                           "2 max)", fn, mode);
+    if ((rc = check_long_1d(fn, "indices", indices))) return rc;
+    if (psw) {
+        if (mode != THNN_EMBEDDING_BAG_SUM)
+            return thnn__error(TH_ERR_VALUE, "embedding_bag: per_sample_weights is only "
+                               "supported for mode='sum' (got mode='%s')", mode_name(mode));
+        if (psw->dtype != weight_like->dtype)
+            return thnn__error(TH_ERR_TYPE, "embedding_bag: expected per_sample_weights "
+                               "of scalar type %s but found %s",
+                               thnn__dtype_name(weight_like->dtype),
+                               thnn__dtype_name(psw->dtype));
+        if (psw->ndim != 1 || psw->sizes[0] != indices->sizes[0])
+            return thnn__error(TH_ERR_VALUE, "embedding_bag: expected per_sample_weights "
+                               "%s to have the shape of indices %s", thnn__shape(psw, a),
+                               thnn__shape(indices, b));
+    }
+    return TH_OK;
+}
+
+static int check_index_range(const int64_t *ip, int64_t n, int64_t num) {
+    for (int64_t i = 0; i < n; i++)
+        if (ip[i] < 0 || ip[i] >= num)
+            return thnn__error(TH_ERR_INDEX, "embedding_bag: index %lld (at position "
+                               "%lld of indices) is out of range for a table of %lld "
+                               "rows", (long long)ip[i], (long long)i, (long long)num);
+    return TH_OK;
+}
+
+THNN_API int thnn_embedding_bag_forward(th_tensor *output, th_tensor *offset2bag,
+                                        th_tensor *bag_size, th_tensor *max_indices,
+                                        const th_tensor *weight, const th_tensor *indices,
+                                        const th_tensor *offsets,
+                                        const th_tensor *per_sample_weights, int mode,
+                                        int include_last_offset, int64_t padding_idx) {
+    static const char fn[] = "embedding_bag";
+    int rc;
+    if ((rc = check_common(fn, weight, "weight", indices, per_sample_weights, mode))) return rc;
+    if ((rc = check_long_1d(fn, "offsets", offsets))) return rc;
+    const int64_t num = weight->sizes[0], D = weight->sizes[1], n = indices->sizes[0];
+    const int64_t nofs = offsets->sizes[0];
+    if (include_last_offset && nofs < 1)
+        return thnn__error(TH_ERR_VALUE, "embedding_bag: include_last_offset needs at "
+                           "least one offset, but offsets is empty");
+    const int64_t B = include_last_offset ? nofs - 1 : nofs;
+    const int64_t os[2] = {B, D};
+    if ((rc = thnn__check_out(fn, "output", output, 2, os, weight->dtype))) return rc;
+    if ((rc = thnn__check_out(fn, "offset2bag", offset2bag, 1, &n, TH_INT64))) return rc;
+    if ((rc = thnn__check_out(fn, "bag_size", bag_size, 1, &B, TH_INT64))) return rc;
+    if (mode == THNN_EMBEDDING_BAG_MAX &&
+        (rc = thnn__check_out(fn, "max_indices", max_indices, 2, os, TH_INT64)))
+        return rc;
+    th_tensor *w = thnn__contig(weight), *ic = thnn__contig(indices);
+    th_tensor *oc = thnn__contig(offsets);
+    th_tensor *pw = per_sample_weights ? thnn__contig(per_sample_weights) : NULL;
+    if (!w || !ic || !oc || (per_sample_weights && !pw)) { rc = thnn_last_status(); goto done; }
+    const int64_t *ip = thnn__data(ic), *op = thnn__data(oc);
+    if ((rc = check_index_range(ip, n, num))) goto done;
+    /* offsets: start at 0, never decrease, never pass the end of indices */
+    if (nofs > 0 && op[0] != 0) {
+        rc = thnn__error(TH_ERR_VALUE, "embedding_bag: offsets[0] has to be 0, i.e., the "
+                         "first sequence in the mini-batch has to start from position 0. "
+                         "However, got %lld", (long long)op[0]);
+        goto done;
+    }
+    for (int64_t b = 0; b < nofs; b++) {
+        if (op[b] > n) {
+            rc = thnn__error(TH_ERR_VALUE, "embedding_bag: offsets[%lld] = %lld is greater "
+                             "than the length of indices (%lld)", (long long)b,
+                             (long long)op[b], (long long)n);
+            goto done;
+        }
+        if (b && op[b] < op[b - 1]) {
+            rc = thnn__error(TH_ERR_VALUE, "embedding_bag: offsets must be non-decreasing, "
+                             "but offsets[%lld] = %lld < offsets[%lld] = %lld", (long long)b,
+                             (long long)op[b], (long long)(b - 1), (long long)op[b - 1]);
+            goto done;
+        }
+    }
+    int64_t *o2b = thnn__data(offset2bag), *bsz = thnn__data(bag_size);
+    int64_t *mi = mode == THNN_EMBEDDING_BAG_MAX ? thnn__data(max_indices) : NULL;
+    /* indices before offsets[0] == 0 cannot exist; -1 stays only when there is no bag */
+    for (int64_t i = 0; i < n; i++) o2b[i] = -1;
+    #pragma omp parallel for schedule(dynamic, 16) if(n * D > THNN_GRAIN)
+    for (int64_t b = 0; b < B; b++) {
+        /* the last bag runs to the end of indices, as in PyTorch (which
+         * reads no end from the extra offset of include_last_offset) */
+        const int64_t start = op[b], end = b + 1 < B ? op[b + 1] : n;
+        int64_t count = 0;
+        for (int64_t d = 0; d < D; d++) st(output, b * D + d, 0.0);
+        if (mi) for (int64_t d = 0; d < D; d++) mi[b * D + d] = -1;
+        for (int64_t i = start; i < end; i++) {
+            o2b[i] = b;
+            const int64_t row = ip[i];
+            if (row == padding_idx) continue;
+            const int64_t wrow = row * D, orow = b * D;
+            if (mi) {
+                for (int64_t d = 0; d < D; d++) {
+                    const double v = ld(w, wrow + d), cur = ld(output, orow + d);
+                    /* the first counted index wins ties; a NaN sticks */
+                    if (count == 0 || v > cur || (isnan(v) && !isnan(cur))) {
+                        st(output, orow + d, v);
+                        mi[orow + d] = row;
+                    }
+                }
+            } else {
+                const double s = pw ? ld(pw, i) : 1.0;
+                for (int64_t d = 0; d < D; d++)
+                    st(output, orow + d, ld(output, orow + d) + s * ld(w, wrow + d));
+            }
+            count++;
+        }
+        bsz[b] = count;
+        if (mode == THNN_EMBEDDING_BAG_MEAN && count > 0)
+            for (int64_t d = 0; d < D; d++)
+                st(output, b * D + d, ld(output, b * D + d) / (double)count);
+    }
+done:
+    thnn__release(w); thnn__release(ic); thnn__release(oc); thnn__release(pw);
+    return rc;
+}
+
+THNN_API int thnn_embedding_bag_backward_params(th_tensor *grad_weight,
+                                                const th_tensor *grad_output,
+                                                const th_tensor *indices,
+                                                const th_tensor *offset2bag,
+                                                const th_tensor *bag_size,
+                                                const th_tensor *max_indices,
+                                                const th_tensor *per_sample_weights,
+                                                int mode, int64_t padding_idx) {
+    static const char fn[] = "embedding_bag_backward_params";
+    char a[256];
+    int rc;
+    if ((rc = check_common(fn, grad_weight, "grad_weight", indices, per_sample_weights, mode)))
+        return rc;
+    if (!th_is_contiguous(grad_weight))
+        return thnn__error(TH_ERR_RUNTIME, "%s: grad_weight must be contiguous", fn);
+    const int64_t num = grad_weight->sizes[0], D = grad_weight->sizes[1];
+    const int64_t n = indices->sizes[0];
+    if ((rc = check_long_1d(fn, "offset2bag", offset2bag))) return rc;
+    if ((rc = check_long_1d(fn, "bag_size", bag_size))) return rc;
+    if (offset2bag->sizes[0] != n)
+        return thnn__error(TH_ERR_RUNTIME, "%s: offset2bag %s must have the shape of "
+                           "indices [%lld]", fn, thnn__shape(offset2bag, a), (long long)n);
+    const int64_t B = bag_size->sizes[0];
+    if ((rc = thnn__check_float(fn, "grad_output", grad_output))) return rc;
+    if (grad_output->ndim != 2 || grad_output->sizes[0] != B || grad_output->sizes[1] != D ||
+        grad_output->dtype != grad_weight->dtype)
+        return thnn__error(TH_ERR_RUNTIME, "%s: expected grad_output of shape [%lld, %lld] "
+                           "and scalar type %s but got %s (%s)", fn, (long long)B,
+                           (long long)D, thnn__dtype_name(grad_weight->dtype),
+                           thnn__shape(grad_output, a),
+                           thnn__dtype_name(grad_output->dtype));
+    if (mode == THNN_EMBEDDING_BAG_MAX) {
+        if (!max_indices)
+            return thnn__error(TH_ERR_VALUE, "%s: mode 'max' needs max_indices", fn);
+        if (max_indices->dtype != TH_INT64 || max_indices->ndim != 2 ||
+            max_indices->sizes[0] != B || max_indices->sizes[1] != D)
+            return thnn__error(TH_ERR_RUNTIME, "%s: expected max_indices of shape [%lld, "
+                               "%lld] and scalar type Long but got %s (%s)", fn,
+                               (long long)B, (long long)D, thnn__shape(max_indices, a),
+                               thnn__dtype_name(max_indices->dtype));
+    }
+    th_tensor *gy = thnn__contig(grad_output), *ic = thnn__contig(indices);
+    th_tensor *o2bt = thnn__contig(offset2bag), *bst = thnn__contig(bag_size);
+    th_tensor *mit = mode == THNN_EMBEDDING_BAG_MAX ? thnn__contig(max_indices) : NULL;
+    th_tensor *pw = per_sample_weights ? thnn__contig(per_sample_weights) : NULL;
+    if (!gy || !ic || !o2bt || !bst || (mode == THNN_EMBEDDING_BAG_MAX && !mit) ||
+        (per_sample_weights && !pw)) {
+        rc = thnn_last_status();
+        goto done;
+    }
+    const int64_t *ip = thnn__data(ic), *o2b = thnn__data(o2bt), *bsz = thnn__data(bst);
+    const int64_t *mi = mit ? thnn__data(mit) : NULL;
+    /* everything that indexes grad_weight or grad_output is checked first */
+    if ((rc = check_index_range(ip, n, num))) goto done;
+    for (int64_t i = 0; i < n; i++)
+        if (o2b[i] < -1 || o2b[i] >= B) {
+            rc = thnn__error(TH_ERR_INDEX, "%s: offset2bag[%lld] = %lld is out of range "
+                             "for %lld bags", fn, (long long)i, (long long)o2b[i],
+                             (long long)B);
+            goto done;
+        }
+    for (int64_t k = 0; mi && k < B * D; k++)
+        if (mi[k] < -1 || mi[k] >= num) {   /* -1 marks an empty bag */
+            rc = thnn__error(TH_ERR_INDEX, "%s: max_indices holds row %lld, out of range "
+                             "for a table of %lld rows", fn, (long long)mi[k], (long long)num);
+            goto done;
+        }
+    if (th_zero(grad_weight)) { rc = thnn__from_th(fn); goto done; }
+    /* column blocks: each thread owns columns [d0, d1) of every row */
+    const int64_t block = 64, nblocks = (D + block - 1) / block;
+    #pragma omp parallel for schedule(static) if(nblocks > 1 && n * D > THNN_GRAIN)
+    for (int64_t blk = 0; blk < nblocks; blk++) {
+        const int64_t d0 = blk * block, d1 = d0 + block < D ? d0 + block : D;
+        if (mi) {
+            for (int64_t b = 0; b < B; b++)
+                for (int64_t d = d0; d < d1; d++) {
+                    const int64_t row = mi[b * D + d];
+                    if (row >= 0 && row != padding_idx)
+                        st(grad_weight, row * D + d,
+                           ld(grad_weight, row * D + d) + ld(gy, b * D + d));
+                }
+            continue;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t b = o2b[i], row = ip[i];
+            if (b < 0 || row == padding_idx) continue;
+            double s = pw ? ld(pw, i) : 1.0;
+            if (mode == THNN_EMBEDDING_BAG_MEAN) s = bsz[b] > 0 ? s / (double)bsz[b] : 0.0;
+            for (int64_t d = d0; d < d1; d++)
+                st(grad_weight, row * D + d,
+                   ld(grad_weight, row * D + d) + s * ld(gy, b * D + d));
+        }
+    }
+done:
+    thnn__release(gy); thnn__release(ic); thnn__release(o2bt); thnn__release(bst);
+    thnn__release(mit); thnn__release(pw);
+    return rc;
+}

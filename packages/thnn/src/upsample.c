@@ -1,0 +1,215 @@
+/* upsample_nearest2d and upsample_bilinear2d over (N, C, H, W) or
+ * (C, H, W); the output size is the output tensor's.  Source coordinates
+ * follow PyTorch: a scale given by the user (output / input, > 0) maps
+ * output to input positions as 1 / scale, otherwise input / output;
+ * align_corners maps corner pixels onto corner pixels.  Planes are
+ * independent: OpenMP over planes in both directions. */
+#include <math.h>
+
+#include "thnn_internal.h"
+
+typedef struct up_geom {
+    int64_t planes, H, W, OH, OW;
+} up_geom;
+
+/* in: the (…, H, W) tensor, out: the (…, OH, OW) one; both checked */
+static int geometry(const char *fn, const char *in_name, const th_tensor *in,
+                    const char *out_name, const th_tensor *out, up_geom *g) {
+    char a[256], b[256];
+    int rc;
+    if ((rc = thnn__check_float(fn, in_name, in))) return rc;
+    if (in->ndim != 3 && in->ndim != 4)
+        return thnn__error(TH_ERR_RUNTIME, "%s: Expected 3D or 4D (batch mode) "
+                           "tensor for %s, but got: %s", fn, in_name, thnn__shape(in, a));
+    if ((rc = thnn__check_float(fn, out_name, out))) return rc;
+    int ok = out->ndim == in->ndim && out->dtype == in->dtype;
+    for (int i = 0; ok && i < in->ndim - 2; i++) ok = out->sizes[i] == in->sizes[i];
+    if (!ok)
+        return thnn__error(TH_ERR_RUNTIME, "%s: %s %s (%s) must have the batch and "
+                           "channel sizes and dtype of %s %s (%s)", fn, out_name,
+                           thnn__shape(out, a), thnn__dtype_name(out->dtype), in_name,
+                           thnn__shape(in, b), thnn__dtype_name(in->dtype));
+    const int d = in->ndim;
+    g->planes = d == 4 ? in->sizes[0] * in->sizes[1] : in->sizes[0];
+    g->H = in->sizes[d - 2]; g->W = in->sizes[d - 1];
+    g->OH = out->sizes[d - 2]; g->OW = out->sizes[d - 1];
+    if (g->H < 1 || g->W < 1 || g->OH < 1 || g->OW < 1)
+        return thnn__error(TH_ERR_RUNTIME, "%s: Input and output sizes should be "
+                           "greater than 0, but got input (H: %lld, W: %lld) output "
+                           "(H: %lld, W: %lld)", fn, (long long)g->H, (long long)g->W,
+                           (long long)g->OH, (long long)g->OW);
+    return TH_OK;
+}
+
+/* nearest: in single precision, as PyTorch computes it, so that the chosen
+ * source pixel is the same */
+static inline int64_t nearest_src(int64_t dst, int64_t in, int64_t out, double scale) {
+    if (out == in) return dst;
+    if (out == 2 * in) return dst >> 1;
+    const float s = scale > 0 ? (float)(1.0 / scale) : (float)in / (float)out;
+    int64_t src = (int64_t)floorf((float)dst * s);
+    return src < in - 1 ? src : in - 1;
+}
+
+/* bilinear: the ratio that maps output to input coordinates */
+static inline double linear_ratio(int64_t in, int64_t out, int align_corners,
+                                  double scale) {
+    if (align_corners) return out > 1 ? (double)(in - 1) / (double)(out - 1) : 0.0;
+    return scale > 0 ? 1.0 / scale : (double)in / (double)out;
+}
+
+/* source index i0, its neighbour i1 and the weights l0 (of i0), l1 */
+static inline void linear_src(int64_t dst, int64_t in, double ratio, int align_corners,
+                              int64_t *i0, int64_t *i1, double *l0, double *l1) {
+    double src = align_corners ? ratio * (double)dst : ratio * ((double)dst + 0.5) - 0.5;
+    if (src < 0) src = 0;
+    int64_t i = (int64_t)src;
+    if (i > in - 1) i = in - 1;
+    *i0 = i;
+    *i1 = i + (i < in - 1);
+    *l1 = src - (double)i;
+    if (*l1 > 1) *l1 = 1;
+    *l0 = 1.0 - *l1;
+}
+
+#define DEFINE_UPSAMPLE(T)                                                     \
+    static void nearest_fwd_##T(T *y, const T *x, const up_geom *g,            \
+                                double sh, double sw) {                        \
+        _Pragma("omp parallel for schedule(static) if(g->planes * g->OH * g->OW > THNN_GRAIN)") \
+        for (int64_t p = 0; p < g->planes; p++)                                \
+            for (int64_t oh = 0; oh < g->OH; oh++) {                           \
+                const T *row = x + (p * g->H + nearest_src(oh, g->H, g->OH, sh)) * g->W; \
+                T *yr = y + (p * g->OH + oh) * g->OW;                          \
+                for (int64_t ow = 0; ow < g->OW; ow++)                         \
+                    yr[ow] = row[nearest_src(ow, g->W, g->OW, sw)];            \
+            }                                                                  \
+    }                                                                          \
+    static void nearest_bwd_##T(T *gx, const T *gy, const up_geom *g,          \
+                                double sh, double sw) {                        \
+        _Pragma("omp parallel for schedule(static) if(g->planes * g->OH * g->OW > THNN_GRAIN)") \
+        for (int64_t p = 0; p < g->planes; p++) {                              \
+            T *gp = gx + p * g->H * g->W;                                      \
+            for (int64_t i = 0; i < g->H * g->W; i++) gp[i] = 0;               \
+            for (int64_t oh = 0; oh < g->OH; oh++) {                           \
+                T *row = gp + nearest_src(oh, g->H, g->OH, sh) * g->W;         \
+                const T *gr = gy + (p * g->OH + oh) * g->OW;                   \
+                for (int64_t ow = 0; ow < g->OW; ow++)                         \
+                    row[nearest_src(ow, g->W, g->OW, sw)] += gr[ow];           \
+            }                                                                  \
+        }                                                                      \
+    }                                                                          \
+    static void bilinear_fwd_##T(T *y, const T *x, const up_geom *g, int ac,   \
+                                 double sh, double sw) {                       \
+        const double rh = linear_ratio(g->H, g->OH, ac, sh);                   \
+        const double rw = linear_ratio(g->W, g->OW, ac, sw);                   \
+        _Pragma("omp parallel for schedule(static) if(g->planes * g->OH * g->OW > THNN_GRAIN)") \
+        for (int64_t p = 0; p < g->planes; p++) {                              \
+            const T *xp = x + p * g->H * g->W;                                 \
+            for (int64_t oh = 0; oh < g->OH; oh++) {                           \
+                int64_t h0, h1; double a0, a1;                                 \
+                linear_src(oh, g->H, rh, ac, &h0, &h1, &a0, &a1);              \
+                T *yr = y + (p * g->OH + oh) * g->OW;                          \
+                for (int64_t ow = 0; ow < g->OW; ow++) {                       \
+                    int64_t w0, w1; double b0, b1;                             \
+                    linear_src(ow, g->W, rw, ac, &w0, &w1, &b0, &b1);          \
+                    yr[ow] = (T)(a0 * (b0 * xp[h0 * g->W + w0] + b1 * xp[h0 * g->W + w1]) + \
+                                 a1 * (b0 * xp[h1 * g->W + w0] + b1 * xp[h1 * g->W + w1])); \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }                                                                          \
+    static void bilinear_bwd_##T(T *gx, const T *gy, const up_geom *g, int ac, \
+                                 double sh, double sw) {                       \
+        const double rh = linear_ratio(g->H, g->OH, ac, sh);                   \
+        const double rw = linear_ratio(g->W, g->OW, ac, sw);                   \
+        _Pragma("omp parallel for schedule(static) if(g->planes * g->OH * g->OW > THNN_GRAIN)") \
+        for (int64_t p = 0; p < g->planes; p++) {                              \
+            T *gp = gx + p * g->H * g->W;                                      \
+            for (int64_t i = 0; i < g->H * g->W; i++) gp[i] = 0;               \
+            for (int64_t oh = 0; oh < g->OH; oh++) {                           \
+                int64_t h0, h1; double a0, a1;                                 \
+                linear_src(oh, g->H, rh, ac, &h0, &h1, &a0, &a1);              \
+                const T *gr = gy + (p * g->OH + oh) * g->OW;                   \
+                for (int64_t ow = 0; ow < g->OW; ow++) {                       \
+                    int64_t w0, w1; double b0, b1;                             \
+                    linear_src(ow, g->W, rw, ac, &w0, &w1, &b0, &b1);          \
+                    const double v = (double)gr[ow];                           \
+                    gp[h0 * g->W + w0] += (T)(a0 * b0 * v);                    \
+                    gp[h0 * g->W + w1] += (T)(a0 * b1 * v);                    \
+                    gp[h1 * g->W + w0] += (T)(a1 * b0 * v);                    \
+                    gp[h1 * g->W + w1] += (T)(a1 * b1 * v);                    \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }
+DEFINE_UPSAMPLE(float)
+DEFINE_UPSAMPLE(double)
+
+/* mode 0 nearest, 1 bilinear */
+static int forward(const char *fn, int mode, th_tensor *output, const th_tensor *input,
+                   int align_corners, double sh, double sw) {
+    up_geom g;
+    int rc;
+    if ((rc = geometry(fn, "input", input, "output", output, &g))) return rc;
+    if (!th_is_contiguous(output))
+        return thnn__error(TH_ERR_RUNTIME, "%s: output must be contiguous", fn);
+    th_tensor *x = thnn__contig(input);
+    if (!x) return thnn_last_status();
+    if (x->dtype == TH_FLOAT32) {
+        if (mode) bilinear_fwd_float(thnn__data(output), thnn__data(x), &g, align_corners, sh, sw);
+        else nearest_fwd_float(thnn__data(output), thnn__data(x), &g, sh, sw);
+    } else {
+        if (mode) bilinear_fwd_double(thnn__data(output), thnn__data(x), &g, align_corners, sh, sw);
+        else nearest_fwd_double(thnn__data(output), thnn__data(x), &g, sh, sw);
+    }
+    th_tensor_release(x);
+    return TH_OK;
+}
+
+static int backward(const char *fn, int mode, th_tensor *grad_input,
+                    const th_tensor *grad_output, int align_corners, double sh, double sw) {
+    up_geom g;
+    int rc;
+    if ((rc = geometry(fn, "grad_input", grad_input, "grad_output", grad_output, &g)))
+        return rc;
+    if (!th_is_contiguous(grad_input))
+        return thnn__error(TH_ERR_RUNTIME, "%s: grad_input must be contiguous", fn);
+    th_tensor *gy = thnn__contig(grad_output);
+    if (!gy) return thnn_last_status();
+    if (gy->dtype == TH_FLOAT32) {
+        if (mode) bilinear_bwd_float(thnn__data(grad_input), thnn__data(gy), &g, align_corners, sh, sw);
+        else nearest_bwd_float(thnn__data(grad_input), thnn__data(gy), &g, sh, sw);
+    } else {
+        if (mode) bilinear_bwd_double(thnn__data(grad_input), thnn__data(gy), &g, align_corners, sh, sw);
+        else nearest_bwd_double(thnn__data(grad_input), thnn__data(gy), &g, sh, sw);
+    }
+    th_tensor_release(gy);
+    return TH_OK;
+}
+
+THNN_API int thnn_upsample_nearest2d_forward(th_tensor *output, const th_tensor *input,
+                                             double scale_h, double scale_w) {
+    return forward("upsample_nearest2d", 0, output, input, 0, scale_h, scale_w);
+}
+
+THNN_API int thnn_upsample_nearest2d_backward_input(th_tensor *grad_input,
+                                                    const th_tensor *grad_output,
+                                                    double scale_h, double scale_w) {
+    return backward("upsample_nearest2d_backward_input", 0, grad_input, grad_output, 0,
+                    scale_h, scale_w);
+}
+
+THNN_API int thnn_upsample_bilinear2d_forward(th_tensor *output, const th_tensor *input,
+                                              int align_corners, double scale_h,
+                                              double scale_w) {
+    return forward("upsample_bilinear2d", 1, output, input, align_corners != 0, scale_h,
+                   scale_w);
+}
+
+THNN_API int thnn_upsample_bilinear2d_backward_input(th_tensor *grad_input,
+                                                     const th_tensor *grad_output,
+                                                     int align_corners, double scale_h,
+                                                     double scale_w) {
+    return backward("upsample_bilinear2d_backward_input", 1, grad_input, grad_output,
+                    align_corners != 0, scale_h, scale_w);
+}
