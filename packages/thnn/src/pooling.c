@@ -47,33 +47,53 @@ static void out_shape(const th_tensor *input, const pool_geom *g, int64_t *s) {
     s[input->ndim - 1] = g->OW;
 }
 
+/* the window taps t in [*t0, *t1) of a window starting at `start` (taps
+   `dil` apart, k of them) that fall inside [0, size) */
+static inline void window_range(int64_t start, int64_t dil, int64_t k,
+                                int64_t size, int64_t *t0, int64_t *t1) {
+    int64_t lo = start < 0 ? (-start + dil - 1) / dil : 0;
+    int64_t hi = start + (k - 1) * dil >= size ? (size - 1 - start) / dil + 1 : k;
+    if (start > size - 1) hi = 0;
+    *t0 = lo;
+    *t1 = hi > lo ? hi : lo;
+}
+
 #define DEFINE_POOL(T)                                                         \
     static void maxpool_##T(T *out, int64_t *ind, const T *x,                  \
                             const pool_geom *g) {                              \
         _Pragma("omp parallel for schedule(static) if(g->planes * g->OH * g->OW * g->kh * g->kw > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             const T *xp = x + p * g->H * g->W;                                 \
-            for (int64_t oh = 0; oh < g->OH; oh++)                             \
+            T *op = out + p * g->OH * g->OW;                                   \
+            int64_t *ip = ind + p * g->OH * g->OW;                             \
+            for (int64_t oh = 0; oh < g->OH; oh++) {                           \
+                /* window rows i in [i0, i1) fall inside the input */          \
+                const int64_t h0 = oh * g->sh - g->ph;                         \
+                int64_t i0, i1;                                                \
+                window_range(h0, g->dh, g->kh, g->H, &i0, &i1);                \
                 for (int64_t ow = 0; ow < g->OW; ow++) {                       \
+                    const int64_t w0 = ow * g->sw - g->pw;                     \
+                    int64_t j0, j1;                                            \
+                    window_range(w0, g->dw, g->kw, g->W, &j0, &j1);            \
                     T best = -INFINITY;                                        \
                     int64_t bi = -1;                                           \
-                    for (int64_t i = 0; i < g->kh; i++) {                      \
-                        const int64_t ih = oh * g->sh - g->ph + i * g->dh;     \
-                        if (ih < 0 || ih >= g->H) continue;                    \
-                        for (int64_t j = 0; j < g->kw; j++) {                  \
-                            const int64_t iw = ow * g->sw - g->pw + j * g->dw; \
-                            if (iw < 0 || iw >= g->W) continue;                \
-                            const T v = xp[ih * g->W + iw];                    \
-                            if (bi < 0 || v > best || isnan(v)) {              \
-                                best = v; bi = ih * g->W + iw;                 \
-                                if (isnan(v)) goto found_##T;                  \
+                    for (int64_t i = i0; i < i1; i++) {                        \
+                        const int64_t row = (h0 + i * g->dh) * g->W;           \
+                        for (int64_t j = j0; j < j1; j++) {                    \
+                            const int64_t k = row + w0 + j * g->dw;            \
+                            const T v = xp[k];                                 \
+                            /* v != v: NaN wins and ends the search */         \
+                            if (v > best || v != v || bi < 0) {                \
+                                best = v; bi = k;                              \
+                                if (v != v) goto found_##T;                    \
                             }                                                  \
                         }                                                      \
                     }                                                          \
                 found_##T:                                                     \
-                    out[(p * g->OH + oh) * g->OW + ow] = best;                 \
-                    ind[(p * g->OH + oh) * g->OW + ow] = bi;                   \
+                    op[oh * g->OW + ow] = best;                                \
+                    ip[oh * g->OW + ow] = bi;                                  \
                 }                                                              \
+            }                                                                  \
         }                                                                      \
     }                                                                          \
     static void maxpool_bwd_##T(T *gin, const T *gout, const int64_t *ind,     \
