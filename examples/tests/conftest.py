@@ -1,20 +1,8 @@
-"""Shared helpers for the example tests: paths and the convnet data file."""
-import importlib.util
-import sys
-from pathlib import Path
-
+"""Fixtures for the example tests: a private extension cache and the convnet
+data file."""
 import pytest
 
-EXAMPLES = Path(__file__).resolve().parent.parent
-
-
-def load_example(relpath, name):
-    """Imports an example script as a module (examples are not a package)."""
-    spec = importlib.util.spec_from_file_location(name, EXAMPLES / relpath)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+from example_helpers import load_example
 
 
 @pytest.fixture

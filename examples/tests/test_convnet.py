@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import EXAMPLES
+from example_helpers import EXAMPLES
 
 
 def ember_flags(package):

@@ -4,7 +4,7 @@ import pytest
 import ember
 from ember.utils import ffi
 
-from conftest import load_example
+from example_helpers import load_example
 
 
 @pytest.fixture

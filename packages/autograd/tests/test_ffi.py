@@ -327,3 +327,36 @@ def test_declarations_from_header():
     assert "#define LIMIT 0x10" in out and "int f(th_tensor *t);" in out
     assert "TWICE" not in out and "((x) * 2)" not in out
     assert "extern" not in out and "#include" not in out
+
+
+# ---- threads -------------------------------------------------------------------
+
+RENDEZVOUS_SRC = """
+#include <time.h>
+/* adds one to counter[0], then waits (up to ~20 s) until it reaches n */
+int rendezvous(th_tensor *counter, int64_t n) {
+    int64_t *c = (int64_t *)th_data_ptr(counter);
+    __atomic_add_fetch(c, 1, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < 20000; i++) {
+        if (__atomic_load_n(c, __ATOMIC_SEQ_CST) >= n) return 0;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return 1;
+}
+"""
+
+
+def test_calls_run_without_the_gil(build_dir):
+    """Two threads meet inside C: only possible if neither holds the GIL there."""
+    import threading
+    ext = ffi.load_inline("meet", RENDEZVOUS_SRC, "int rendezvous(th_tensor *c, int64_t n);")
+    counter = ember.zeros(1, dtype=ember.int64)
+    results = []
+    ts = [threading.Thread(target=lambda: results.append(ext.rendezvous(counter, 2)))
+          for _ in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert results == [0, 0] and counter.item() == 2
