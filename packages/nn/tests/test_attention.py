@@ -117,6 +117,19 @@ def test_sdpa_broadcast_noncontiguous_unbatched_and_gqa():
     np.testing.assert_allclose(out.numpy(), ref, atol=1e-12)
     empty = F.scaled_dot_product_attention(randn(2, 0, 8), randn(2, 5, 8), randn(2, 5, 3))
     assert empty.shape == (2, 0, 3)
+    no_keys = F.scaled_dot_product_attention(randn(2, 3, 8), randn(2, 0, 8), randn(2, 0, 3))
+    assert no_keys.shape == (2, 3, 3) and np.all(no_keys.numpy() == 0)
+
+
+def test_mha_empty_batch_and_sequences():
+    mha = nn.MultiheadAttention(4, 2)
+    out, w = mha(ember.randn(3, 0, 4), ember.randn(5, 0, 4), ember.randn(5, 0, 4))
+    assert out.shape == (3, 0, 4) and w.shape == (0, 3, 5)
+    out, w = mha(ember.randn(3, 2, 4), ember.randn(0, 2, 4), ember.randn(0, 2, 4))
+    assert out.shape == (3, 2, 4) and w.shape == (2, 3, 0)
+    np.testing.assert_allclose(numpy_of(out), np.broadcast_to(numpy_of(mha.out_proj.bias),
+                                                              (3, 2, 4)))
+    assert nn.TransformerEncoderLayer(4, 2, 8)(ember.randn(0, 2, 4)).shape == (0, 2, 4)
 
 
 @pytest.mark.parametrize("name,case", SDPA_CASES, ids=[c[0] for c in SDPA_CASES])
