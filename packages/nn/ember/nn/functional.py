@@ -862,7 +862,10 @@ def _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, traini
         else:
             scores = scores + attn_mask
         masked = True
-    weights = _safe_softmax(scores) if masked else scores.softmax(-1)
+    if scores.shape[-1] == 0:  # no keys: the output is all zeros, as a sum over nothing
+        weights = scores
+    else:
+        weights = _safe_softmax(scores) if masked else scores.softmax(-1)
     if dropout_p > 0.0 and training:
         weights = dropout(weights, dropout_p, True)
     return weights.matmul(value), weights
@@ -1060,9 +1063,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         k = ember.cat([k, bias_k.repeat(1, batch, 1)])
         v = ember.cat([v, bias_v.repeat(1, batch, 1)])
         if attn_mask is not None:
-            attn_mask = pad(attn_mask, (0, 1))
+            attn_mask = _allow_one_more_key(attn_mask)
         if key_padding_mask is not None:
-            key_padding_mask = pad(key_padding_mask, (0, 1))
+            key_padding_mask = _allow_one_more_key(key_padding_mask)
     elif bias_k is not None or bias_v is not None:
         raise AssertionError("bias_k is set but bias_v is None" if bias_k is not None
                              else "bias_v is set but bias_k is None")
@@ -1075,9 +1078,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         zeros = ember.zeros(batch * num_heads, 1, head_dim, dtype=k.dtype, device=k.device)
         k, v = ember.cat([k, zeros], 1), ember.cat([v, zeros], 1)
         if attn_mask is not None:
-            attn_mask = pad(attn_mask, (0, 1))
+            attn_mask = _allow_one_more_key(attn_mask)
         if key_padding_mask is not None:
-            key_padding_mask = pad(key_padding_mask, (0, 1))
+            key_padding_mask = _allow_one_more_key(key_padding_mask)
     source = k.shape[1]
     if key_padding_mask is not None:
         if tuple(key_padding_mask.shape) != (batch, source):
@@ -1090,7 +1093,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     out, weights = _attention(q, k, v, attn_mask, dropout_p, causal, 1.0 / math.sqrt(head_dim),
                               training)
     out = out.transpose(0, 1).reshape(length * batch, embed_dim)
-    out = linear(out, out_proj_weight, out_proj_bias).reshape(length, batch, -1)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(length, batch,
+                                                              out_proj_weight.shape[0])
     if not batched:
         out = out.squeeze(1)
     if not need_weights:
@@ -1101,6 +1105,12 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if not batched:
         weights = weights.squeeze(0)
     return out, weights
+
+
+def _allow_one_more_key(mask):
+    """An additive mask with a trailing 0 (attend) column for an appended key."""
+    zeros = ember.zeros(*mask.shape[:-1], 1, dtype=mask.dtype, device=mask.device)
+    return ember.cat([mask, zeros], -1)
 
 
 def _static_or_heads(static, projected, rows, head_dim, name):
