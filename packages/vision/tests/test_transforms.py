@@ -49,6 +49,13 @@ def test_pil_to_tensor_keeps_values():
     assert out.numpy().tolist() == [[[0, 7], [200, 255]]]
 
 
+def test_sixteen_bit_images_widen_to_int32():
+    img = Image.fromarray(np.array([[1, 40000]], np.uint16))
+    out = F.pil_to_tensor(img)
+    assert out.dtype == ember.int32 and out.numpy().tolist() == [[[1, 40000]]]
+    assert F.to_tensor(img).numpy().tolist() == [[[1, 40000]]]
+
+
 def test_normalize_per_channel():
     x = tensor(np.arange(8, dtype=np.float32).reshape(2, 2, 2))
     out = T.Normalize(mean=[1.0, 2.0], std=[2.0, 0.5])(x)

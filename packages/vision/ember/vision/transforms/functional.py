@@ -74,6 +74,15 @@ def _pil_to_array(img):
     return np.asarray(img)
 
 
+# dtypes Pillow produces that ember tensors lack: widened to keep every value
+_WIDER = {np.dtype(np.uint16): np.int32, np.dtype(">u2"): np.int32, np.dtype(np.uint32): np.int64}
+
+
+def _widen(array):
+    wider = _WIDER.get(array.dtype)
+    return array if wider is None else array.astype(wider)
+
+
 def _array_to_pil(array, like):
     """A PIL image of ``array`` (H×W or H×W×C) with ``like``'s mode and palette."""
     out = Image.fromarray(np.ascontiguousarray(array), mode=None)
@@ -118,7 +127,7 @@ def to_tensor(pic):
         raise TypeError(f"pic should be PIL Image or ndarray. Got {type(pic)}")
     if array.ndim == 2:
         array = array[:, :, None]
-    array = np.ascontiguousarray(array.transpose(2, 0, 1))
+    array = _widen(np.ascontiguousarray(array.transpose(2, 0, 1)))
     if array.dtype == np.uint8:
         return ember.from_numpy(array.astype(np.float32) / np.float32(255))
     if array.dtype == np.bool_:
@@ -127,13 +136,14 @@ def to_tensor(pic):
 
 
 def pil_to_tensor(pic):
-    """PIL image -> tensor C×H×W of its own dtype, values unchanged."""
+    """PIL image -> tensor C×H×W of its own dtype, values unchanged (16-bit
+    images, which ember has no unsigned type for, become int32)."""
     if not _is_pil(pic):
         raise TypeError(f"pic should be PIL Image. Got {type(pic)}")
     array = np.array(pic, copy=True)
     if array.ndim == 2:
         array = array[:, :, None]
-    return ember.from_numpy(np.ascontiguousarray(array.transpose(2, 0, 1)))
+    return ember.from_numpy(_widen(np.ascontiguousarray(array.transpose(2, 0, 1))))
 
 
 _MODES_BY_CHANNELS = {1: "L", 2: "LA", 3: "RGB", 4: "RGBA"}
