@@ -1,6 +1,7 @@
 """Attention: scaled_dot_product_attention and MultiheadAttention against a
-NumPy float64 reference and PyTorch (same weights), TransformerEncoder
-layers against PyTorch, gradcheck, masks, dropout and errors."""
+NumPy float64 reference and PyTorch (same weights), the Transformer
+encoder, decoder and encoder-decoder against PyTorch, gradcheck, masks,
+dropout and errors."""
 import numpy as np
 import pytest
 
@@ -418,6 +419,81 @@ def test_encoder_training_gradcheck_and_dropout():
     assert not np.allclose(numpy_of(drop(xs)), numpy_of(drop(xs)))
     drop.eval()
     np.testing.assert_array_equal(numpy_of(drop(xs)), numpy_of(drop(xs)))
+
+
+DECODER_CASES = [
+    ("post-norm", {}),
+    ("pre-norm-gelu-batch-first", {"norm_first": True, "activation": "gelu",
+                                   "batch_first": True}),
+]
+
+
+def _load_from_torch(module, ref):
+    state = ref.state_dict()
+    assert list(module.state_dict()) == list(state)
+    module.load_state_dict({k: ember.from_numpy(v.numpy().copy()) for k, v in state.items()})
+
+
+@requires_torch
+@pytest.mark.torch
+@pytest.mark.filterwarnings("ignore:Support for mismatched key_padding_mask")
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
+@pytest.mark.parametrize("name,kw", DECODER_CASES, ids=[c[0] for c in DECODER_CASES])
+def test_transformer_matches_torch(name, kw):
+    """The full encoder-decoder with masks, and a decoder stack alone."""
+    torch.manual_seed(0)
+    ref = torch.nn.Transformer(8, 2, 2, 2, 16, dtype=torch.float64, **kw)
+    model = nn.Transformer(8, 2, 2, 2, 16, dtype=ember.float64, **kw)
+    _load_from_torch(model, ref)
+    ref.eval()
+    model.eval()
+    bf = kw.get("batch_first", False)
+    S, L, N = 5, 4, 3
+    rng = np.random.default_rng(3)
+    src = rng.standard_normal((N, S, 8) if bf else (S, N, 8))
+    tgt = rng.standard_normal((N, L, 8) if bf else (L, N, 8))
+    tgt_mask = torch.nn.Transformer.generate_square_subsequent_mask(L, dtype=torch.float64)
+    np.testing.assert_array_equal(nn.Transformer.generate_square_subsequent_mask(
+        L, dtype=ember.float64).numpy(), tgt_mask.numpy())
+    src_kpm = np.zeros((N, S), bool)
+    src_kpm[1, 3:] = True
+    tgt_kpm = np.zeros((N, L), bool)
+    tgt_kpm[2, 3:] = True
+    E, T = ember.from_numpy, torch.from_numpy
+    out = model(E(src), E(tgt), tgt_mask=E(tgt_mask.numpy()),
+                src_key_padding_mask=E(src_kpm), tgt_key_padding_mask=E(tgt_kpm),
+                memory_key_padding_mask=E(src_kpm))
+    t_out = ref(T(src), T(tgt), tgt_mask=tgt_mask, src_key_padding_mask=T(src_kpm),
+                tgt_key_padding_mask=T(tgt_kpm), memory_key_padding_mask=T(src_kpm))
+    np.testing.assert_allclose(numpy_of(out), t_out.detach().numpy(), atol=1e-12)
+    memory = rng.standard_normal(src.shape)
+    out = model.decoder(E(tgt), E(memory), tgt_mask=E(tgt_mask.numpy()), tgt_is_causal=True)
+    t_out = ref.decoder(T(tgt), T(memory), tgt_mask=tgt_mask, tgt_is_causal=True)
+    np.testing.assert_allclose(numpy_of(out), t_out.detach().numpy(), atol=1e-12)
+
+
+def test_transformer_init_gradcheck_and_errors():
+    ember.manual_seed(0)
+    model = nn.Transformer(4, 2, 1, 1, 6, dropout=0.0, dtype=ember.float64)
+    names = [n for n, _ in model.named_parameters()]
+    assert "decoder.layers.0.multihead_attn.in_proj_weight" in names
+    assert "decoder.norm.weight" in names and "encoder.norm.bias" in names
+    w = model.decoder.layers[0].linear1.weight.detach().numpy()
+    assert np.abs(w).max() <= np.sqrt(6 / (4 + 6))  # xavier_uniform_ on every matrix
+    src = randn(3, 2, 4, seed=1, requires_grad=True)
+    tgt = randn(2, 2, 4, seed=2, requires_grad=True)
+    mask = nn.Transformer.generate_square_subsequent_mask(2, dtype=ember.float64)
+
+    def fn(src, tgt, *_):
+        return model(src, tgt, tgt_mask=mask)
+    assert gradcheck(fn, (src, tgt, *model.decoder.layers[0].parameters()))
+    with pytest.raises(RuntimeError, match="the batch number of src and tgt must be equal"):
+        model(ember.zeros(3, 2, 4, dtype=ember.float64), ember.zeros(2, 3, 4,
+                                                                     dtype=ember.float64))
+    with pytest.raises(RuntimeError, match="the feature number of src and tgt must be equal "
+                                           "to d_model"):
+        model(ember.zeros(3, 2, 4, dtype=ember.float64), ember.zeros(2, 2, 5,
+                                                                     dtype=ember.float64))
 
 
 # ---- errors --------------------------------------------------------------------------

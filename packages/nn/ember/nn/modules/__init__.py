@@ -11,8 +11,9 @@ from .upsampling import __all__ as _upsampling
 from .rnn import *  # noqa: F401,F403
 from .rnn import __all__ as _rnn
 from .attention import MultiheadAttention
-from .transformer import TransformerEncoder, TransformerEncoderLayer
+from .transformer import *  # noqa: F401,F403
+from .transformer import __all__ as _transformer
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
            "ParameterDict"] + _layers + _losses + _padding + _upsampling + _rnn + [
-    "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"]
+    "MultiheadAttention"] + _transformer
