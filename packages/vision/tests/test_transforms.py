@@ -222,6 +222,12 @@ def test_rotate_and_affine_quarter_turns():
     big = tensor(np.ones((1, 5, 5), np.float32))
     out = F.rotate(big, 45, fill=[0.0]).numpy()[0]
     assert out[2, 2] == 1 and out[0, 0] == 0                              # corners uncovered
+    corner = F.rotate(rgb(np.zeros((5, 5, 3))), 45, fill=7)
+    assert np.asarray(corner)[0, 0].tolist() == [7, 7, 7]                # one value, every band
+    corner = F.affine(rgb(np.zeros((5, 5, 3))), 45, [0, 0], 1.0, 0, fill=(1, 2, 3))
+    assert np.asarray(corner)[0, 0].tolist() == [1, 2, 3]
+    rgb_t = F.rotate(ember.zeros(3, 5, 5), 45, fill=[1.0, 2.0, 3.0])
+    assert rgb_t.numpy()[:, 0, 0].tolist() == [1, 2, 3]
 
 
 def test_affine_scale_and_shear():

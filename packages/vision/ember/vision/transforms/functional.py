@@ -381,8 +381,9 @@ def _pil_fill(img, fill):
         return None
     bands = len(img.getbands())
     if isinstance(fill, numbers.Number):
-        value = fill
-        return int(value) if img.mode not in ("F",) else float(value)
+        value = float(fill) if img.mode == "F" else int(fill)
+        # Pillow reads a single int as a packed colour: give every band the value
+        return value if bands == 1 else (value,) * bands
     fill = list(fill)
     if len(fill) == 1:
         return _pil_fill(img, fill[0])
