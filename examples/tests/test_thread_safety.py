@@ -146,3 +146,47 @@ def test_refcounts_of_shared_inputs():
     sums = run_threads(work)
     assert sum(sums) / 300 == pytest.approx(expected)
     assert base.sum().item() == expected
+
+
+def test_python_numbers_stay_alive_while_other_threads_make_more():
+    """A Python number becomes a 0-d tensor lent to the C call; once the
+    binding's cache of numbers is full, new ones are kept alive per thread, so
+    another thread making many numbers cannot free one that is still in use."""
+    for i in range(5000):               # fill the number cache with fresh values
+        th.ones(1) * (0.25 + i)
+    big = th.ones(1 << 19, dtype=th.float64)
+    stop = threading.Event()
+
+    def user(k):
+        wrong = []
+        for r in range(100):
+            v = 1e6 * (k + 1) + r + 0.5
+            out = big * v                # runs in C, without the GIL
+            if out.amin().item() != v or out.amax().item() != v:
+                wrong.append(v)
+        return wrong
+
+    churn_errors = []
+
+    def churn():
+        i = 0
+        try:
+            while not stop.is_set():
+                v = -0.5 - i
+                if (th.ones(1, dtype=th.float64) * v).item() != v:
+                    churn_errors.append(v)
+                i += 1
+        except Exception as e:   # noqa: BLE001 - a freed number shows up as any error
+            churn_errors.append(e)
+
+    churners = [threading.Thread(target=churn) for _ in range(2)]
+    for t in churners:
+        t.start()
+    try:
+        wrong = run_threads(user)
+    finally:
+        stop.set()
+        for t in churners:
+            t.join()
+    assert wrong == [[]] * THREADS
+    assert churn_errors == []

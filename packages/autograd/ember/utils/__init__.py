@@ -1,1 +1,1 @@
-"""ember.utils: data loading (ember.utils.data)."""
+"""ember.utils: data loading (ember.utils.data) and C extensions (ember.utils.ffi)."""

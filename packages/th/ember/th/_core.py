@@ -6,6 +6,7 @@ to the class when ember.th is imported.
 """
 import numbers
 import operator
+import threading
 
 from ._lib import NULL, ffi, last_error, lib
 from . import dtypes as _dt
@@ -179,15 +180,28 @@ def scalar_ptr(v):
         raise last_error()
     p.flags = lib.TH_TENSOR_WRAPPED_NUMBER
     if len(_scalar_cache) < 4096 and v == v:
-        _scalar_cache[key] = p
+        cached = _scalar_cache.setdefault(key, p)
+        if cached is not p:  # another thread cached this number meanwhile
+            lib.th_tensor_release(p)
+            p = cached
     else:  # keep it alive with a Tensor that releases it
-        _keep_scalar.append(wrap(p))
-        if len(_keep_scalar) > 64:
-            del _keep_scalar[:32]
+        _keep_alive(wrap(p))
     return p
 
 
-_keep_scalar = []
+# Uncached scalars live until their thread has made 32 to 64 more.  The list
+# is per thread: the caller lends the pointer to a C call that runs without
+# the GIL, so another thread must never be the one to release it.
+_keep_scalars = threading.local()
+
+
+def _keep_alive(t):
+    kept = getattr(_keep_scalars, "tensors", None)
+    if kept is None:
+        kept = _keep_scalars.tensors = []
+    kept.append(t)
+    if len(kept) > 64:
+        del kept[:32]
 
 
 def operand(x):
