@@ -442,6 +442,15 @@ def test_errors_match_torch(case):
     assert message in str(info.value)
 
 
+def test_malformed_packed_sequence_raises():
+    gru = nn.GRU(2, 3)
+    for sizes in ([1, 2], [2, 0], [2, 1]):
+        bad = rnn_utils.PackedSequence(ember.zeros(4, 2), ember.tensor(sizes))
+        with pytest.raises(RuntimeError, match="batch_sizes must be positive, non-increasing "
+                                               "and sum to data.size"):
+            gru(bad)
+
+
 def test_too_long_lengths_raise():
     with pytest.raises(RuntimeError, match="at most the padded length 4"):
         rnn_utils.pack_padded_sequence(ember.zeros(4, 3, 2), [5, 3, 1])

@@ -112,6 +112,15 @@ def _scan(step, steps_in, batch_sizes, state0, weights, reverse):
     return outputs, state
 
 
+def _check_batch_sizes(batch_sizes, rows):
+    """A hand-made PackedSequence must still describe a packed batch."""
+    if (any(n <= 0 for n in batch_sizes)
+            or any(b > a for a, b in zip(batch_sizes, batch_sizes[1:]))
+            or sum(batch_sizes) != rows):
+        raise RuntimeError(f"PackedSequence: batch_sizes must be positive, non-increasing and "
+                           f"sum to data.size(0) = {rows}, but got {batch_sizes}")
+
+
 class RNNBase(Module):
     """The stacked, optionally bidirectional recurrent layer shared by RNN,
     LSTM and GRU."""
@@ -263,6 +272,7 @@ class RNNBase(Module):
             data, batch_sizes = input.data, [int(b) for b in input.batch_sizes.tolist()]
             sorted_indices, unsorted_indices = input.sorted_indices, input.unsorted_indices
             self._check_input(data, packed=True)
+            _check_batch_sizes(batch_sizes, data.shape[0])
             batch = batch_sizes[0] if batch_sizes else 0
             hx = self._hidden_tuple(hx, batched=True)
             if hx is not None:
