@@ -2,7 +2,6 @@
 import gzip
 import os
 import pickle
-import struct
 
 import numpy as np
 import pytest
@@ -11,34 +10,18 @@ from PIL import Image
 import ember
 from ember.utils.data import DataLoader
 from ember.vision import datasets, transforms
+from _formats import write_idx
 
 
 # -- IDX files -------------------------------------------------------------
-def idx_bytes(array):
-    codes = {np.uint8: 0x08, np.int8: 0x09, np.int16: 0x0B, np.int32: 0x0C,
-             np.float32: 0x0D, np.float64: 0x0E}
-    code = codes[array.dtype.type]
-    header = bytes([0, 0, code, array.ndim]) + struct.pack(">" + "I" * array.ndim, *array.shape)
-    return header + array.astype(array.dtype.newbyteorder(">")).tobytes()
-
-
-def write_idx(path, array, gz=False):
-    data = idx_bytes(array)
-    if gz:
-        with gzip.open(str(path) + ".gz", "wb") as f:
-            f.write(data)
-    else:
-        path.write_bytes(data)
-
-
 def make_mnist(folder, prefix="train", n=5, gz=False, seed=0, n_classes=10, names=None):
     rng = np.random.RandomState(seed)
     images = rng.randint(0, 256, size=(n, 28, 28)).astype(np.uint8)
     labels = rng.randint(0, n_classes, size=n).astype(np.uint8)
     folder.mkdir(parents=True, exist_ok=True)
     img_name, lbl_name = names or (f"{prefix}-images-idx3-ubyte", f"{prefix}-labels-idx1-ubyte")
-    write_idx(folder / img_name, images, gz)
-    write_idx(folder / lbl_name, labels, gz)
+    write_idx(folder / img_name, images, gzipped=gz)
+    write_idx(folder / lbl_name, labels, gzipped=gz)
     return images, labels
 
 
@@ -156,7 +139,7 @@ def test_read_idx_other_dtypes(tmp_path):
     out = read_idx(str(tmp_path / "f.idx"))
     assert out.dtype == np.float32 and out.dtype.isnative
     np.testing.assert_array_equal(out, values)
-    write_idx(tmp_path / "i.idx", np.array([-70000, 5], np.int32), gz=True)
+    write_idx(tmp_path / "i.idx", np.array([-70000, 5], np.int32), gzipped=True)
     np.testing.assert_array_equal(read_idx(str(tmp_path / "i.idx.gz")), [-70000, 5])
 
 

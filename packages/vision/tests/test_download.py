@@ -6,16 +6,14 @@ import os
 import pickle
 import tarfile
 import threading
-
 import zipfile
 
-import gzip
 import numpy as np
 import pytest
 
 from ember.vision import datasets
 from ember.vision.datasets.utils import download_url
-from test_datasets import idx_bytes
+from _formats import gz, idx_bytes
 
 
 class FileServer:
@@ -86,13 +84,6 @@ def server():
 
 # a port nothing listens on: connections are refused at once
 UNREACHABLE = "http://127.0.0.1:9/"
-
-
-def gz(data):
-    out = io.BytesIO()
-    with gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as f:
-        f.write(data)
-    return out.getvalue()
 
 
 def mnist_files(n=3):
