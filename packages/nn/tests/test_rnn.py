@@ -442,6 +442,15 @@ def test_errors_match_torch(case):
     assert message in str(info.value)
 
 
+def test_hx_of_the_wrong_kind_raises():
+    with pytest.raises(TypeError, match=r"LSTM expects hx to be a tuple \(h_0, c_0\)"):
+        nn.LSTM(2, 3)(ember.zeros(4, 1, 2), ember.zeros(1, 1, 3))
+    with pytest.raises(TypeError, match=r"LSTMCell expects hx to be a tuple \(h_0, c_0\)"):
+        nn.LSTMCell(2, 3)(ember.zeros(1, 2), (ember.zeros(1, 3), None))
+    with pytest.raises(TypeError, match="GRU expects hx to be a Tensor, not tuple"):
+        nn.GRU(2, 3)(ember.zeros(4, 1, 2), (ember.zeros(1, 1, 3),))
+
+
 def test_malformed_packed_sequence_raises():
     gru = nn.GRU(2, 3)
     for sizes in ([1, 2], [2, 0], [2, 1]):

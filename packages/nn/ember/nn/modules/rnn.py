@@ -244,7 +244,8 @@ class RNNBase(Module):
         if hx is None:
             return None
         if self.mode == "LSTM":
-            if not isinstance(hx, (tuple, list)) or len(hx) != 2:
+            if (not isinstance(hx, (tuple, list)) or len(hx) != 2
+                    or not all(isinstance(h, ember.Tensor) for h in hx)):
                 raise TypeError("LSTM expects hx to be a tuple (h_0, c_0) of two tensors")
             hx = tuple(hx)
             dims = tuple(h.dim() for h in hx)
@@ -508,7 +509,8 @@ class LSTMCell(RNNCellBase):
     def forward(self, input, hx=None):
         if hx is None:
             hx = (None, None)
-        elif not isinstance(hx, (tuple, list)) or len(hx) != 2:
+        elif (not isinstance(hx, (tuple, list)) or len(hx) != 2
+              or not all(isinstance(h, ember.Tensor) for h in hx)):
             raise TypeError("LSTMCell expects hx to be a tuple (h_0, c_0) of two tensors")
         return self._step("LSTM", input, tuple(hx))
 
