@@ -316,7 +316,8 @@ def _parse(declarations):
 
 def _declared_functions(ffi):
     """{name: cffi model type} of each declared function.  cffi's runtime types
-    drop `const`, so which tensors a function writes is read from here."""
+    drop `const`, so which tensors a function writes is read from the parsed
+    declarations (cffi's declaration model, unchanged since cffi 1.0)."""
     return {key[len("function "):]: tp for key, (tp, _) in ffi._parser._declarations.items()
             if key.startswith("function ")}
 
