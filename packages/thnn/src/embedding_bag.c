@@ -11,14 +11,78 @@
 
 #include "thnn_internal.h"
 
-static inline double ld(const th_tensor *t, int64_t k) {
-    return t->dtype == TH_FLOAT32 ? (double)((const float *)thnn__data(t))[k]
-                                  : ((const double *)thnn__data(t))[k];
-}
-static inline void st(th_tensor *t, int64_t k, double v) {
-    if (t->dtype == TH_FLOAT32) ((float *)thnn__data(t))[k] = (float)v;
-    else ((double *)thnn__data(t))[k] = v;
-}
+/* bag b covers indices [start, end) of its offsets; the last bag runs to
+ * the end of indices, as in PyTorch (which reads no end from the extra
+ * offset of include_last_offset) */
+#define DEFINE_EMBEDDING_BAG(T)                                                \
+    static void bag_fwd_##T(T *out, int64_t *o2b, int64_t *bsz, int64_t *mi,   \
+                            const T *w, const int64_t *ip, const int64_t *op,  \
+                            const T *pw, int64_t n, int64_t B, int64_t D,      \
+                            int mode, int64_t padding_idx) {                   \
+        _Pragma("omp parallel for schedule(dynamic, 16) if(n * D > THNN_GRAIN)") \
+        for (int64_t b = 0; b < B; b++) {                                      \
+            const int64_t start = op[b], end = b + 1 < B ? op[b + 1] : n;      \
+            T *orow = out + b * D;                                             \
+            int64_t count = 0;                                                 \
+            for (int64_t d = 0; d < D; d++) orow[d] = 0;                       \
+            if (mi) for (int64_t d = 0; d < D; d++) mi[b * D + d] = -1;        \
+            for (int64_t i = start; i < end; i++) {                            \
+                o2b[i] = b;                                                    \
+                const int64_t row = ip[i];                                     \
+                if (row == padding_idx) continue;                              \
+                const T *wr = w + row * D;                                     \
+                if (mi) {                                                      \
+                    for (int64_t d = 0; d < D; d++) {                          \
+                        const T v = wr[d], cur = orow[d];                      \
+                        /* the first counted index wins ties; a NaN sticks */  \
+                        if (count == 0 || v > cur || (isnan(v) && !isnan(cur))) { \
+                            orow[d] = v;                                       \
+                            mi[b * D + d] = row;                               \
+                        }                                                      \
+                    }                                                          \
+                } else {                                                       \
+                    const T sc = pw ? pw[i] : (T)1;                            \
+                    for (int64_t d = 0; d < D; d++) orow[d] += sc * wr[d];     \
+                }                                                              \
+                count++;                                                       \
+            }                                                                  \
+            bsz[b] = count;                                                    \
+            if (mode == THNN_EMBEDDING_BAG_MEAN && count > 0)                  \
+                for (int64_t d = 0; d < D; d++) orow[d] /= (T)count;           \
+        }                                                                      \
+    }                                                                          \
+    /* column blocks: each thread owns columns [d0, d1) of every row, so no   \
+     * two threads add to one element */                                      \
+    static void bag_bwd_##T(T *gw, const T *gy, const int64_t *ip,             \
+                            const int64_t *o2b, const int64_t *bsz,            \
+                            const int64_t *mi, const T *pw, int64_t n,         \
+                            int64_t B, int64_t D, int mode, int64_t padding_idx) { \
+        const int64_t block = 64, nblocks = (D + block - 1) / block;           \
+        _Pragma("omp parallel for schedule(static) if(nblocks > 1 && n * D > THNN_GRAIN)") \
+        for (int64_t blk = 0; blk < nblocks; blk++) {                          \
+            const int64_t d0 = blk * block, d1 = d0 + block < D ? d0 + block : D; \
+            if (mi) {                                                          \
+                for (int64_t b = 0; b < B; b++)                                \
+                    for (int64_t d = d0; d < d1; d++) {                        \
+                        const int64_t row = mi[b * D + d];                     \
+                        if (row >= 0 && row != padding_idx)                    \
+                            gw[row * D + d] += gy[b * D + d];                  \
+                    }                                                          \
+                continue;                                                      \
+            }                                                                  \
+            for (int64_t i = 0; i < n; i++) {                                  \
+                const int64_t b = o2b[i], row = ip[i];                         \
+                if (b < 0 || row == padding_idx) continue;                     \
+                T sc = pw ? pw[i] : (T)1;                                      \
+                if (mode == THNN_EMBEDDING_BAG_MEAN) sc = bsz[b] > 0 ? sc / (T)bsz[b] : 0; \
+                T *gr = gw + row * D;                                          \
+                const T *g = gy + b * D;                                       \
+                for (int64_t d = d0; d < d1; d++) gr[d] += sc * g[d];          \
+            }                                                                  \
+        }                                                                      \
+    }
+DEFINE_EMBEDDING_BAG(float)
+DEFINE_EMBEDDING_BAG(double)
 
 static const char *mode_name(int mode) {
     return mode == THNN_EMBEDDING_BAG_SUM ? "sum" : mode == THNN_EMBEDDING_BAG_MEAN ? "mean"
@@ -128,42 +192,13 @@ THNN_API int thnn_embedding_bag_forward(th_tensor *output, th_tensor *offset2bag
     }
     int64_t *o2b = thnn__data(offset2bag), *bsz = thnn__data(bag_size);
     int64_t *mi = mode == THNN_EMBEDDING_BAG_MAX ? thnn__data(max_indices) : NULL;
-    /* indices before offsets[0] == 0 cannot exist; -1 stays only when there is no bag */
-    for (int64_t i = 0; i < n; i++) o2b[i] = -1;
-    #pragma omp parallel for schedule(dynamic, 16) if(n * D > THNN_GRAIN)
-    for (int64_t b = 0; b < B; b++) {
-        /* the last bag runs to the end of indices, as in PyTorch (which
-         * reads no end from the extra offset of include_last_offset) */
-        const int64_t start = op[b], end = b + 1 < B ? op[b + 1] : n;
-        int64_t count = 0;
-        for (int64_t d = 0; d < D; d++) st(output, b * D + d, 0.0);
-        if (mi) for (int64_t d = 0; d < D; d++) mi[b * D + d] = -1;
-        for (int64_t i = start; i < end; i++) {
-            o2b[i] = b;
-            const int64_t row = ip[i];
-            if (row == padding_idx) continue;
-            const int64_t wrow = row * D, orow = b * D;
-            if (mi) {
-                for (int64_t d = 0; d < D; d++) {
-                    const double v = ld(w, wrow + d), cur = ld(output, orow + d);
-                    /* the first counted index wins ties; a NaN sticks */
-                    if (count == 0 || v > cur || (isnan(v) && !isnan(cur))) {
-                        st(output, orow + d, v);
-                        mi[orow + d] = row;
-                    }
-                }
-            } else {
-                const double s = pw ? ld(pw, i) : 1.0;
-                for (int64_t d = 0; d < D; d++)
-                    st(output, orow + d, ld(output, orow + d) + s * ld(w, wrow + d));
-            }
-            count++;
-        }
-        bsz[b] = count;
-        if (mode == THNN_EMBEDDING_BAG_MEAN && count > 0)
-            for (int64_t d = 0; d < D; d++)
-                st(output, b * D + d, ld(output, b * D + d) / (double)count);
-    }
+    for (int64_t i = 0; i < n; i++) o2b[i] = -1;   /* stays only when there are no bags */
+    if (w->dtype == TH_FLOAT32)
+        bag_fwd_float(thnn__data(output), o2b, bsz, mi, thnn__data(w), ip, op,
+                      pw ? thnn__data(pw) : NULL, n, B, D, mode, padding_idx);
+    else
+        bag_fwd_double(thnn__data(output), o2b, bsz, mi, thnn__data(w), ip, op,
+                       pw ? thnn__data(pw) : NULL, n, B, D, mode, padding_idx);
 done:
     thnn__release(w); thnn__release(ic); thnn__release(oc); thnn__release(pw);
     return rc;
@@ -237,31 +272,12 @@ THNN_API int thnn_embedding_bag_backward_params(th_tensor *grad_weight,
             goto done;
         }
     if (th_zero(grad_weight)) { rc = thnn__from_th(fn); goto done; }
-    /* column blocks: each thread owns columns [d0, d1) of every row */
-    const int64_t block = 64, nblocks = (D + block - 1) / block;
-    #pragma omp parallel for schedule(static) if(nblocks > 1 && n * D > THNN_GRAIN)
-    for (int64_t blk = 0; blk < nblocks; blk++) {
-        const int64_t d0 = blk * block, d1 = d0 + block < D ? d0 + block : D;
-        if (mi) {
-            for (int64_t b = 0; b < B; b++)
-                for (int64_t d = d0; d < d1; d++) {
-                    const int64_t row = mi[b * D + d];
-                    if (row >= 0 && row != padding_idx)
-                        st(grad_weight, row * D + d,
-                           ld(grad_weight, row * D + d) + ld(gy, b * D + d));
-                }
-            continue;
-        }
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t b = o2b[i], row = ip[i];
-            if (b < 0 || row == padding_idx) continue;
-            double s = pw ? ld(pw, i) : 1.0;
-            if (mode == THNN_EMBEDDING_BAG_MEAN) s = bsz[b] > 0 ? s / (double)bsz[b] : 0.0;
-            for (int64_t d = d0; d < d1; d++)
-                st(grad_weight, row * D + d,
-                   ld(grad_weight, row * D + d) + s * ld(gy, b * D + d));
-        }
-    }
+    if (grad_weight->dtype == TH_FLOAT32)
+        bag_bwd_float(thnn__data(grad_weight), thnn__data(gy), ip, o2b, bsz, mi,
+                      pw ? thnn__data(pw) : NULL, n, B, D, mode, padding_idx);
+    else
+        bag_bwd_double(thnn__data(grad_weight), thnn__data(gy), ip, o2b, bsz, mi,
+                       pw ? thnn__data(pw) : NULL, n, B, D, mode, padding_idx);
 done:
     thnn__release(gy); thnn__release(ic); thnn__release(o2bt); thnn__release(bst);
     thnn__release(mit); thnn__release(pw);

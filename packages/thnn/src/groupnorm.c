@@ -1,20 +1,12 @@
 /* group_norm over (N, C, *): channels split into G groups of C/G, each
  * (sample, group) normalized over its C/G * L elements, then the
  * per-channel affine.  OpenMP over (sample, group) in the forward and
- * the input backward, over channels in the parameter backward; double
- * accumulators for both dtypes. */
+ * the input backward, over channels in the parameter backward; sums in
+ * double (vectorized as OpenMP simd reductions), elementwise passes in
+ * the tensor's type with per-channel coefficients. */
 #include <math.h>
 
 #include "thnn_internal.h"
-
-static inline double ld(const th_tensor *t, int64_t k) {
-    return t->dtype == TH_FLOAT32 ? (double)((const float *)thnn__data(t))[k]
-                                  : ((const double *)thnn__data(t))[k];
-}
-static inline void st(th_tensor *t, int64_t k, double v) {
-    if (t->dtype == TH_FLOAT32) ((float *)thnn__data(t))[k] = (float)v;
-    else ((double *)thnn__data(t))[k] = v;
-}
 
 typedef struct gn_geom {
     int64_t N, C, G, D, L; /* D = C / G channels per group, L spatial */
@@ -42,6 +34,101 @@ static int geometry(const char *fn, const th_tensor *input, int64_t num_groups,
     for (int i = 2; i < input->ndim; i++) g->L *= input->sizes[i];
     return TH_OK;
 }
+
+#define DEFINE_GROUP_NORM(T)                                                   \
+    static void gn_fwd_##T(T *y, T *save_mean, T *save_rstd, const T *x,       \
+                           const T *w, const T *b, const gn_geom *g,           \
+                           double eps) {                                       \
+        const int64_t rows = g->N * g->G, len = g->D * g->L;                   \
+        _Pragma("omp parallel for schedule(static) if(rows * len > THNN_GRAIN)") \
+        for (int64_t r = 0; r < rows; r++) {                                   \
+            /* the group's elements are contiguous: channels c0.. of sample r/G */ \
+            const T *xr = x + r * len;                                         \
+            const int64_t c0 = (r % g->G) * g->D;                              \
+            double s = 0, ss = 0;                                              \
+            _Pragma("omp simd reduction(+:s)")                                 \
+            for (int64_t k = 0; k < len; k++) s += (double)xr[k];              \
+            const double mean = len ? s / (double)len : 0.0;                   \
+            _Pragma("omp simd reduction(+:ss)")                                \
+            for (int64_t k = 0; k < len; k++) {                                \
+                const double d = (double)xr[k] - mean;                         \
+                ss += d * d;                                                   \
+            }                                                                  \
+            const double rstd = 1.0 / sqrt((len ? ss / (double)len : 0.0) + eps); \
+            save_mean[r] = (T)mean;                                            \
+            save_rstd[r] = (T)rstd;                                            \
+            for (int64_t j = 0; j < g->D; j++) {                               \
+                const double scale = (w ? (double)w[c0 + j] : 1.0) * rstd;     \
+                const T a = (T)scale;                                          \
+                const T c = (T)((b ? (double)b[c0 + j] : 0.0) - mean * scale); \
+                const T *xc = xr + j * g->L;                                   \
+                T *yc = y + r * len + j * g->L;                                \
+                for (int64_t i = 0; i < g->L; i++) yc[i] = xc[i] * a + c;      \
+            }                                                                  \
+        }                                                                      \
+    }                                                                          \
+    /* with u = grad_output * weight and xh the normalized input,             \
+     * grad_input = rstd * (u - mean(u) - xh * mean(u * xh)), which per       \
+     * channel is A * grad_output + B * x + C */                               \
+    static void gn_bwd_input_##T(T *gx, const T *gy, const T *x, const T *w,   \
+                                 const T *save_mean, const T *save_rstd,       \
+                                 const gn_geom *g) {                           \
+        const int64_t rows = g->N * g->G, len = g->D * g->L;                   \
+        _Pragma("omp parallel for schedule(static) if(rows * len > THNN_GRAIN)") \
+        for (int64_t r = 0; r < rows; r++) {                                   \
+            const int64_t c0 = (r % g->G) * g->D;                              \
+            const double mean = save_mean[r], rstd = save_rstd[r];             \
+            double su = 0, sux = 0;                                            \
+            for (int64_t j = 0; j < g->D; j++) {                               \
+                const T *xc = x + r * len + j * g->L, *gc = gy + r * len + j * g->L; \
+                double sg = 0, sgx = 0;                                        \
+                _Pragma("omp simd reduction(+:sg, sgx)")                       \
+                for (int64_t i = 0; i < g->L; i++) {                           \
+                    sg += (double)gc[i];                                       \
+                    sgx += (double)gc[i] * (double)xc[i];                      \
+                }                                                              \
+                const double wc = w ? (double)w[c0 + j] : 1.0;                 \
+                su += wc * sg;                                                 \
+                sux += wc * (sgx - mean * sg);                                 \
+            }                                                                  \
+            const double mu = su / (double)len, mux = sux * rstd / (double)len; \
+            const double B = -rstd * rstd * mux, C = rstd * (rstd * mean * mux - mu); \
+            for (int64_t j = 0; j < g->D; j++) {                               \
+                const T a = (T)(rstd * (w ? (double)w[c0 + j] : 1.0));         \
+                const T bb = (T)B, cc = (T)C;                                  \
+                const int64_t o = r * len + j * g->L;                          \
+                for (int64_t i = 0; i < g->L; i++)                             \
+                    gx[o + i] = a * gy[o + i] + bb * x[o + i] + cc;            \
+            }                                                                  \
+        }                                                                      \
+    }                                                                          \
+    /* grad_weight[c] = sum_n rstd_n (sum_i gy x - mean_n sum_i gy) */         \
+    static void gn_bwd_params_##T(T *gw, T *gb, const T *gy, const T *x,       \
+                                  const T *save_mean, const T *save_rstd,      \
+                                  const gn_geom *g) {                          \
+        _Pragma("omp parallel for schedule(static) if(g->N * g->C * g->L > THNN_GRAIN)") \
+        for (int64_t c = 0; c < g->C; c++) {                                   \
+            double sw = 0, sb = 0;                                             \
+            for (int64_t n = 0; n < g->N; n++) {                               \
+                const int64_t r = n * g->G + c / g->D, o = (n * g->C + c) * g->L; \
+                double sg = 0, sgx = 0;                                        \
+                _Pragma("omp simd reduction(+:sg, sgx)")                       \
+                for (int64_t i = 0; i < g->L; i++) {                           \
+                    sg += (double)gy[o + i];                                   \
+                    sgx += (double)gy[o + i] * (double)x[o + i];               \
+                }                                                              \
+                sb += sg;                                                      \
+                sw += (double)save_rstd[r] * (sgx - (double)save_mean[r] * sg); \
+            }                                                                  \
+            if (gw) gw[c] = (T)sw;                                             \
+            if (gb) gb[c] = (T)sb;                                             \
+        }                                                                      \
+    }
+DEFINE_GROUP_NORM(float)
+DEFINE_GROUP_NORM(double)
+
+/* data pointer of an optional tensor */
+#define DATA_OR_NULL(t) ((t) ? thnn__data(t) : NULL)
 
 /* save_mean / save_rstd: (N, G) of the input's dtype */
 static int check_stats(const char *fn, const th_tensor *mean, const th_tensor *rstd,
@@ -82,30 +169,12 @@ THNN_API int thnn_group_norm_forward(th_tensor *output, th_tensor *save_mean,
     th_tensor *x = thnn__contig(input);
     th_tensor *w = weight ? thnn__contig(weight) : NULL, *b = bias ? thnn__contig(bias) : NULL;
     if (!x || (weight && !w) || (bias && !b)) { rc = thnn_last_status(); goto done; }
-    const int64_t rows = g.N * g.G, len = g.D * g.L;
-    #pragma omp parallel for schedule(static) if(rows * len > THNN_GRAIN)
-    for (int64_t r = 0; r < rows; r++) {
-        /* the group's elements are contiguous: channels r%G*D.. of sample r/G */
-        const int64_t base = r * len, c0 = (r % g.G) * g.D;
-        double s = 0, ss = 0;
-        for (int64_t k = 0; k < len; k++) s += ld(x, base + k);
-        const double mean = len ? s / (double)len : 0.0;
-        for (int64_t k = 0; k < len; k++) {
-            double d = ld(x, base + k) - mean;
-            ss += d * d;
-        }
-        const double rstd = 1.0 / sqrt((len ? ss / (double)len : 0.0) + eps);
-        st(save_mean, r, mean);
-        st(save_rstd, r, rstd);
-        for (int64_t j = 0; j < g.D; j++) {
-            const double scale = (w ? ld(w, c0 + j) : 1.0) * rstd;
-            const double shift = (b ? ld(b, c0 + j) : 0.0) - mean * scale;
-            for (int64_t i = 0; i < g.L; i++) {
-                const int64_t k = base + j * g.L + i;
-                st(output, k, ld(x, k) * scale + shift);
-            }
-        }
-    }
+    if (dt == TH_FLOAT32)
+        gn_fwd_float(thnn__data(output), thnn__data(save_mean), thnn__data(save_rstd),
+                     thnn__data(x), DATA_OR_NULL(w), DATA_OR_NULL(b), &g, eps);
+    else
+        gn_fwd_double(thnn__data(output), thnn__data(save_mean), thnn__data(save_rstd),
+                      thnn__data(x), DATA_OR_NULL(w), DATA_OR_NULL(b), &g, eps);
 done:
     thnn__release(x); thnn__release(w); thnn__release(b);
     return rc;
@@ -133,33 +202,12 @@ THNN_API int thnn_group_norm_backward_input(th_tensor *grad_input,
     th_tensor *mt = thnn__contig(save_mean), *rt = thnn__contig(save_rstd);
     if (!x || !gy || (weight && !w) || !mt || !rt) { rc = thnn_last_status(); goto done; }
     if ((rc = check_stats(fn, mt, rt, &g, dt))) goto done;
-    const int64_t rows = g.N * g.G, len = g.D * g.L;
-    #pragma omp parallel for schedule(static) if(rows * len > THNN_GRAIN)
-    for (int64_t r = 0; r < rows; r++) {
-        const int64_t base = r * len, c0 = (r % g.G) * g.D;
-        const double mean = ld(mt, r), rstd = ld(rt, r);
-        /* with u = grad_output * weight and xh the normalized input:
-         * grad_input = rstd * (u - mean(u) - xh * mean(u * xh)) */
-        double su = 0, sux = 0;
-        for (int64_t j = 0; j < g.D; j++) {
-            const double wc = w ? ld(w, c0 + j) : 1.0;
-            for (int64_t i = 0; i < g.L; i++) {
-                const int64_t k = base + j * g.L + i;
-                const double u = ld(gy, k) * wc;
-                su += u;
-                sux += u * (ld(x, k) - mean) * rstd;
-            }
-        }
-        const double mu = su / (double)len, mux = sux / (double)len;
-        for (int64_t j = 0; j < g.D; j++) {
-            const double wc = w ? ld(w, c0 + j) : 1.0;
-            for (int64_t i = 0; i < g.L; i++) {
-                const int64_t k = base + j * g.L + i;
-                const double xh = (ld(x, k) - mean) * rstd;
-                st(grad_input, k, rstd * (ld(gy, k) * wc - mu - xh * mux));
-            }
-        }
-    }
+    if (dt == TH_FLOAT32)
+        gn_bwd_input_float(thnn__data(grad_input), thnn__data(gy), thnn__data(x), DATA_OR_NULL(w),
+                           thnn__data(mt), thnn__data(rt), &g);
+    else
+        gn_bwd_input_double(thnn__data(grad_input), thnn__data(gy), thnn__data(x), DATA_OR_NULL(w),
+                            thnn__data(mt), thnn__data(rt), &g);
 done:
     thnn__release(x); thnn__release(gy); thnn__release(w);
     thnn__release(mt); thnn__release(rt);
@@ -187,22 +235,12 @@ THNN_API int thnn_group_norm_backward_params(th_tensor *grad_weight,
     th_tensor *mt = thnn__contig(save_mean), *rt = thnn__contig(save_rstd);
     if (!x || !gy || !mt || !rt) { rc = thnn_last_status(); goto done; }
     if ((rc = check_stats(fn, mt, rt, &g, dt))) goto done;
-    #pragma omp parallel for schedule(static) if(g.N * g.C * g.L > THNN_GRAIN)
-    for (int64_t c = 0; c < g.C; c++) {
-        double sw = 0, sb = 0;
-        for (int64_t n = 0; n < g.N; n++) {
-            const int64_t r = n * g.G + c / g.D;
-            const double mean = ld(mt, r), rstd = ld(rt, r);
-            for (int64_t i = 0; i < g.L; i++) {
-                const int64_t k = (n * g.C + c) * g.L + i;
-                const double gv = ld(gy, k);
-                sb += gv;
-                sw += gv * (ld(x, k) - mean) * rstd;
-            }
-        }
-        if (grad_weight) st(grad_weight, c, sw);
-        if (grad_bias) st(grad_bias, c, sb);
-    }
+    if (dt == TH_FLOAT32)
+        gn_bwd_params_float(DATA_OR_NULL(grad_weight), DATA_OR_NULL(grad_bias), thnn__data(gy), thnn__data(x),
+                            thnn__data(mt), thnn__data(rt), &g);
+    else
+        gn_bwd_params_double(DATA_OR_NULL(grad_weight), DATA_OR_NULL(grad_bias), thnn__data(gy), thnn__data(x),
+                             thnn__data(mt), thnn__data(rt), &g);
 done:
     thnn__release(x); thnn__release(gy); thnn__release(mt); thnn__release(rt);
     return rc;

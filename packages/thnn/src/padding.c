@@ -97,6 +97,10 @@ static inline int64_t src_index(int mode, int64_t o, int64_t n, int64_t before) 
                             const int64_t *md, const int64_t *mh, const int64_t *mw) { \
         const int64_t ip = g->in[0] * g->in[1] * g->in[2];                     \
         const int64_t op = g->out[0] * g->out[1] * g->out[2];                  \
+        const int64_t shift = g->before[2];                                    \
+        const int64_t w0 = shift < 0 ? 0 : shift > g->out[2] ? g->out[2] : shift; \
+        int64_t w1 = shift + g->in[2];                                         \
+        w1 = w1 < w0 ? w0 : w1 > g->out[2] ? g->out[2] : w1;                   \
         _Pragma("omp parallel for schedule(static) if(g->planes * op > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             const T *xp = x + p * ip;                                          \
@@ -105,7 +109,10 @@ static inline int64_t src_index(int mode, int64_t o, int64_t n, int64_t before) 
                 for (int64_t h = 0; h < g->out[1]; h++) {                      \
                     const T *xr = xp + (md[d] * g->in[1] + mh[h]) * g->in[2];  \
                     T *yr = yp + (d * g->out[1] + h) * g->out[2];              \
-                    for (int64_t w = 0; w < g->out[2]; w++) yr[w] = xr[mw[w]]; \
+                    /* the unpadded middle is a plain copy */               \
+                    for (int64_t w = 0; w < w0; w++) yr[w] = xr[mw[w]];        \
+                    for (int64_t w = w0; w < w1; w++) yr[w] = xr[w - shift];   \
+                    for (int64_t w = w1; w < g->out[2]; w++) yr[w] = xr[mw[w]]; \
                 }                                                              \
         }                                                                      \
     }                                                                          \

@@ -5,6 +5,7 @@
  * align_corners maps corner pixels onto corner pixels.  Planes are
  * independent: OpenMP over planes in both directions. */
 #include <math.h>
+#include <stdlib.h>
 
 #include "thnn_internal.h"
 
@@ -51,93 +52,110 @@ static inline int64_t nearest_src(int64_t dst, int64_t in, int64_t out, double s
     return src < in - 1 ? src : in - 1;
 }
 
-/* bilinear: the ratio that maps output to input coordinates */
-static inline double linear_ratio(int64_t in, int64_t out, int align_corners,
-                                  double scale) {
-    if (align_corners) return out > 1 ? (double)(in - 1) / (double)(out - 1) : 0.0;
-    return scale > 0 ? 1.0 / scale : (double)in / (double)out;
-}
-
-/* source index i0, its neighbour i1 and the weights l0 (of i0), l1 */
-static inline void linear_src(int64_t dst, int64_t in, double ratio, int align_corners,
-                              int64_t *i0, int64_t *i1, double *l0, double *l1) {
-    double src = align_corners ? ratio * (double)dst : ratio * ((double)dst + 0.5) - 0.5;
-    if (src < 0) src = 0;
+/* bilinear: source index i0, its neighbour i1 and the weight l1 of i1 */
+static inline void linear_src(int64_t dst, int64_t in, int64_t out, int align_corners,
+                              double scale, int64_t *i0, int64_t *i1, double *l1) {
+    double src;
+    if (align_corners) {
+        src = out > 1 ? (double)(in - 1) / (double)(out - 1) * (double)dst : 0.0;
+    } else {
+        const double ratio = scale > 0 ? 1.0 / scale : (double)in / (double)out;
+        src = ratio * ((double)dst + 0.5) - 0.5;
+        if (src < 0) src = 0;
+    }
     int64_t i = (int64_t)src;
     if (i > in - 1) i = in - 1;
     *i0 = i;
     *i1 = i + (i < in - 1);
     *l1 = src - (double)i;
     if (*l1 > 1) *l1 = 1;
-    *l0 = 1.0 - *l1;
+}
+
+/* per output row and column: the source rows/columns and weights, computed
+ * once per call */
+typedef struct up_tables {
+    int64_t *h0, *h1, *w0, *w1;
+    double *lh, *lw;
+    void *mem;
+} up_tables;
+
+static int make_tables(const char *fn, int bilinear, const up_geom *g, int align_corners,
+                       double sh, double sw, up_tables *t) {
+    const int64_t n = g->OH + g->OW;
+    t->mem = malloc((size_t)n * (2 * sizeof(int64_t) + sizeof(double)));
+    if (!t->mem) return thnn__error(TH_ERR_MEMORY, "%s: out of memory", fn);
+    t->h0 = t->mem; t->h1 = t->h0 + g->OH; t->w0 = t->h1 + g->OH; t->w1 = t->w0 + g->OW;
+    t->lh = (double *)(t->w1 + g->OW); t->lw = t->lh + g->OH;
+    for (int64_t o = 0; o < g->OH; o++) {
+        if (bilinear) linear_src(o, g->H, g->OH, align_corners, sh, &t->h0[o], &t->h1[o], &t->lh[o]);
+        else t->h0[o] = nearest_src(o, g->H, g->OH, sh);
+    }
+    for (int64_t o = 0; o < g->OW; o++) {
+        if (bilinear) linear_src(o, g->W, g->OW, align_corners, sw, &t->w0[o], &t->w1[o], &t->lw[o]);
+        else t->w0[o] = nearest_src(o, g->W, g->OW, sw);
+    }
+    return TH_OK;
 }
 
 #define DEFINE_UPSAMPLE(T)                                                     \
     static void nearest_fwd_##T(T *y, const T *x, const up_geom *g,            \
-                                double sh, double sw) {                        \
+                                const up_tables *t) {                          \
         _Pragma("omp parallel for schedule(static) if(g->planes * g->OH * g->OW > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++)                                \
             for (int64_t oh = 0; oh < g->OH; oh++) {                           \
-                const T *row = x + (p * g->H + nearest_src(oh, g->H, g->OH, sh)) * g->W; \
+                const T *row = x + (p * g->H + t->h0[oh]) * g->W;              \
                 T *yr = y + (p * g->OH + oh) * g->OW;                          \
-                for (int64_t ow = 0; ow < g->OW; ow++)                         \
-                    yr[ow] = row[nearest_src(ow, g->W, g->OW, sw)];            \
+                for (int64_t ow = 0; ow < g->OW; ow++) yr[ow] = row[t->w0[ow]]; \
             }                                                                  \
     }                                                                          \
     static void nearest_bwd_##T(T *gx, const T *gy, const up_geom *g,          \
-                                double sh, double sw) {                        \
+                                const up_tables *t) {                          \
         _Pragma("omp parallel for schedule(static) if(g->planes * g->OH * g->OW > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             T *gp = gx + p * g->H * g->W;                                      \
             for (int64_t i = 0; i < g->H * g->W; i++) gp[i] = 0;               \
             for (int64_t oh = 0; oh < g->OH; oh++) {                           \
-                T *row = gp + nearest_src(oh, g->H, g->OH, sh) * g->W;         \
+                T *row = gp + t->h0[oh] * g->W;                                \
                 const T *gr = gy + (p * g->OH + oh) * g->OW;                   \
-                for (int64_t ow = 0; ow < g->OW; ow++)                         \
-                    row[nearest_src(ow, g->W, g->OW, sw)] += gr[ow];           \
+                for (int64_t ow = 0; ow < g->OW; ow++) row[t->w0[ow]] += gr[ow]; \
             }                                                                  \
         }                                                                      \
     }                                                                          \
-    static void bilinear_fwd_##T(T *y, const T *x, const up_geom *g, int ac,   \
-                                 double sh, double sw) {                       \
-        const double rh = linear_ratio(g->H, g->OH, ac, sh);                   \
-        const double rw = linear_ratio(g->W, g->OW, ac, sw);                   \
+    static void bilinear_fwd_##T(T *y, const T *x, const up_geom *g,           \
+                                 const up_tables *t) {                         \
         _Pragma("omp parallel for schedule(static) if(g->planes * g->OH * g->OW > THNN_GRAIN)") \
-        for (int64_t p = 0; p < g->planes; p++) {                              \
-            const T *xp = x + p * g->H * g->W;                                 \
+        for (int64_t p = 0; p < g->planes; p++)                                \
             for (int64_t oh = 0; oh < g->OH; oh++) {                           \
-                int64_t h0, h1; double a0, a1;                                 \
-                linear_src(oh, g->H, rh, ac, &h0, &h1, &a0, &a1);              \
+                const T *r0 = x + (p * g->H + t->h0[oh]) * g->W;               \
+                const T *r1 = x + (p * g->H + t->h1[oh]) * g->W;               \
+                const T a1 = (T)t->lh[oh], a0 = (T)(1.0 - t->lh[oh]);          \
                 T *yr = y + (p * g->OH + oh) * g->OW;                          \
                 for (int64_t ow = 0; ow < g->OW; ow++) {                       \
-                    int64_t w0, w1; double b0, b1;                             \
-                    linear_src(ow, g->W, rw, ac, &w0, &w1, &b0, &b1);          \
-                    yr[ow] = (T)(a0 * (b0 * xp[h0 * g->W + w0] + b1 * xp[h0 * g->W + w1]) + \
-                                 a1 * (b0 * xp[h1 * g->W + w0] + b1 * xp[h1 * g->W + w1])); \
+                    const int64_t w0 = t->w0[ow], w1 = t->w1[ow];              \
+                    const T b1 = (T)t->lw[ow], b0 = (T)(1.0 - t->lw[ow]);      \
+                    yr[ow] = a0 * (b0 * r0[w0] + b1 * r0[w1]) +                \
+                             a1 * (b0 * r1[w0] + b1 * r1[w1]);                 \
                 }                                                              \
             }                                                                  \
-        }                                                                      \
     }                                                                          \
-    static void bilinear_bwd_##T(T *gx, const T *gy, const up_geom *g, int ac, \
-                                 double sh, double sw) {                       \
-        const double rh = linear_ratio(g->H, g->OH, ac, sh);                   \
-        const double rw = linear_ratio(g->W, g->OW, ac, sw);                   \
+    static void bilinear_bwd_##T(T *gx, const T *gy, const up_geom *g,         \
+                                 const up_tables *t) {                         \
         _Pragma("omp parallel for schedule(static) if(g->planes * g->OH * g->OW > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             T *gp = gx + p * g->H * g->W;                                      \
             for (int64_t i = 0; i < g->H * g->W; i++) gp[i] = 0;               \
             for (int64_t oh = 0; oh < g->OH; oh++) {                           \
-                int64_t h0, h1; double a0, a1;                                 \
-                linear_src(oh, g->H, rh, ac, &h0, &h1, &a0, &a1);              \
+                T *r0 = gp + t->h0[oh] * g->W, *r1 = gp + t->h1[oh] * g->W;    \
+                const T a1 = (T)t->lh[oh], a0 = (T)(1.0 - t->lh[oh]);          \
                 const T *gr = gy + (p * g->OH + oh) * g->OW;                   \
                 for (int64_t ow = 0; ow < g->OW; ow++) {                       \
-                    int64_t w0, w1; double b0, b1;                             \
-                    linear_src(ow, g->W, rw, ac, &w0, &w1, &b0, &b1);          \
-                    const double v = (double)gr[ow];                           \
-                    gp[h0 * g->W + w0] += (T)(a0 * b0 * v);                    \
-                    gp[h0 * g->W + w1] += (T)(a0 * b1 * v);                    \
-                    gp[h1 * g->W + w0] += (T)(a1 * b0 * v);                    \
-                    gp[h1 * g->W + w1] += (T)(a1 * b1 * v);                    \
+                    const int64_t w0 = t->w0[ow], w1 = t->w1[ow];              \
+                    const T b1 = (T)t->lw[ow], b0 = (T)(1.0 - t->lw[ow]);      \
+                    const T v = gr[ow];                                        \
+                    r0[w0] += a0 * b0 * v;                                     \
+                    r0[w1] += a0 * b1 * v;                                     \
+                    r1[w0] += a1 * b0 * v;                                     \
+                    r1[w1] += a1 * b1 * v;                                     \
                 }                                                              \
             }                                                                  \
         }                                                                      \
@@ -145,30 +163,36 @@ static inline void linear_src(int64_t dst, int64_t in, double ratio, int align_c
 DEFINE_UPSAMPLE(float)
 DEFINE_UPSAMPLE(double)
 
-/* mode 0 nearest, 1 bilinear */
-static int forward(const char *fn, int mode, th_tensor *output, const th_tensor *input,
+static int forward(const char *fn, int bilinear, th_tensor *output, const th_tensor *input,
                    int align_corners, double sh, double sw) {
     up_geom g;
+    up_tables t;
     int rc;
     if ((rc = geometry(fn, "input", input, "output", output, &g))) return rc;
     if (!th_is_contiguous(output))
         return thnn__error(TH_ERR_RUNTIME, "%s: output must be contiguous", fn);
     th_tensor *x = thnn__contig(input);
     if (!x) return thnn_last_status();
-    if (x->dtype == TH_FLOAT32) {
-        if (mode) bilinear_fwd_float(thnn__data(output), thnn__data(x), &g, align_corners, sh, sw);
-        else nearest_fwd_float(thnn__data(output), thnn__data(x), &g, sh, sw);
-    } else {
-        if (mode) bilinear_fwd_double(thnn__data(output), thnn__data(x), &g, align_corners, sh, sw);
-        else nearest_fwd_double(thnn__data(output), thnn__data(x), &g, sh, sw);
+    if ((rc = make_tables(fn, bilinear, &g, align_corners, sh, sw, &t))) {
+        th_tensor_release(x);
+        return rc;
     }
+    if (x->dtype == TH_FLOAT32) {
+        if (bilinear) bilinear_fwd_float(thnn__data(output), thnn__data(x), &g, &t);
+        else nearest_fwd_float(thnn__data(output), thnn__data(x), &g, &t);
+    } else {
+        if (bilinear) bilinear_fwd_double(thnn__data(output), thnn__data(x), &g, &t);
+        else nearest_fwd_double(thnn__data(output), thnn__data(x), &g, &t);
+    }
+    free(t.mem);
     th_tensor_release(x);
     return TH_OK;
 }
 
-static int backward(const char *fn, int mode, th_tensor *grad_input,
+static int backward(const char *fn, int bilinear, th_tensor *grad_input,
                     const th_tensor *grad_output, int align_corners, double sh, double sw) {
     up_geom g;
+    up_tables t;
     int rc;
     if ((rc = geometry(fn, "grad_input", grad_input, "grad_output", grad_output, &g)))
         return rc;
@@ -176,13 +200,18 @@ static int backward(const char *fn, int mode, th_tensor *grad_input,
         return thnn__error(TH_ERR_RUNTIME, "%s: grad_input must be contiguous", fn);
     th_tensor *gy = thnn__contig(grad_output);
     if (!gy) return thnn_last_status();
-    if (gy->dtype == TH_FLOAT32) {
-        if (mode) bilinear_bwd_float(thnn__data(grad_input), thnn__data(gy), &g, align_corners, sh, sw);
-        else nearest_bwd_float(thnn__data(grad_input), thnn__data(gy), &g, sh, sw);
-    } else {
-        if (mode) bilinear_bwd_double(thnn__data(grad_input), thnn__data(gy), &g, align_corners, sh, sw);
-        else nearest_bwd_double(thnn__data(grad_input), thnn__data(gy), &g, sh, sw);
+    if ((rc = make_tables(fn, bilinear, &g, align_corners, sh, sw, &t))) {
+        th_tensor_release(gy);
+        return rc;
     }
+    if (gy->dtype == TH_FLOAT32) {
+        if (bilinear) bilinear_bwd_float(thnn__data(grad_input), thnn__data(gy), &g, &t);
+        else nearest_bwd_float(thnn__data(grad_input), thnn__data(gy), &g, &t);
+    } else {
+        if (bilinear) bilinear_bwd_double(thnn__data(grad_input), thnn__data(gy), &g, &t);
+        else nearest_bwd_double(thnn__data(grad_input), thnn__data(gy), &g, &t);
+    }
+    free(t.mem);
     th_tensor_release(gy);
     return TH_OK;
 }
