@@ -50,9 +50,9 @@ class Case:
 
 
 def families():
-    from . import autograd, data, nn, th_ops
+    from . import autograd, data, nn, th_ops, vision
 
-    return {m.FAMILY: m for m in (th_ops, autograd, data, nn)}
+    return {m.FAMILY: m for m in (th_ops, autograd, data, nn, vision)}
 
 
 def all_cases(scale: str = "full") -> list[Case]:

@@ -6,10 +6,12 @@
  *   forward:         out_n (O/g, L)   = W_g (O/g, K) @ col_g (K, L) + bias
  *   backward_input:  gcol_g (K, L)    = W_g^T @ gout_n (O/g, L), col2im
  *   backward_params: gW_g (O/g, K)   += gout_n @ col_g^T
- * (K = C/g*kH*kW).  Unfolding several samples into one wider col matrix
- * for fewer, larger GEMMs measured slower on both benchmark shapes: col
- * then falls out of cache.  The im2col/col2im loops take a sample count
- * nb so that a batched layout stays easy to try.
+ * (K = C/g*kH*kW).  Each sample is unfolded in bands of output rows
+ * (col of about COL_TILE_BYTES, see tile_rows) so that col stays in cache
+ * between the unfold and the GEMM that reads it; unfolding several samples
+ * into one wider col matrix measured slower on both benchmark shapes.  The
+ * im2col/col2im loops take a sample count nb so that a batched layout
+ * stays easy to try.
  *
  * Threads: the GEMMs run on OpenBLAS's threads (th_set_num_threads).  The
  * unfold loops are serial on purpose: an OpenMP region between two BLAS
@@ -75,8 +77,8 @@ static inline void valid_range(int64_t off, int64_t stride, int64_t W,
     /* adds col back into x (zeroed by the caller); one thread per (s, c)   \
        plane, so no two threads write the same element */                    \
     static void col2im_##T(T *x, const T *col, const conv_geom *g,            \
-                           int64_t nb) {                                      \
-        const int64_t L = g->OH * g->OW, kk = g->kh * g->kw;                  \
+                           int64_t nb, int64_t oh0, int64_t oh1) {            \
+        const int64_t L = (oh1 - oh0) * g->OW, kk = g->kh * g->kw;            \
         const int64_t ncols = nb * L;                                         \
         for (int64_t sc = 0; sc < nb * g->C; sc++) {                          \
             const int64_t s = sc / g->C, c = sc % g->C;                       \
@@ -84,11 +86,11 @@ static inline void valid_range(int64_t off, int64_t stride, int64_t W,
             for (int64_t k = 0; k < kk; k++) {                                \
                 const int64_t ki = k / g->kw, kj = k % g->kw;                 \
                 const T *cp = col + (c * kk + k) * ncols + s * L;             \
-                for (int64_t oh = 0; oh < g->OH; oh++) {                      \
+                for (int64_t oh = oh0; oh < oh1; oh++) {                      \
                     const int64_t ih = oh * g->sh - g->ph + ki * g->dh;       \
                     if (ih < 0 || ih >= g->H) continue;                       \
                     T *dst = xp + ih * g->W;                                  \
-                    const T *src = cp + oh * g->OW;                           \
+                    const T *src = cp + (oh - oh0) * g->OW;                   \
                     const int64_t off = kj * g->dw - g->pw;                   \
                     int64_t lo, hi;                                           \
                     valid_range(off, g->sw, g->W, g->OW, &lo, &hi);           \
@@ -115,9 +117,13 @@ static void im2col_rows(const th_tensor *x, int64_t n0, th_tensor *col,
                       oh1);
 }
 
-static void im2col(const th_tensor *x, int64_t n0, th_tensor *col,
-                   const conv_geom *g, int64_t nb) {
-    im2col_rows(x, n0, col, g, nb, 0, g->OH);
+static void col2im_rows(th_tensor *x, int64_t n0, const th_tensor *col,
+                        const conv_geom *g, int64_t oh0, int64_t oh1) {
+    int64_t off = n0 * g->C * g->H * g->W;
+    if (x->dtype == TH_FLOAT32)
+        col2im_float((float *)thnn__data(x) + off, thnn__data(col), g, 1, oh0, oh1);
+    else
+        col2im_double((double *)thnn__data(x) + off, thnn__data(col), g, 1, oh0, oh1);
 }
 
 /* ---- argument checks ------------------------------------------------ */
@@ -203,7 +209,7 @@ static int gemm_views(th_tensor *c, th_tensor *a, th_tensor *b, double beta) {
     return rc;
 }
 
-/* output rows per forward band: col of about COL_TILE_BYTES, whole rows */
+/* output rows per band: col of about COL_TILE_BYTES, whole rows */
 #define COL_TILE_BYTES (2048 * 1024)
 static int64_t tile_rows(const conv_geom *g, int dtype) {
     const int64_t row_bytes = g->C * g->kh * g->kw * g->OW *
@@ -322,18 +328,19 @@ THNN_API int thnn_conv2d_backward_input(th_tensor *grad_input,
     if (!go || !w || !(col = new_col(&g, weight->dtype))) { rc = thnn_last_status(); goto done; }
     const int64_t L = g.OH * g.OW, Cg = g.C / g.G, Og = g.O / g.G;
     const int64_t K = Cg * g.kh * g.kw;
+    const int64_t band = tile_rows(&g, weight->dtype);
     for (int64_t n = 0; n < g.N && !rc; n++) {
-        for (int64_t gi = 0; gi < g.G && !rc; gi++)
-            /* W_g^T: (K, Og) view of the (Og, K) block */
-            rc = gemm_views(mat(col, gi * K * L, K, L, L, 1),
-                            mat(w, gi * Og * K, K, Og, 1, K),
-                            mat(go, (n * g.O + gi * Og) * L, Og, L, L, 1), 0.0);
-        if (rc) break;
-        const int64_t off = n * g.C * g.H * g.W;
-        if (weight->dtype == TH_FLOAT32)
-            col2im_float((float *)thnn__data(grad_input) + off, thnn__data(col), &g, 1);
-        else
-            col2im_double((double *)thnn__data(grad_input) + off, thnn__data(col), &g, 1);
+        for (int64_t oh0 = 0; oh0 < g.OH && !rc; oh0 += band) {
+            const int64_t oh1 = oh0 + band < g.OH ? oh0 + band : g.OH;
+            const int64_t Lt = (oh1 - oh0) * g.OW;
+            for (int64_t gi = 0; gi < g.G && !rc; gi++)
+                /* W_g^T: (K, Og) view of the (Og, K) block */
+                rc = gemm_views(mat(col, gi * K * Lt, K, Lt, Lt, 1),
+                                mat(w, gi * Og * K, K, Og, 1, K),
+                                mat(go, (n * g.O + gi * Og) * L + oh0 * g.OW, Og, Lt, L, 1),
+                                0.0);
+            if (!rc) col2im_rows(grad_input, n, col, &g, oh0, oh1);
+        }
     }
 done:
     thnn__release(go); thnn__release(w); thnn__release(col);
@@ -409,13 +416,19 @@ THNN_API int thnn_conv2d_backward_params(th_tensor *grad_weight,
     }
     const int64_t L = g.OH * g.OW, Cg = g.C / g.G, Og = g.O / g.G;
     const int64_t K = Cg * g.kh * g.kw;
+    const int64_t band = tile_rows(&g, input->dtype);
     for (int64_t n = 0; n < g.N && !rc; n++) {
-        im2col(x, n, col, &g, 1);
-        for (int64_t gi = 0; gi < g.G && !rc; gi++)
-            /* col_g^T: (L, K) view of the (K, L) block */
-            rc = gemm_views(mat(grad_weight, gi * Og * K, Og, K, K, 1),
-                            mat(go, (n * g.O + gi * Og) * L, Og, L, L, 1),
-                            mat(col, gi * K * L, L, K, 1, L), n == 0 ? 0.0 : 1.0);
+        for (int64_t oh0 = 0; oh0 < g.OH && !rc; oh0 += band) {
+            const int64_t oh1 = oh0 + band < g.OH ? oh0 + band : g.OH;
+            const int64_t Lt = (oh1 - oh0) * g.OW;
+            im2col_rows(x, n, col, &g, 1, oh0, oh1);
+            for (int64_t gi = 0; gi < g.G && !rc; gi++)
+                /* col_g^T: (Lt, K) view of the (K, Lt) block */
+                rc = gemm_views(mat(grad_weight, gi * Og * K, Og, K, K, 1),
+                                mat(go, (n * g.O + gi * Og) * L + oh0 * g.OW, Og, Lt, L, 1),
+                                mat(col, gi * K * Lt, Lt, K, 1, Lt),
+                                n == 0 && oh0 == 0 ? 0.0 : 1.0);
+        }
     }
 done:
     thnn__release(go); thnn__release(x); thnn__release(col);

@@ -37,3 +37,26 @@ def test_banded_forward_matches_reference(shape, stride, pad, dil):
     ref = conv2d_ref(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
                      stride, pad, dil)
     np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("shape,stride,pad,dil", [
+    ((2, 64, 61, 90), 1, 1, 1),
+    ((1, 96, 75, 75), 2, 2, 2),
+])
+def test_banded_backward_kernels_are_adjoint_to_forward(shape, stride, pad, dil):
+    """<conv(x, w), g> == <x, backward_input(g, w)> == <w, backward_params(g, x)>,
+    summed in float64."""
+    g = np.random.default_rng()
+    x = g.standard_normal(shape).astype(np.float32)
+    w = g.standard_normal((5, shape[1], 3, 3)).astype(np.float32)
+    y = nn.conv2d_forward(th.from_numpy(x), th.from_numpy(w), None, stride, pad, dil)
+    gy = g.standard_normal(tuple(y.shape)).astype(np.float32)
+    gx = nn.conv2d_backward_input(th.from_numpy(gy), shape, th.from_numpy(w), stride, pad,
+                                  dil).numpy()
+    gw, _ = nn.conv2d_backward_params(th.from_numpy(gy), th.from_numpy(x), w.shape, stride,
+                                      pad, dil, need_bias=False)
+    ref = conv2d_ref(x.astype(np.float64), w.astype(np.float64), np.zeros(5), stride, pad, dil)
+    inner = float((ref * gy).sum())
+    np.testing.assert_allclose(float((x.astype(np.float64) * gx).sum()), inner, rtol=1e-4)
+    np.testing.assert_allclose(float((w.astype(np.float64) * gw.numpy()).sum()), inner,
+                               rtol=1e-4)
