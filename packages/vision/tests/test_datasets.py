@@ -62,6 +62,20 @@ def test_mnist_transforms_and_repr(tmp_path):
     assert "Split: Train" in text and "Normalize(mean=(0.5,), std=(0.25,))" in text
 
 
+def test_transform_assigned_after_construction_takes_effect(tmp_path):
+    make_mnist(tmp_path, "train", n=2)
+    ds = datasets.MNIST(tmp_path)
+    assert isinstance(ds[0][0], Image.Image) and ds.transforms is None
+    ds.transform = transforms.PILToTensor()
+    ds.target_transform = str
+    x, y = ds[0]
+    assert x.shape == (1, 28, 28) and isinstance(y, str)
+    joint = datasets.VisionDataset("r", transforms=lambda a, b: (b, a))
+    assert joint._apply(1, 2) == (2, 1)
+    with pytest.raises(ValueError, match="Only transforms or transform/target_transform"):
+        datasets.vision.VisionDataset("r", transforms=lambda a, b: (a, b), transform=str)
+
+
 @pytest.mark.parametrize("cls", [datasets.FashionMNIST, datasets.KMNIST])
 def test_mnist_relatives_use_their_own_folder_and_classes(tmp_path, cls):
     make_mnist(tmp_path / cls.__name__ / "raw", "train", n=2)

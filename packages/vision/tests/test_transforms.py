@@ -66,6 +66,12 @@ def test_normalize_per_channel():
     np.testing.assert_allclose(F.normalize(batch, [1.0, 2.0], [2.0, 0.5]).numpy()[1], expected)
 
 
+def test_normalize_passes_gradients():
+    x = ember.ones(2, 1, 1, dtype=ember.float64, requires_grad=True)
+    F.normalize(x, [0.0, 1.0], [2.0, 4.0]).sum().backward()
+    assert x.grad.numpy().ravel().tolist() == [0.5, 0.25]
+
+
 def test_normalize_inplace_and_errors():
     x = tensor(np.ones((1, 2, 2), np.float32))
     out = F.normalize(x, [0.5], [0.25], inplace=True)

@@ -21,12 +21,26 @@ class VisionDataset(Dataset):
             raise ValueError("Only transforms or transform/target_transform can be passed as argument")
         self.transform = transform
         self.target_transform = target_transform
-        self.transforms = transforms if transforms is not None else (
-            StandardTransform(transform, target_transform) if has_separate else None)
+        self._joint_transforms = transforms
+
+    @property
+    def transforms(self):
+        """The callable of (input, target) applied to each item."""
+        if self._joint_transforms is not None:
+            return self._joint_transforms
+        if self.transform is None and self.target_transform is None:
+            return None
+        return StandardTransform(self.transform, self.target_transform)
 
     def _apply(self, img, target):
-        if self.transforms is not None:
-            img, target = self.transforms(img, target)
+        # read transform/target_transform at each call: assigning them after
+        # construction (train vs. test pipelines) takes effect
+        if self._joint_transforms is not None:
+            return self._joint_transforms(img, target)
+        if self.transform is not None:
+            img = self.transform(img)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
         return img, target
 
     def __getitem__(self, index):

@@ -8,7 +8,7 @@ import numbers
 from enum import Enum
 
 import numpy as np
-from PIL import Image, ImageEnhance, ImageOps
+from PIL import Image, ImageEnhance
 
 import ember
 from . import _tensor as T
@@ -232,19 +232,24 @@ def normalize(tensor, mean, std, inplace=False):
     if tensor.ndim < 3:
         raise ValueError(f"Expected tensor to be a tensor image of size (..., C, H, W). "
                          f"Got tensor.size() = {tuple(tensor.shape)}")
-    mean_t = ember.as_tensor(mean, dtype=tensor.dtype).reshape(-1)
-    std_t = ember.as_tensor(std, dtype=tensor.dtype).reshape(-1)
+    array = tensor.detach().numpy()
+    mean_a = np.asarray(mean, dtype=array.dtype).reshape(-1)
+    std_a = np.asarray(std, dtype=array.dtype).reshape(-1)
     channels = int(tensor.shape[-3])
-    for name, value in (("mean", mean_t), ("std", std_t)):
-        if value.numel() not in (1, channels):
-            raise ValueError(f"{name} has {value.numel()} values for an image with {channels} channels")
-    if bool((std_t == 0).any()):
+    for name, value in (("mean", mean_a), ("std", std_a)):
+        if value.size not in (1, channels):
+            raise ValueError(f"{name} has {value.size} values for an image with {channels} channels")
+    if (std_a == 0).any():
         raise ValueError(f"std evaluated to zero after conversion to {tensor.dtype}, "
                          f"leading to division by zero.")
-    mean_t, std_t = mean_t.view(-1, 1, 1), std_t.view(-1, 1, 1)
-    if inplace:
-        return tensor.sub_(mean_t).div_(std_t)
-    return (tensor - mean_t) / std_t
+    mean_a, std_a = mean_a.reshape(-1, 1, 1), std_a.reshape(-1, 1, 1)
+    if inplace or tensor.requires_grad:
+        # ember operations: in-place writes are versioned, gradients flow
+        mean_t, std_t = ember.from_numpy(mean_a), ember.from_numpy(std_a)
+        if inplace:
+            return tensor.sub_(mean_t).div_(std_t)
+        return (tensor - mean_t) / std_t
+    return ember.from_numpy((array - mean_a) / std_a)
 
 
 # -- geometry -------------------------------------------------------------
@@ -355,6 +360,12 @@ def pad(img, padding, fill=0, padding_mode="constant"):
     left, top, right, bottom = _padding_sides(padding)
     if _kind(img) == "tensor":
         return T.from_numpy(T.pad(T.to_numpy(img), left, top, right, bottom, fill, padding_mode))
+    if padding_mode == "constant" and min(left, top, right, bottom) >= 0 and img.mode != "P":
+        # a new canvas of the fill colour with the image pasted in: no array round trip
+        canvas = Image.new(img.mode, (img.width + left + right, img.height + top + bottom),
+                           _pil_fill(img, fill if fill is not None else 0))
+        canvas.paste(img, (left, top))
+        return canvas
     array = _pil_to_array(img)
     hwc = array.ndim == 3
     chw = array.transpose(2, 0, 1) if hwc else array
