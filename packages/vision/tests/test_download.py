@@ -4,6 +4,7 @@ import http.server
 import io
 import os
 import pickle
+import socket
 import tarfile
 import threading
 import zipfile
@@ -82,8 +83,22 @@ def server():
     s.close()
 
 
-# a port nothing listens on: connections are refused at once
-UNREACHABLE = "http://127.0.0.1:9/"
+@pytest.fixture(autouse=True)
+def no_proxy_for_localhost(monkeypatch):
+    # urllib would send 127.0.0.1 through a proxy named in the environment
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+
+
+def _closed_port_url():
+    """A URL on a port nothing listens on: connections are refused at once."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/"
+
+
+UNREACHABLE = _closed_port_url()
 
 
 def mnist_files(n=3):
