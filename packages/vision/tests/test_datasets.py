@@ -188,6 +188,23 @@ def test_digits_rows_are_the_shipped_table():
     assert label == int(table[test_rows[5], 64])
 
 
+@pytest.mark.parametrize("content,message", [
+    (b"not gzip", "cannot read the digits table"),
+    (None, "expected 1797 rows of 65 values"),
+])
+def test_damaged_digits_table_says_to_reinstall(tmp_path, monkeypatch, content, message):
+    from ember.vision.datasets import digits as module
+    bad = tmp_path / "digits.csv.gz"
+    bad.write_bytes(content if content is not None else gzip.compress(b"1,2,3\n4,5,6\n"))
+    monkeypatch.setattr(module, "_DATA_FILE", str(bad))
+    module._load_all.cache_clear()
+    try:
+        with pytest.raises(RuntimeError, match=message + ".*reinstall ember-vision"):
+            datasets.Digits()
+    finally:
+        module._load_all.cache_clear()
+
+
 def test_digits_with_transforms_and_dataloader():
     tf = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.5,), (0.5,))])
     ds = datasets.Digits(transform=tf)

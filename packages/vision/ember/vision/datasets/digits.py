@@ -5,6 +5,7 @@ Digits" test set as scikit-learn distributes it: 1797 rows of 64 pixel
 counts (0–16) followed by the label.  See the package README for origin and
 licence.
 """
+import functools
 import gzip
 import os
 
@@ -24,7 +25,10 @@ _N_TEST = 360
 _SPLIT_SEED = 0
 
 
+@functools.lru_cache(maxsize=1)
 def _load_all():
+    """(counts N×8×8, labels N) of the whole table, parsed once per process
+    (callers index into them, which copies)."""
     try:
         with gzip.open(_DATA_FILE, "rt") as f:
             table = np.loadtxt(f, delimiter=",", dtype=np.int64)
