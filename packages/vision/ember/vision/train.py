@@ -1,0 +1,392 @@
+"""Train an image classifier: ``ember-vision train`` or
+``python -m ember.vision.train``.
+
+The default trains a LeNet-style CNN on the 8×8 Digits shipped with the
+package.  Each epoch shows a progress bar, prints the training loss and the
+test accuracy and writes a checkpoint (model, optimizer, scheduler, epoch,
+history, random state); the end writes a PNG of the curves and of labelled
+test images, and prints a summary line.
+"""
+import argparse
+import os
+import random
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+import ember
+import ember.nn as nn
+import ember.nn.functional as F
+import ember.optim as optim
+from ember.utils.data import DataLoader, Subset
+
+from . import datasets, models
+from . import transforms as T
+
+CHECKPOINT = "checkpoint.pt"
+REPORT = "report.png"
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    name: str                 # the class in ember.vision.datasets
+    channels: int
+    size: int
+    mean: tuple
+    std: tuple
+    augment: tuple            # callables building the training-only transforms
+    folder: str               # sub-folder tried under --root (/work/…/data/mnist layout)
+
+
+DATASETS = {
+    # a one-pixel random shift is the augmentation that pays on 8×8 digits
+    "digits": DatasetSpec("Digits", 1, 8, (0.3056,), (0.3761,),
+                          (lambda: T.RandomAffine(0, translate=(0.125, 0.125)),), "digits"),
+    "mnist": DatasetSpec("MNIST", 1, 28, (0.1307,), (0.3081,),
+                         (lambda: T.RandomCrop(28, padding=2),), "mnist"),
+    "fashion-mnist": DatasetSpec("FashionMNIST", 1, 28, (0.2860,), (0.3530,),
+                                 (lambda: T.RandomCrop(28, padding=2),), "fashion-mnist"),
+    "cifar10": DatasetSpec("CIFAR10", 3, 32, (0.4914, 0.4822, 0.4465),
+                           (0.2470, 0.2435, 0.2616),
+                           (lambda: T.RandomCrop(32, padding=4), T.RandomHorizontalFlip),
+                           "cifar10"),
+}
+
+# smallest input side each family accepts; smaller images are resized up
+_MIN_SIDE = {"alexnet": 63, "vgg": 32, "squeezenet": 32, "densenet": 32}
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
+
+
+def _positive_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
+def build_parser():
+    p = argparse.ArgumentParser(
+        prog="ember-vision train",
+        description="Train an image classifier with Ember and report its test accuracy.")
+    p.add_argument("--dataset", choices=sorted(DATASETS), default="digits",
+                   help="digits ships with the package; the others read files under --root "
+                        "(default: %(default)s)")
+    p.add_argument("--root", default="data",
+                   help="folder holding the dataset files, directly, in <root>/<dataset>/ or "
+                        "in <root>/<Class>/raw/ (default: %(default)s)")
+    p.add_argument("--download", action="store_true",
+                   help="fetch missing dataset files into --root")
+    p.add_argument("--model", choices=models.list_models(), default="lenet",
+                   help="default: %(default)s")
+    p.add_argument("--epochs", type=_positive_int, default=None,
+                   help="number of epochs (default: 30 on digits, 5 on mnist, 10 otherwise)")
+    p.add_argument("--batch-size", type=_positive_int, default=None,
+                   help="default: 32 on digits, 64 otherwise")
+    p.add_argument("--lr", type=_positive_float, default=None,
+                   help="peak learning rate of Adam's one-cycle schedule (default: 0.003 for "
+                        "lenet, 0.001 for the others)")
+    p.add_argument("--threads", type=_positive_int, default=None,
+                   help="CPU threads for the kernels (default: Ember's default)")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="default: cpu")
+    p.add_argument("--seed", type=int, default=0,
+                   help="the same seed gives the same run (default: %(default)s)")
+    p.add_argument("--workers", type=_non_negative_int, default=0,
+                   help="DataLoader worker processes (default: %(default)s)")
+    p.add_argument("--limit", type=_positive_int, default=None, metavar="N",
+                   help="train on the first N training samples only (quick runs)")
+    p.add_argument("--out", default=None,
+                   help="folder for the checkpoint and the PNG "
+                        "(default: ./ember-runs/<dataset>-<model>)")
+    p.add_argument("--resume", nargs="?", const="", default=None, metavar="CHECKPOINT",
+                   help="continue from a checkpoint (default: the one in --out) at the epoch "
+                        "after the last one it holds")
+    return p
+
+
+def _fill_defaults(args):
+    if args.epochs is None:
+        args.epochs = {"digits": 30, "mnist": 5}.get(args.dataset, 10)
+    if args.batch_size is None:
+        args.batch_size = 32 if args.dataset == "digits" else 64
+    if args.lr is None:
+        args.lr = 3e-3 if args.model == "lenet" else 1e-3
+    if args.out is None:
+        args.out = os.path.join("ember-runs", f"{args.dataset}-{args.model}")
+    return args
+
+
+# -- data --------------------------------------------------------------------
+
+def _input_side(spec, model_name):
+    if model_name == "lenet":
+        return spec.size
+    family = next((f for f in _MIN_SIDE if model_name.startswith(f)), None)
+    return max(spec.size, _MIN_SIDE.get(family, 0))
+
+
+def _transforms(spec, model_name, train):
+    steps = [factory() for factory in spec.augment] if train else []
+    side = _input_side(spec, model_name)
+    if side != spec.size:
+        steps.append(T.Resize(side))
+    mean, std = spec.mean, spec.std
+    if model_name != "lenet" and spec.channels == 1:
+        steps.append(T.Grayscale(num_output_channels=3))   # the ImageNet models take RGB
+        mean, std = mean * 3, std * 3
+    return T.Compose(steps + [T.ToTensor(), T.Normalize(mean, std)])
+
+
+def _open_dataset(parser, args, spec, train, transform):
+    cls = getattr(datasets, spec.name)
+    if spec.name == "Digits":
+        return cls(train=train, transform=transform)
+    roots = [args.root, os.path.join(args.root, spec.folder)]
+    first_error = None
+    for root in roots:
+        try:
+            return cls(root, train=train, transform=transform,
+                       download=args.download and root == args.root)
+        except RuntimeError as e:      # files missing or unreadable under this root
+            first_error = first_error or e
+    parser.error(f"--dataset {args.dataset}: cannot read the files under --root "
+                 f"{args.root!r}: {first_error} (use --download to fetch them)")
+
+
+def _loaders(parser, args, spec):
+    train_set = _open_dataset(parser, args, spec, True, _transforms(spec, args.model, True))
+    test_set = _open_dataset(parser, args, spec, False, _transforms(spec, args.model, False))
+    if args.limit is not None:
+        train_set = Subset(train_set, range(min(args.limit, len(train_set))))
+    common = dict(num_workers=args.workers, persistent_workers=args.workers > 0)
+    train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True,
+                              drop_last=False, **common)
+    test_loader = DataLoader(test_set, batch_size=max(args.batch_size, 256), **common)
+    return train_set, test_set, train_loader, test_loader
+
+
+# -- model and optimisation --------------------------------------------------
+
+def build_model(args, spec):
+    classes = len(getattr(datasets, spec.name).classes)
+    if args.model == "lenet":
+        return models.lenet(num_classes=classes, in_channels=spec.channels,
+                            image_size=spec.size)
+    return models.get_model(args.model, num_classes=classes)
+
+
+def _device(parser, name):
+    if name == "cuda":
+        cuda = getattr(ember, "cuda", None)
+        if cuda is None or not cuda.is_available():
+            parser.error("--device cuda: no CUDA device is available to Ember (install "
+                         "ember-thc on a machine with an NVIDIA GPU), use --device cpu")
+    return ember.device(name)
+
+
+def _seed_everything(seed):
+    ember.manual_seed(seed)
+    random.seed(seed)
+    np.random.seed(seed % 2 ** 32)
+
+
+def evaluate(model, loader, device):
+    """(mean loss, accuracy, predictions) over ``loader``."""
+    model.eval()
+    total_loss, correct, count, predictions = 0.0, 0, 0, []
+    with ember.no_grad():
+        for images, labels in loader:
+            images, labels = images.to(device), labels.to(device)
+            logits = model(images)
+            total_loss += float(F.cross_entropy(logits, labels, reduction="sum"))
+            predicted = logits.argmax(1)
+            correct += int((predicted == labels).sum())
+            count += len(labels)
+            predictions.append(predicted.cpu())
+    model.train()
+    return total_loss / count, correct / count, ember.cat(predictions)
+
+
+def _train_epoch(model, loader, optimizer, scheduler, device, epoch, epochs):
+    from tqdm import tqdm
+    model.train()
+    total, seen = 0.0, 0
+    bar = tqdm(loader, desc=f"epoch {epoch}/{epochs}", unit="batch", leave=False,
+               dynamic_ncols=True, file=sys.stderr)
+    for images, labels in bar:
+        images, labels = images.to(device), labels.to(device)
+        loss = F.cross_entropy(model(images), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        value = float(loss)
+        total += value * len(labels)
+        seen += len(labels)
+        bar.set_postfix(loss=f"{value:.4f}")
+    bar.close()
+    return total / seen
+
+
+# -- checkpoints -------------------------------------------------------------
+
+# the options that must match for --resume to continue the same run
+_RUN_OPTIONS = ("dataset", "model", "batch_size", "lr", "seed", "limit", "epochs")
+
+
+def _load_checkpoint(parser, path, args):
+    if not os.path.isfile(path):
+        parser.error(f"--resume: no checkpoint at {path!r}")
+    try:
+        state = ember.load(path)
+    except Exception as e:    # any unreadable file is a user error here
+        parser.error(f"--resume: cannot read {path!r}: {e}")
+    if not isinstance(state, dict) or not {"model", "optimizer", "epoch"} <= set(state):
+        parser.error(f"--resume: {path!r} is not a checkpoint of ember-vision train")
+    saved = state.get("args", {})
+    for option in _RUN_OPTIONS:
+        if option == "epochs":
+            continue           # training longer than first planned is what resume is for
+        if option in saved and saved[option] != getattr(args, option):
+            parser.error(f"--resume: the checkpoint was trained with --{option.replace('_', '-')}"
+                         f" {saved[option]}, not {getattr(args, option)}")
+    return state
+
+
+def _save_checkpoint(path, model, optimizer, scheduler, epoch, history, args):
+    ember.save({
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "epoch": epoch,
+        "history": history,
+        "args": {k: getattr(args, k) for k in _RUN_OPTIONS},
+        "rng_state": ember.get_rng_state(),
+    }, path)
+
+
+def _scheduler(optimizer, args, steps_per_epoch):
+    return optim.lr_scheduler.OneCycleLR(optimizer, max_lr=args.lr, epochs=args.epochs,
+                                         steps_per_epoch=steps_per_epoch)
+
+
+# -- the report --------------------------------------------------------------
+
+def _report(path, model, test_set, spec, args, history, elapsed, device):
+    from ._report import save_report
+    count = min(24, len(test_set))
+    # spread the shown images over the test set, the same ones every run
+    indices = np.linspace(0, len(test_set) - 1, count).round().astype(int).tolist()
+    images = ember.stack([test_set[i][0] for i in indices])
+    labels = [int(test_set[i][1]) for i in indices]
+    model.eval()
+    with ember.no_grad():
+        predictions = model(images.to(device)).argmax(1).cpu().tolist()
+    mean = np.array(spec.mean, np.float32).reshape(-1, 1, 1)
+    std = np.array(spec.std, np.float32).reshape(-1, 1, 1)
+    # undo Normalize; a grey image given to an RGB model is shown once
+    shown = images.numpy()[:, :spec.channels] * std + mean
+    classes = getattr(datasets, spec.name).classes
+    accuracy = history["test_accuracy"][-1]
+    title = (f"{args.dataset} / {args.model}: test accuracy {100 * accuracy:.2f}% after "
+             f"{len(history['test_accuracy'])} epochs, {elapsed:.1f} s training")
+    save_report(path, history, shown, labels, predictions, classes, title)
+
+
+# -- the command -------------------------------------------------------------
+
+def run(args, parser):
+    spec = DATASETS[args.dataset]
+    device = _device(parser, args.device)
+    if args.threads is not None:
+        ember.set_num_threads(args.threads)
+    os.makedirs(args.out, exist_ok=True)
+    checkpoint_path = os.path.join(args.out, CHECKPOINT)
+    resume_path = None
+    if args.resume is not None:
+        resume_path = args.resume or checkpoint_path
+    state = _load_checkpoint(parser, resume_path, args) if resume_path else None
+
+    _seed_everything(args.seed)
+    train_set, test_set, train_loader, test_loader = _loaders(parser, args, spec)
+    model = build_model(args, spec).to(device)
+    optimizer = optim.Adam(model.parameters(), lr=args.lr)
+    scheduler = _scheduler(optimizer, args, len(train_loader))
+    history = {"train_loss": [], "test_loss": [], "test_accuracy": [], "seconds": []}
+    first_epoch = 1
+    if state is not None:
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        if state["args"].get("epochs") == args.epochs and "scheduler" in state:
+            scheduler.load_state_dict(state["scheduler"])
+        else:                           # a longer run: replay the schedule to this point
+            for _ in range(state["epoch"] * len(train_loader)):
+                scheduler.step()
+        history = {k: list(v) for k, v in state["history"].items()}
+        first_epoch = state["epoch"] + 1
+        ember.set_rng_state(state["rng_state"])
+        print(f"resuming from {resume_path} after epoch {state['epoch']}")
+
+    print(f"{args.dataset}: {len(train_set)} training and {len(test_set)} test images; "
+          f"{args.model}: {sum(p.numel() for p in model.parameters()):,} parameters; "
+          f"{ember.get_num_threads()} thread(s), device {device}")
+    start = time.perf_counter()
+    for epoch in range(first_epoch, args.epochs + 1):
+        epoch_start = time.perf_counter()
+        train_loss = _train_epoch(model, train_loader, optimizer, scheduler, device, epoch,
+                                  args.epochs)
+        test_loss, accuracy, _ = evaluate(model, test_loader, device)
+        seconds = time.perf_counter() - epoch_start
+        for key, value in (("train_loss", train_loss), ("test_loss", test_loss),
+                           ("test_accuracy", accuracy), ("seconds", seconds)):
+            history[key].append(value)
+        _save_checkpoint(checkpoint_path, model, optimizer, scheduler, epoch, history, args)
+        print(f"epoch {epoch}/{args.epochs}: train loss {train_loss:.4f}  test loss "
+              f"{test_loss:.4f}  test accuracy {100 * accuracy:.2f}%  ({seconds:.1f} s)")
+    if not history["test_accuracy"]:
+        parser.error(f"--resume: the checkpoint already holds {first_epoch - 1} epochs; "
+                     f"ask for more with --epochs")
+    elapsed = sum(history["seconds"])
+    report_path = os.path.join(args.out, REPORT)
+    _report(report_path, model, test_set, spec, args, history, elapsed, device)
+    accuracy = history["test_accuracy"][-1]
+    print(f"final test accuracy {100 * accuracy:.2f}% on {len(test_set)} images "
+          f"({args.dataset}, {args.model}, {len(history['seconds'])} epochs) in "
+          f"{elapsed:.1f} s (this run {time.perf_counter() - start:.1f} s); "
+          f"checkpoint {checkpoint_path}, report {report_path}")
+    return {"history": history, "accuracy": accuracy, "checkpoint": checkpoint_path,
+            "report": report_path}
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = _fill_defaults(parser.parse_args(argv))
+    run(args, parser)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
