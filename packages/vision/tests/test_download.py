@@ -232,3 +232,27 @@ def test_emnist_download_unpacks_the_zip(tmp_path, server, monkeypatch):
     assert ds.targets.tolist() == [1, 26] and ds.classes[26] == "Z"
     assert sorted(os.listdir(tmp_path / "EMNIST" / "raw"))[0] == "emnist-letters-test-images-idx3-ubyte.gz"
     assert not (tmp_path / "EMNIST" / "raw" / "gzip.zip").exists()
+
+
+def test_extract_archive_refuses_members_outside_the_folder(tmp_path):
+    from ember.vision.datasets.utils import extract_archive
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        info = tarfile.TarInfo("../evil.txt")
+        info.size = 4
+        tar.addfile(info, io.BytesIO(b"evil"))
+    archive = tmp_path / "a" / "bad.tar"
+    archive.parent.mkdir()
+    archive.write_bytes(buf.getvalue())
+    with pytest.raises(RuntimeError, match="bad.tar: cannot extract"):
+        extract_archive(str(archive))
+    assert not (tmp_path / "evil.txt").exists()
+    zbuf = io.BytesIO()
+    with zipfile.ZipFile(zbuf, "w") as z:
+        z.writestr("ok.txt", b"fine")
+    (tmp_path / "a" / "good.zip").write_bytes(zbuf.getvalue())
+    extract_archive(str(tmp_path / "a" / "good.zip"))
+    assert (tmp_path / "a" / "ok.txt").read_bytes() == b"fine"
+    (tmp_path / "a" / "junk.tar.gz").write_bytes(b"\x1f\x8bnot really")
+    with pytest.raises(RuntimeError, match="junk.tar.gz: cannot extract"):
+        extract_archive(str(tmp_path / "a" / "junk.tar.gz"))

@@ -133,9 +133,15 @@ def extract_archive(from_path, to_path=None, members=None):
         return to_path
     try:
         with tarfile.open(from_path) as t:
-            t.extractall(to_path, filter="data")
+            if hasattr(tarfile, "data_filter"):
+                t.extractall(to_path, filter="data")
+            else:               # Python before 3.11.4: check the members ourselves
+                chosen = [m for m in t.getmembers() if m.isfile() or m.isdir()]
+                for member in chosen:
+                    _check_inside(to_path, member.name, from_path)
+                t.extractall(to_path, chosen)
     except tarfile.TarError as e:
-        raise RuntimeError(f"{from_path} is not a readable tar or zip archive: {e}") from None
+        raise RuntimeError(f"{from_path}: cannot extract the archive ({type(e).__name__}: {e})") from None
     return to_path
 
 
