@@ -1,7 +1,9 @@
 /* conv3d: vol2col + GEMM, the 3-d twin of conv2d (conv.c).
  *
- * One sample at a time is unfolded into col (C*kD*kH*kW, L = OD*OH*OW);
- * each group then does one GEMM straight into / out of the NCDHW tensors:
+ * One band of window rows of one sample at a time is unfolded into col
+ * (C*kD*kH*kW, Lt), small enough to stay in cache (conv_unfold.h); each
+ * group then does one GEMM straight into / out of the NCDHW tensors
+ * (shown for a whole sample, L = OD*OH*OW):
  *   forward:         out_n (O/g, L)  = W_g (O/g, K) @ col_g (K, L) + bias
  *   backward_input:  gcol_g (K, L)   = W_g^T @ gout_n (O/g, L), col2vol
  *   backward_params: gW_g (O/g, K)  += gout_n @ col_g^T
@@ -145,18 +147,23 @@ THNN_API int thnn_conv3d_forward(th_tensor *output, const th_tensor *input,
         if (!bc && th_zero(output)) rc = thnn__from_th(fn);
         goto done;
     }
-    if (!(col = thnn__col_buffer(g.C * g.u.kd * g.u.kh * g.u.kw, L, dt))) {
+    const int64_t rows = g.u.OD * g.u.OH, band = thnn__band_rows(&g.u, dt), OW = g.u.OW;
+    if (!(col = thnn__col_buffer(g.C * g.u.kd * g.u.kh * g.u.kw, band * OW, dt))) {
         rc = thnn_last_status();
         goto done;
     }
     const size_t isz = th_dtype_itemsize(dt);
     for (int64_t n = 0; n < g.N && !rc; n++) {
-        thnn__vol2col(dt, (const char *)thnn__data(x) + n * g.C * volume(&g.u) * isz,
-                      thnn__data(col), &g.u);
-        for (int64_t gi = 0; gi < g.G && !rc; gi++)
-            rc = thnn__gemm_views(fn, thnn__mat(output, (n * g.O + gi * Og) * L, Og, L, L, 1),
-                                  thnn__mat(w, gi * Og * K, Og, K, K, 1),
-                                  thnn__mat(col, gi * K * L, K, L, L, 1), bc ? 1.0 : 0.0);
+        const char *xn = (const char *)thnn__data(x) + n * g.C * volume(&g.u) * isz;
+        for (int64_t r0 = 0; r0 < rows && !rc; r0 += band) {
+            const int64_t r1 = r0 + band < rows ? r0 + band : rows, Lt = (r1 - r0) * OW;
+            thnn__vol2col(dt, xn, thnn__data(col), &g.u, r0, r1);
+            for (int64_t gi = 0; gi < g.G && !rc; gi++)
+                rc = thnn__gemm_views(fn, thnn__mat(output, (n * g.O + gi * Og) * L + r0 * OW,
+                                                    Og, Lt, L, 1),
+                                      thnn__mat(w, gi * Og * K, Og, K, K, 1),
+                                      thnn__mat(col, gi * K * Lt, K, Lt, Lt, 1), bc ? 1.0 : 0.0);
+        }
     }
 done:
     thnn__release(x); thnn__release(w); thnn__release(bc); thnn__release(col);
@@ -184,20 +191,25 @@ THNN_API int thnn_conv3d_backward_input(th_tensor *grad_input,
     const int64_t L = positions(&g.u), Og = g.O / g.G;
     const int64_t K = g.C / g.G * g.u.kd * g.u.kh * g.u.kw;
     th_tensor *go = thnn__contig(grad_output), *w = thnn__contig(weight), *col = NULL;
-    if (!go || !w || !(col = thnn__col_buffer(g.C * g.u.kd * g.u.kh * g.u.kw, L, dt))) {
+    const int64_t rows = g.u.OD * g.u.OH, band = thnn__band_rows(&g.u, dt), OW = g.u.OW;
+    if (!go || !w ||
+        !(col = thnn__col_buffer(g.C * g.u.kd * g.u.kh * g.u.kw, band * OW, dt))) {
         rc = thnn_last_status();
         goto done;
     }
     const size_t isz = th_dtype_itemsize(dt);
     for (int64_t n = 0; n < g.N && !rc; n++) {
-        for (int64_t gi = 0; gi < g.G && !rc; gi++)
-            /* W_g^T: (K, Og) view of the (Og, K) block */
-            rc = thnn__gemm_views(fn, thnn__mat(col, gi * K * L, K, L, L, 1),
-                                  thnn__mat(w, gi * Og * K, K, Og, 1, K),
-                                  thnn__mat(go, (n * g.O + gi * Og) * L, Og, L, L, 1), 0.0);
-        if (!rc)
-            thnn__col2vol(dt, (char *)thnn__data(grad_input) + n * g.C * volume(&g.u) * isz,
-                          thnn__data(col), &g.u);
+        char *gxn = (char *)thnn__data(grad_input) + n * g.C * volume(&g.u) * isz;
+        for (int64_t r0 = 0; r0 < rows && !rc; r0 += band) {
+            const int64_t r1 = r0 + band < rows ? r0 + band : rows, Lt = (r1 - r0) * OW;
+            for (int64_t gi = 0; gi < g.G && !rc; gi++)
+                /* W_g^T: (K, Og) view of the (Og, K) block */
+                rc = thnn__gemm_views(fn, thnn__mat(col, gi * K * Lt, K, Lt, Lt, 1),
+                                      thnn__mat(w, gi * Og * K, K, Og, 1, K),
+                                      thnn__mat(go, (n * g.O + gi * Og) * L + r0 * OW,
+                                                Og, Lt, L, 1), 0.0);
+            if (!rc) thnn__col2vol(dt, gxn, thnn__data(col), &g.u, r0, r1);
+        }
     }
 done:
     thnn__release(go); thnn__release(w); thnn__release(col);
@@ -252,20 +264,26 @@ THNN_API int thnn_conv3d_backward_params(th_tensor *grad_weight,
     }
     const int64_t L = positions(&g.u), Og = g.O / g.G;
     const int64_t K = g.C / g.G * g.u.kd * g.u.kh * g.u.kw;
+    const int64_t rows = g.u.OD * g.u.OH, band = thnn__band_rows(&g.u, dt), OW = g.u.OW;
     if (!(x = thnn__contig(input)) ||
-        !(col = thnn__col_buffer(g.C * g.u.kd * g.u.kh * g.u.kw, L, dt))) {
+        !(col = thnn__col_buffer(g.C * g.u.kd * g.u.kh * g.u.kw, band * OW, dt))) {
         rc = thnn_last_status();
         goto done;
     }
     const size_t isz = th_dtype_itemsize(dt);
     for (int64_t n = 0; n < g.N && !rc; n++) {
-        thnn__vol2col(dt, (const char *)thnn__data(x) + n * g.C * volume(&g.u) * isz,
-                      thnn__data(col), &g.u);
-        for (int64_t gi = 0; gi < g.G && !rc; gi++)
-            /* col_g^T: (L, K) view of the (K, L) block */
-            rc = thnn__gemm_views(fn, thnn__mat(grad_weight, gi * Og * K, Og, K, K, 1),
-                                  thnn__mat(go, (n * g.O + gi * Og) * L, Og, L, L, 1),
-                                  thnn__mat(col, gi * K * L, L, K, 1, L), n == 0 ? 0.0 : 1.0);
+        const char *xn = (const char *)thnn__data(x) + n * g.C * volume(&g.u) * isz;
+        for (int64_t r0 = 0; r0 < rows && !rc; r0 += band) {
+            const int64_t r1 = r0 + band < rows ? r0 + band : rows, Lt = (r1 - r0) * OW;
+            thnn__vol2col(dt, xn, thnn__data(col), &g.u, r0, r1);
+            for (int64_t gi = 0; gi < g.G && !rc; gi++)
+                /* col_g^T: (Lt, K) view of the (K, Lt) block */
+                rc = thnn__gemm_views(fn, thnn__mat(grad_weight, gi * Og * K, Og, K, K, 1),
+                                      thnn__mat(go, (n * g.O + gi * Og) * L + r0 * OW,
+                                                Og, Lt, L, 1),
+                                      thnn__mat(col, gi * K * Lt, Lt, K, 1, Lt),
+                                      n == 0 && r0 == 0 ? 0.0 : 1.0);
+        }
     }
 done:
     thnn__release(go); thnn__release(x); thnn__release(col);

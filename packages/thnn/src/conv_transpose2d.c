@@ -7,8 +7,8 @@
  *   forward:         col_g (K, L) = W_g^T (K, Cg) @ x_g (Cg, L), col2im -> y
  *   backward_input:  im2col(gy) -> col, gx_g (Cg, L) = W_g (Cg, K) @ col_g
  *   backward_params: gW_g (Cg, K) += x_g @ col_g^T,  gb = sum of gy
- * output_padding only adds rows / columns at the bottom / right of y that
- * no window covers fully; they get the bias alone. */
+ * The columns go a band of input rows at a time (conv_unfold.h).
+ * output_padding only adds rows / columns at the bottom / right of y. */
 #include "conv_unfold.h"
 
 typedef struct convt_geom {
@@ -168,17 +168,24 @@ THNN_API int thnn_conv_transpose2d_forward(th_tensor *output,
     if (bc) thnn__fill_bias(dt, thnn__data(output), thnn__data(bc), g.N * g.O, g.O, OL);
     else if (th_zero(output)) { rc = thnn__from_th(fn); goto done; }
     if (Cg == 0) goto done;  /* no input channels: the bias alone */
-    if (!(col = thnn__col_buffer(g.O * g.kh * g.kw, L, dt))) { rc = thnn_last_status(); goto done; }
+    const int64_t band = thnn__band_rows(&u, dt);
+    if (!(col = thnn__col_buffer(g.O * g.kh * g.kw, band * g.W, dt))) {
+        rc = thnn_last_status();
+        goto done;
+    }
     const size_t isz = th_dtype_itemsize(dt);
     for (int64_t n = 0; n < g.N && !rc; n++) {
-        for (int64_t gi = 0; gi < g.G && !rc; gi++)
-            /* W_g^T: (K, Cg) view of the (Cg, K) block */
-            rc = thnn__gemm_views(fn, thnn__mat(col, gi * K * L, K, L, L, 1),
-                                  thnn__mat(w, gi * Cg * K, K, Cg, 1, K),
-                                  thnn__mat(x, (n * g.C + gi * Cg) * L, Cg, L, L, 1), 0.0);
-        if (!rc)
-            thnn__col2vol(dt, (char *)thnn__data(output) + n * g.O * OL * isz,
-                          thnn__data(col), &u);
+        char *yn = (char *)thnn__data(output) + n * g.O * OL * isz;
+        for (int64_t r0 = 0; r0 < g.H && !rc; r0 += band) {
+            const int64_t r1 = r0 + band < g.H ? r0 + band : g.H, Lt = (r1 - r0) * g.W;
+            for (int64_t gi = 0; gi < g.G && !rc; gi++)
+                /* W_g^T: (K, Cg) view of the (Cg, K) block */
+                rc = thnn__gemm_views(fn, thnn__mat(col, gi * K * Lt, K, Lt, Lt, 1),
+                                      thnn__mat(w, gi * Cg * K, K, Cg, 1, K),
+                                      thnn__mat(x, (n * g.C + gi * Cg) * L + r0 * g.W,
+                                                Cg, Lt, L, 1), 0.0);
+            if (!rc) thnn__col2vol(dt, yn, thnn__data(col), &u, r0, r1);
+        }
     }
 done:
     thnn__release(x); thnn__release(w); thnn__release(bc); thnn__release(col);
@@ -210,18 +217,23 @@ THNN_API int thnn_conv_transpose2d_backward_input(th_tensor *grad_input,
     const int64_t L = g.H * g.W, Cg = g.C / g.G, Og = g.O / g.G;
     const int64_t K = Og * g.kh * g.kw, OL = g.OH * g.OW;
     th_tensor *go = thnn__contig(grad_output), *w = thnn__contig(weight), *col = NULL;
-    if (!go || !w || !(col = thnn__col_buffer(g.O * g.kh * g.kw, L, dt))) {
+    const int64_t band = thnn__band_rows(&u, dt);
+    if (!go || !w || !(col = thnn__col_buffer(g.O * g.kh * g.kw, band * g.W, dt))) {
         rc = thnn_last_status();
         goto done;
     }
     const size_t isz = th_dtype_itemsize(dt);
     for (int64_t n = 0; n < g.N && !rc; n++) {
-        thnn__vol2col(dt, (const char *)thnn__data(go) + n * g.O * OL * isz,
-                      thnn__data(col), &u);
-        for (int64_t gi = 0; gi < g.G && !rc; gi++)
-            rc = thnn__gemm_views(fn, thnn__mat(grad_input, (n * g.C + gi * Cg) * L, Cg, L, L, 1),
-                                  thnn__mat(w, gi * Cg * K, Cg, K, K, 1),
-                                  thnn__mat(col, gi * K * L, K, L, L, 1), 0.0);
+        const char *gyn = (const char *)thnn__data(go) + n * g.O * OL * isz;
+        for (int64_t r0 = 0; r0 < g.H && !rc; r0 += band) {
+            const int64_t r1 = r0 + band < g.H ? r0 + band : g.H, Lt = (r1 - r0) * g.W;
+            thnn__vol2col(dt, gyn, thnn__data(col), &u, r0, r1);
+            for (int64_t gi = 0; gi < g.G && !rc; gi++)
+                rc = thnn__gemm_views(fn, thnn__mat(grad_input, (n * g.C + gi * Cg) * L + r0 * g.W,
+                                                    Cg, Lt, L, 1),
+                                      thnn__mat(w, gi * Cg * K, Cg, K, K, 1),
+                                      thnn__mat(col, gi * K * Lt, K, Lt, Lt, 1), 0.0);
+        }
     }
 done:
     thnn__release(go); thnn__release(w); thnn__release(col);
@@ -278,19 +290,26 @@ THNN_API int thnn_conv_transpose2d_backward_params(th_tensor *grad_weight,
     const thnn_unfold u = unfold_of(&g);
     const int64_t L = g.H * g.W, Cg = g.C / g.G, Og = g.O / g.G;
     const int64_t K = Og * g.kh * g.kw, OL = g.OH * g.OW;
-    if (!(x = thnn__contig(input)) || !(col = thnn__col_buffer(g.O * g.kh * g.kw, L, dt))) {
+    const int64_t band = thnn__band_rows(&u, dt);
+    if (!(x = thnn__contig(input)) ||
+        !(col = thnn__col_buffer(g.O * g.kh * g.kw, band * g.W, dt))) {
         rc = thnn_last_status();
         goto done;
     }
     const size_t isz = th_dtype_itemsize(dt);
     for (int64_t n = 0; n < g.N && !rc; n++) {
-        thnn__vol2col(dt, (const char *)thnn__data(go) + n * g.O * OL * isz,
-                      thnn__data(col), &u);
-        for (int64_t gi = 0; gi < g.G && !rc; gi++)
-            /* col_g^T: (L, K) view of the (K, L) block */
-            rc = thnn__gemm_views(fn, thnn__mat(grad_weight, gi * Cg * K, Cg, K, K, 1),
-                                  thnn__mat(x, (n * g.C + gi * Cg) * L, Cg, L, L, 1),
-                                  thnn__mat(col, gi * K * L, L, K, 1, L), n == 0 ? 0.0 : 1.0);
+        const char *gyn = (const char *)thnn__data(go) + n * g.O * OL * isz;
+        for (int64_t r0 = 0; r0 < g.H && !rc; r0 += band) {
+            const int64_t r1 = r0 + band < g.H ? r0 + band : g.H, Lt = (r1 - r0) * g.W;
+            thnn__vol2col(dt, gyn, thnn__data(col), &u, r0, r1);
+            for (int64_t gi = 0; gi < g.G && !rc; gi++)
+                /* col_g^T: (Lt, K) view of the (K, Lt) block */
+                rc = thnn__gemm_views(fn, thnn__mat(grad_weight, gi * Cg * K, Cg, K, K, 1),
+                                      thnn__mat(x, (n * g.C + gi * Cg) * L + r0 * g.W,
+                                                Cg, Lt, L, 1),
+                                      thnn__mat(col, gi * K * Lt, Lt, K, 1, Lt),
+                                      n == 0 && r0 == 0 ? 0.0 : 1.0);
+        }
     }
 done:
     thnn__release(go); thnn__release(x); thnn__release(col);

@@ -19,12 +19,14 @@ static inline void valid_range(int64_t off, int64_t stride, int64_t n,
 }
 
 /* Each row of col is one (channel, kernel offset); along it the window
- * positions (od, oh, ow).  A run of OW positions maps to one image row,
- * read with stride sw from column ow * sw + off. */
+ * positions (od, oh, ow) of rows q = od*OH + oh in [r0, r1).  A run of OW
+ * positions maps to one image row, read with stride sw from column
+ * ow * sw + off. */
 #define DEFINE_UNFOLD(T)                                                      \
-    static void vol2col_##T(const T *x, T *col, const thnn_unfold *u) {       \
+    static void vol2col_##T(const T *x, T *col, const thnn_unfold *u,         \
+                            int64_t r0, int64_t r1) {                         \
         const int64_t kk = u->kd * u->kh * u->kw, rows = u->C * kk;           \
-        const int64_t L = u->OD * u->OH * u->OW, plane = u->D * u->H * u->W;  \
+        const int64_t L = (r1 - r0) * u->OW, plane = u->D * u->H * u->W;      \
         for (int64_t r = 0; r < rows; r++) {                                  \
             const int64_t c = r / kk, k = r % kk;                             \
             const int64_t kz = k / (u->kh * u->kw);                           \
@@ -34,31 +36,31 @@ static inline void valid_range(int64_t off, int64_t stride, int64_t n,
             valid_range(off, u->sw, u->W, u->OW, &lo, &hi);                   \
             const T *xc = x + c * plane;                                      \
             T *cp = col + r * L;                                              \
-            for (int64_t od = 0; od < u->OD; od++) {                          \
+            for (int64_t q = r0; q < r1; q++) {                               \
+                const int64_t od = q / u->OH, oh = q % u->OH;                 \
                 const int64_t id = od * u->sd - u->pd + kz * u->dd;           \
-                for (int64_t oh = 0; oh < u->OH; oh++) {                      \
-                    const int64_t ih = oh * u->sh - u->ph + ki * u->dh;       \
-                    T *dst = cp + (od * u->OH + oh) * u->OW;                  \
-                    if (id < 0 || id >= u->D || ih < 0 || ih >= u->H) {       \
-                        memset(dst, 0, (size_t)u->OW * sizeof(T));            \
-                        continue;                                             \
-                    }                                                         \
-                    const T *src = xc + (id * u->H + ih) * u->W;              \
-                    for (int64_t ow = 0; ow < lo; ow++) dst[ow] = 0;          \
-                    if (u->sw == 1)                                           \
-                        memcpy(dst + lo, src + lo + off,                      \
-                               (size_t)(hi - lo) * sizeof(T));                \
-                    else                                                      \
-                        for (int64_t ow = lo; ow < hi; ow++)                  \
-                            dst[ow] = src[ow * u->sw + off];                  \
-                    for (int64_t ow = hi; ow < u->OW; ow++) dst[ow] = 0;      \
+                const int64_t ih = oh * u->sh - u->ph + ki * u->dh;           \
+                T *dst = cp + (q - r0) * u->OW;                               \
+                if (id < 0 || id >= u->D || ih < 0 || ih >= u->H) {           \
+                    memset(dst, 0, (size_t)u->OW * sizeof(T));                \
+                    continue;                                                 \
                 }                                                             \
+                const T *src = xc + (id * u->H + ih) * u->W;                  \
+                for (int64_t ow = 0; ow < lo; ow++) dst[ow] = 0;              \
+                if (u->sw == 1)                                               \
+                    memcpy(dst + lo, src + lo + off,                          \
+                           (size_t)(hi - lo) * sizeof(T));                    \
+                else                                                          \
+                    for (int64_t ow = lo; ow < hi; ow++)                      \
+                        dst[ow] = src[ow * u->sw + off];                      \
+                for (int64_t ow = hi; ow < u->OW; ow++) dst[ow] = 0;          \
             }                                                                 \
         }                                                                     \
     }                                                                         \
-    static void col2vol_##T(T *x, const T *col, const thnn_unfold *u) {       \
+    static void col2vol_##T(T *x, const T *col, const thnn_unfold *u,         \
+                            int64_t r0, int64_t r1) {                         \
         const int64_t kk = u->kd * u->kh * u->kw, rows = u->C * kk;           \
-        const int64_t L = u->OD * u->OH * u->OW, plane = u->D * u->H * u->W;  \
+        const int64_t L = (r1 - r0) * u->OW, plane = u->D * u->H * u->W;      \
         for (int64_t r = 0; r < rows; r++) {                                  \
             const int64_t c = r / kk, k = r % kk;                             \
             const int64_t kz = k / (u->kh * u->kw);                           \
@@ -68,35 +70,43 @@ static inline void valid_range(int64_t off, int64_t stride, int64_t n,
             valid_range(off, u->sw, u->W, u->OW, &lo, &hi);                   \
             T *xc = x + c * plane;                                            \
             const T *cp = col + r * L;                                        \
-            for (int64_t od = 0; od < u->OD; od++) {                          \
+            for (int64_t q = r0; q < r1; q++) {                               \
+                const int64_t od = q / u->OH, oh = q % u->OH;                 \
                 const int64_t id = od * u->sd - u->pd + kz * u->dd;           \
-                if (id < 0 || id >= u->D) continue;                           \
-                for (int64_t oh = 0; oh < u->OH; oh++) {                      \
-                    const int64_t ih = oh * u->sh - u->ph + ki * u->dh;       \
-                    if (ih < 0 || ih >= u->H) continue;                       \
-                    T *dst = xc + (id * u->H + ih) * u->W;                    \
-                    const T *src = cp + (od * u->OH + oh) * u->OW;            \
-                    if (u->sw == 1)                                           \
-                        for (int64_t ow = lo; ow < hi; ow++)                  \
-                            dst[ow + off] += src[ow];                         \
-                    else                                                      \
-                        for (int64_t ow = lo; ow < hi; ow++)                  \
-                            dst[ow * u->sw + off] += src[ow];                 \
-                }                                                             \
+                const int64_t ih = oh * u->sh - u->ph + ki * u->dh;           \
+                if (id < 0 || id >= u->D || ih < 0 || ih >= u->H) continue;   \
+                T *dst = xc + (id * u->H + ih) * u->W;                        \
+                const T *src = cp + (q - r0) * u->OW;                         \
+                if (u->sw == 1)                                               \
+                    for (int64_t ow = lo; ow < hi; ow++)                      \
+                        dst[ow + off] += src[ow];                             \
+                else                                                          \
+                    for (int64_t ow = lo; ow < hi; ow++)                      \
+                        dst[ow * u->sw + off] += src[ow];                     \
             }                                                                 \
         }                                                                     \
     }
 DEFINE_UNFOLD(float)
 DEFINE_UNFOLD(double)
 
-void thnn__vol2col(int dtype, const void *x, void *col, const thnn_unfold *u) {
-    if (dtype == TH_FLOAT32) vol2col_float(x, col, u);
-    else vol2col_double(x, col, u);
+void thnn__vol2col(int dtype, const void *x, void *col, const thnn_unfold *u,
+                   int64_t r0, int64_t r1) {
+    if (dtype == TH_FLOAT32) vol2col_float(x, col, u, r0, r1);
+    else vol2col_double(x, col, u, r0, r1);
 }
 
-void thnn__col2vol(int dtype, void *x, const void *col, const thnn_unfold *u) {
-    if (dtype == TH_FLOAT32) col2vol_float(x, col, u);
-    else col2vol_double(x, col, u);
+void thnn__col2vol(int dtype, void *x, const void *col, const thnn_unfold *u,
+                   int64_t r0, int64_t r1) {
+    if (dtype == TH_FLOAT32) col2vol_float(x, col, u, r0, r1);
+    else col2vol_double(x, col, u, r0, r1);
+}
+
+int64_t thnn__band_rows(const thnn_unfold *u, int dtype) {
+    const int64_t row_bytes = u->C * u->kd * u->kh * u->kw * u->OW *
+                              (int64_t)th_dtype_itemsize(dtype);
+    const int64_t rows = u->OD * u->OH;
+    int64_t band = row_bytes > 0 ? THNN_COL_BAND_BYTES / row_bytes : rows;
+    return band < 1 ? 1 : band > rows ? rows : band;
 }
 
 th_tensor *thnn__col_buffer(int64_t rows, int64_t cols, int dtype) {

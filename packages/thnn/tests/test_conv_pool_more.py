@@ -184,6 +184,33 @@ def test_conv3d_strided_inputs_and_partial_params():
                                N(nn.conv3d_backward_input(T(gy), x.shape, T(w), s, p)), rtol=1e-12)
 
 
+def test_conv3d_and_conv_transpose2d_in_several_column_bands():
+    """Sizes whose column buffer exceeds one band (about 1 MB): the bands
+    must tile every window row exactly once."""
+    rng = np.random.default_rng(103)
+    x, w = rng.standard_normal((2, 8, 9, 10, 21)), rng.standard_normal((3, 8, 3, 3, 3))
+    b = rng.standard_normal(3)
+    s, p = (1, 1, 1), (1, 1, 1)
+    np.testing.assert_allclose(N(nn.conv3d_forward(T(x), T(w), T(b), s, p)),
+                               conv3d_ref(x, w, b, s, p, (1, 1, 1), 1), rtol=1e-10, atol=1e-10)
+
+    def bwd3(gy):
+        gw, gb = nn.conv3d_backward_params(T(gy), T(x), w.shape, s, p)
+        return [N(nn.conv3d_backward_input(T(gy), x.shape, T(w), s, p)), N(gw), N(gb)]
+    fd_check(lambda x, w, b: N(nn.conv3d_forward(T(x), T(w), T(b), s, p)), [x, w, b], bwd3)
+
+    x, w = rng.standard_normal((2, 2, 37, 33)), rng.standard_normal((2, 16, 4, 4))
+    b = rng.standard_normal(16)
+    np.testing.assert_allclose(N(nn.conv_transpose2d_forward(T(x), T(w), T(b), 2, 1)),
+                               conv_transpose2d_ref(x, w, b, (2, 2), (1, 1), (0, 0), (1, 1), 1),
+                               rtol=1e-10, atol=1e-10)
+
+    def bwdt(gy):
+        gw, gb = nn.conv_transpose2d_backward_params(T(gy), T(x), w.shape, 2, 1)
+        return [N(nn.conv_transpose2d_backward_input(T(gy), x.shape, T(w), 2, 1)), N(gw), N(gb)]
+    fd_check(lambda x, w, b: N(nn.conv_transpose2d_forward(T(x), T(w), T(b), 2, 1)), [x, w, b], bwdt)
+
+
 def test_conv3d_empty_batch():
     x, w = th.randn(0, 2, 3, 3, 3), th.randn(4, 2, 2, 2, 2)
     y = nn.conv3d_forward(x, w, th.randn(4))
