@@ -276,7 +276,8 @@ int thnn_group_norm_backward_params(th_tensor *grad_weight,
  * input (N, C, H, W) or (C, H, W); output (..., OH, OW) of the caller's
  * size (grad_input: the input's shape).  scale_h, scale_w: the scale
  * factors the user gave (output / input), or <= 0 when none; given ones
- * map output to input coordinates (1 / scale), as PyTorch does. */
+ * map output to input coordinates (1 / scale), as PyTorch does.  A
+ * dimension whose size does not change is copied, whatever its scale. */
 int thnn_upsample_nearest2d_forward(th_tensor *output,
                                     const th_tensor *input, double scale_h,
                                     double scale_w);

@@ -2,7 +2,8 @@
  * (C, H, W); the output size is the output tensor's.  Source coordinates
  * follow PyTorch: a scale given by the user (output / input, > 0) maps
  * output to input positions as 1 / scale, otherwise input / output;
- * align_corners maps corner pixels onto corner pixels.  Planes are
+ * align_corners maps corner pixels onto corner pixels; a dimension whose
+ * size does not change is copied.  Planes are
  * independent: OpenMP over planes in both directions. */
 #include <math.h>
 #include <stdlib.h>
@@ -56,6 +57,13 @@ static inline int64_t nearest_src(int64_t dst, int64_t in, int64_t out, double s
 static inline void linear_src(int64_t dst, int64_t in, int64_t out, int align_corners,
                               double scale, int64_t *i0, int64_t *i1, double *l1) {
     double src;
+    if (out == in) {
+        /* a dimension that keeps its size is copied whatever the scale, as
+         * PyTorch does */
+        *i0 = *i1 = dst;
+        *l1 = 0;
+        return;
+    }
     if (align_corners) {
         src = out > 1 ? (double)(in - 1) / (double)(out - 1) * (double)dst : 0.0;
     } else {

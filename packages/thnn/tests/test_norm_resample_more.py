@@ -122,7 +122,10 @@ def nearest_index(o, i, scale):
 
 
 def linear_weights(o, i, align, scale):
-    """(o, i) interpolation matrix along one dim, PyTorch's coordinates."""
+    """(o, i) interpolation matrix along one dim, PyTorch's coordinates (a dim
+    that keeps its size is copied, whatever the scale)."""
+    if o == i:
+        return np.eye(o)
     if align:
         r = (i - 1) / (o - 1) if o > 1 else 0.0
         src = r * np.arange(o)
@@ -140,7 +143,8 @@ def linear_weights(o, i, align, scale):
 
 UP_CASES = [((2, 3, 4, 5), (8, 10), None), ((1, 2, 5, 3), (3, 7), None),
             ((2, 1, 3, 4), (7, 9), (2.5, 2.3)), ((3, 4, 4), (4, 4), None),
-            ((1, 1, 1, 1), (3, 2), None), ((1, 2, 6, 6), (4, 3), (0.7, 0.5))]
+            ((1, 1, 1, 1), (3, 2), None), ((1, 2, 6, 6), (4, 3), (0.7, 0.5)),
+            ((2, 2, 3, 5), (3, 10), (1.3, 2.0))]
 
 
 @pytest.mark.parametrize("shape,size,scales", UP_CASES)
@@ -491,7 +495,7 @@ def test_against_torch():
                 N(nn.upsample_bilinear2d_forward(T(x), size, ac)),
                 F.interpolate(tx, size=size, mode="bilinear", align_corners=ac).numpy(),
                 rtol=1e-12, atol=1e-12)
-    for sf in (1.7, 2.5, 0.6):
+    for sf in (1.7, 2.5, 0.6, 1.1):
         want = F.interpolate(tx, scale_factor=sf, mode="nearest")
         got = nn.upsample_nearest2d_forward(T(x), tuple(want.shape[-2:]), (sf, sf))
         np.testing.assert_array_equal(N(got), want.numpy())
