@@ -105,7 +105,7 @@ class LBFGS(Optimizer):
 
         d, t = state.get("d"), state.get("t")
         old_dirs, old_stps = state.get("old_dirs"), state.get("old_stps")
-        ro, h_diag = state.get("ro"), state.get("H_diag")
+        ro, h_diag, alphas = state.get("ro"), state.get("H_diag"), state.get("al", [])
         prev_grad, prev_loss = state.get("prev_flat_grad"), state.get("prev_loss")
 
         n_iter = 0
@@ -129,7 +129,7 @@ class LBFGS(Optimizer):
                     old_stps.append(s)
                     ro.append(1.0 / ys)
                     h_diag = ys / float(y.dot(y))
-                d = _two_loop(grad, old_dirs, old_stps, ro, h_diag)
+                d, alphas = _two_loop(grad, old_dirs, old_stps, ro, h_diag)
             prev_grad = grad.clone()
             prev_loss = loss
 
@@ -167,12 +167,13 @@ class LBFGS(Optimizer):
                 break
 
         state.update(d=d, t=t, old_dirs=old_dirs, old_stps=old_stps, ro=ro, H_diag=h_diag,
-                     prev_flat_grad=prev_grad, prev_loss=prev_loss)
+                     al=alphas, prev_flat_grad=prev_grad, prev_loss=prev_loss)
         return orig_loss
 
 
 def _two_loop(grad, dirs, steps, ro, h_diag):
-    """−H·grad for the inverse-Hessian estimate of the stored pairs."""
+    """−H·grad for the inverse-Hessian estimate of the stored pairs, and the
+    first loop's coefficients (one per pair, oldest first)."""
     q = -grad
     alphas = []
     for y, s, r in zip(reversed(dirs), reversed(steps), reversed(ro)):
@@ -183,7 +184,7 @@ def _two_loop(grad, dirs, steps, ro, h_diag):
     for y, s, r, a in zip(dirs, steps, ro, reversed(alphas)):
         b = float(y.dot(r_vec)) * r
         r_vec = r_vec.add(s, alpha=a - b)
-    return r_vec
+    return r_vec, alphas[::-1]
 
 
 # ---- the strong-Wolfe line search ----------------------------------------------------

@@ -135,7 +135,8 @@ class Optimizer:
 
         def cast(p, value, key=None):
             if isinstance(value, ember.Tensor):
-                if key in ("step", "mu_product"):  # scalar bookkeeping keeps its dtype
+                # scalar bookkeeping (step counts, ASGD's rates) keeps its dtype
+                if key in ("step", "mu_product", "eta", "mu"):
                     return value
                 return value.to(p.dtype) if p.is_floating_point() and \
                     value.is_floating_point() else value
