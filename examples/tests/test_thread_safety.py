@@ -190,3 +190,21 @@ def test_python_numbers_stay_alive_while_other_threads_make_more():
             t.join()
     assert wrong == [[]] * THREADS
     assert churn_errors == []
+
+
+def test_assigned_arrays_stay_alive_while_other_threads_assign():
+    """`t[...] = array` converts the array to a tensor lent to the C copy;
+    other threads assigning their own arrays meanwhile must not free it."""
+    n = 1 << 17
+
+    def work(k):
+        t = th.zeros(n, dtype=th.float64)
+        wrong = []
+        for r in range(60):
+            v = float(1000 * k + r)
+            t[:] = np.full(n, v)
+            if t.amin().item() != v or t.amax().item() != v:
+                wrong.append(v)
+        return wrong
+
+    assert run_threads(work) == [[]] * THREADS

@@ -3,6 +3,7 @@ integer-tensor and boolean-mask indexing, with PyTorch's semantics
 (integers select first; adjacent advanced indices keep their place,
 separated ones move to the front)."""
 import numbers
+import threading
 
 import numpy as np
 
@@ -155,7 +156,10 @@ def setitem(self, idx, value):
     check(lib.th_index_put_(t._p, first, len(adv), arr, vp, 0))
 
 
-_hold = []
+# The tensor made from a list or array value lives until its thread assigns
+# the next one: its pointer is lent to a C call that runs without the GIL,
+# so it is held per thread, never released by another thread.
+_held = threading.local()
 
 
 def _value_ptr(value, like):
@@ -164,8 +168,7 @@ def _value_ptr(value, like):
     if isinstance(value, (list, tuple, np.ndarray)):
         from ._convert import tensor
         v = tensor(value, dtype=like.dtype)
-        _hold.append(v)
-        del _hold[:-4]
+        _held.value = v
         return v._p
     return operand(value)
 
