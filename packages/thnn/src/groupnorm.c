@@ -158,7 +158,7 @@ THNN_API int thnn_group_norm_forward(th_tensor *output, th_tensor *save_mean,
                                      const th_tensor *weight, const th_tensor *bias,
                                      int64_t num_groups, double eps) {
     static const char fn[] = "group_norm";
-    gn_geom g;
+    gn_geom g = {0};  /* set by geometry(); zeroed for the compiler's flow analysis */
     int rc;
     if ((rc = geometry(fn, input, num_groups, &g))) return rc;
     const int dt = input->dtype;
@@ -188,7 +188,7 @@ THNN_API int thnn_group_norm_backward_input(th_tensor *grad_input,
                                             const th_tensor *save_rstd,
                                             int64_t num_groups) {
     static const char fn[] = "group_norm_backward_input";
-    gn_geom g;
+    gn_geom g = {0};  /* set by geometry(); zeroed for the compiler's flow analysis */
     int rc;
     if ((rc = geometry(fn, input, num_groups, &g))) return rc;
     const int dt = input->dtype;
@@ -222,7 +222,7 @@ THNN_API int thnn_group_norm_backward_params(th_tensor *grad_weight,
                                              const th_tensor *save_rstd,
                                              int64_t num_groups) {
     static const char fn[] = "group_norm_backward_params";
-    gn_geom g;
+    gn_geom g = {0};  /* set by geometry(); zeroed for the compiler's flow analysis */
     int rc;
     if ((rc = geometry(fn, input, num_groups, &g))) return rc;
     const int dt = input->dtype;
