@@ -413,6 +413,8 @@ class softmax:
 
     def forward(input, dim, dtype=None):
         x = input._data if dtype is None else input._data.to(dtype)
+        if x.numel() == 0:  # nothing to normalise (amax refuses an empty dim)
+            return x.clone()
         e = (x - x.amax(dim, keepdim=True)).exp()
         return e / e.sum(dim, keepdim=True)
 
@@ -422,7 +424,7 @@ class softmax:
     def backward(g, y, dim):
         return y * (g - (g * y).sum(dim, keepdim=True))
 
-    samples = [S(T(3, 4), 1), S(T(3, 4), 0), S(T(2, 3, 2), -1)]
+    samples = [S(T(3, 4), 1), S(T(3, 4), 0), S(T(2, 3, 2), -1), S(T(2, 0), 1), S(T(0, 3), 1)]
 
 
 @op()
@@ -431,6 +433,8 @@ class log_softmax:
 
     def forward(input, dim, dtype=None):
         x = input._data if dtype is None else input._data.to(dtype)
+        if x.numel() == 0:
+            return x.clone()
         return x - x.logsumexp(dim, keepdim=True)
 
     def save(out, input, dim, dtype=None):
@@ -439,7 +443,7 @@ class log_softmax:
     def backward(g, y, dim):
         return g - y.exp() * g.sum(dim, keepdim=True)
 
-    samples = [S(T(3, 4), 1), S(T(3, 4), 0), S(T(2, 3, 2), -1)]
+    samples = [S(T(3, 4), 1), S(T(3, 4), 0), S(T(2, 3, 2), -1), S(T(2, 0), 1), S(T(0, 3), 1)]
 
 
 def addcmul(input, tensor1, tensor2, *, value=1):

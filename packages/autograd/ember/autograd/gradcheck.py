@@ -40,9 +40,11 @@ def _numerical_jacobians(func, inputs, diff, eps):
             minus = _values(_float_outputs(_tuple(func(*inputs))))
             arr[idx] = orig
             columns.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
-        n_out = len(columns[0]) if columns else 0
-        jacobians.append([np.stack([c[j] for c in columns]) if columns else None
-                          for j in range(n_out)])
+        if not columns:  # an empty input: (0, n_out) Jacobians
+            outs = _values(_float_outputs(_tuple(func(*inputs))))
+            jacobians.append([np.zeros((0, o.size)) for o in outs])
+            continue
+        jacobians.append([np.stack([c[j] for c in columns]) for j in range(len(columns[0]))])
     return jacobians
 
 
