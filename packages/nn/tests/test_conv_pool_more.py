@@ -133,8 +133,8 @@ def np_adaptive(x, out, reduce):
         sl = tuple(slice((i * n) // o, -(-((i + 1) * n) // o)) for i, n, o in
                    zip(pos, sizes, out))
         block = x[(slice(None), slice(None)) + sl]
-        res[(slice(None), slice(None)) + pos] = reduce(block.reshape(block.shape[:2] + (-1,)),
-                                                      axis=-1)
+        flat = block.reshape(block.shape[:2] + (-1,))
+        res[(slice(None), slice(None)) + pos] = reduce(flat, axis=-1)
     return res
 
 
@@ -436,24 +436,23 @@ ERRORS = [
     ("conv3d-too-small", lambda nn, F, L: nn.Conv3d(3, 2, 3)(L.ones(2, 3, 2, 2, 2)), RuntimeError,
      "Calculated padded input size per channel: (2 x 2 x 2). Kernel size: (3 x 3 x 3). "
      "Kernel size can't be greater than actual input size"),
-    ("conv3d-padding-mode", lambda nn, F, L: nn.Conv3d(3, 2, 3, padding_mode="mirror"), ValueError,
-     "padding_mode must be one of"),
-    ("conv3d-same-strided", lambda nn, F, L: nn.Conv3d(3, 2, 3, stride=2, padding="same"), ValueError,
-     "padding='same' is not supported for strided convolutions"),
+    ("conv3d-padding-mode", lambda nn, F, L: nn.Conv3d(3, 2, 3, padding_mode="mirror"),
+     ValueError, "padding_mode must be one of"),
+    ("conv3d-same-strided", lambda nn, F, L: nn.Conv3d(3, 2, 3, stride=2, padding="same"),
+     ValueError, "padding='same' is not supported for strided convolutions"),
     ("convT-channels", lambda nn, F, L: nn.ConvTranspose2d(4, 3, 3)(L.ones(2, 5, 4, 4)),
      RuntimeError, "Given transposed=1, weight of size [4, 3, 3, 3], expected input[2, 5, 4, 4]"
                    " to have 4 channels, but got 5 channels instead"),
-    ("convT-rank", lambda nn, F, L: nn.ConvTranspose2d(4, 3, 3)(L.ones(2, 4, 4, 4, 4)), RuntimeError,
-     "Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but got input of "
-     "size: [2, 4, 4, 4, 4]"),
-    ("convT-output-padding", lambda nn, F, L: F.conv_transpose2d(L.ones(2, 4, 4, 4),
-                                                        L.ones(4, 3, 3, 3), stride=2,
-                                                        output_padding=2), RuntimeError,
+    ("convT-rank", lambda nn, F, L: nn.ConvTranspose2d(4, 3, 3)(L.ones(2, 4, 4, 4, 4)),
+     RuntimeError, "Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but "
+                   "got input of size: [2, 4, 4, 4, 4]"),
+    ("convT-output-padding", lambda nn, F, L: F.conv_transpose2d(
+        L.ones(2, 4, 4, 4), L.ones(4, 3, 3, 3), stride=2, output_padding=2), RuntimeError,
      "output padding must be smaller than either stride or dilation, but got "
      "output_padding_height: 2 output_padding_width: 2 stride_height: 2 stride_width: 2 "
      "dilation_height: 1 dilation_width: 1"),
-    ("convT-too-small", lambda nn, F, L: F.conv_transpose2d(L.ones(1, 4, 1, 1),
-                                                   L.ones(4, 3, 1, 1), padding=2),
+    ("convT-too-small", lambda nn, F, L: F.conv_transpose2d(
+        L.ones(1, 4, 1, 1), L.ones(4, 3, 1, 1), padding=2),
      RuntimeError, "Output size is too small"),
     ("convT-padding-mode", lambda nn, F, L: nn.ConvTranspose2d(4, 3, 3, padding_mode="reflect"),
      ValueError, 'Only "zeros" padding mode is supported for ConvTranspose2d'),
@@ -481,8 +480,9 @@ ERRORS = [
      "expected 2D or 3D input (got 4D input)"),
     ("instancenorm3d-rank", lambda nn, F, L: nn.InstanceNorm3d(3)(L.ones(2, 3, 4)), ValueError,
      "expected 4D or 5D input (got 3D input)"),
-    ("instancenorm1d-channels", lambda nn, F, L: nn.InstanceNorm1d(3, affine=True)(L.ones(2, 4, 5)),
-     ValueError, "expected input's size at dim=1 to match num_features (3), but got: 4."),
+    ("instancenorm1d-channels",
+     lambda nn, F, L: nn.InstanceNorm1d(3, affine=True)(L.ones(2, 4, 5)), ValueError,
+     "expected input's size at dim=1 to match num_features (3), but got: 4."),
     ("dropout1d-rank", lambda nn, F, L: F.dropout1d(L.ones(2, 3, 4, 5)), RuntimeError,
      "dropout1d: Expected 2D or 3D input, but received a 4D input."),
 ]
