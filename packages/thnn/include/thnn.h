@@ -354,6 +354,12 @@ int thnn_embedding_bag_backward_params(th_tensor *grad_weight,
                                        const th_tensor *max_indices,
                                        const th_tensor *per_sample_weights,
                                        int mode, int64_t padding_idx);
+/* grad_per_sample_weights (n): <grad_output[bag of i], weight[indices[i]]>,
+ * 0 for padding rows; mode sum only. */
+int thnn_embedding_bag_backward_per_sample_weights(
+    th_tensor *grad_per_sample_weights, const th_tensor *grad_output,
+    const th_tensor *weight, const th_tensor *indices,
+    const th_tensor *offset2bag, int mode, int64_t padding_idx);
 
 /* ---- kl_div, margin_ranking, cosine_embedding losses (loss_more.c) ------
  * output: 0-d for mean/sum, else per element (kl_div, margin_ranking:

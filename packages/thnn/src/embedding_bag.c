@@ -84,6 +84,24 @@
 DEFINE_EMBEDDING_BAG(float)
 DEFINE_EMBEDDING_BAG(double)
 
+#define DEFINE_PSW_GRAD(T)                                                     \
+    static void psw_grad_##T(T *gp, const T *gy, const T *w, const int64_t *ip, \
+                             const int64_t *o2b, int64_t n, int64_t D,         \
+                             int64_t padding_idx) {                            \
+        _Pragma("omp parallel for schedule(static) if(n * D > THNN_GRAIN)")    \
+        for (int64_t i = 0; i < n; i++) {                                      \
+            double s = 0;                                                      \
+            if (o2b[i] >= 0 && ip[i] != padding_idx) {                         \
+                const T *g = gy + o2b[i] * D, *wr = w + ip[i] * D;             \
+                _Pragma("omp simd reduction(+:s)")                             \
+                for (int64_t d = 0; d < D; d++) s += (double)g[d] * (double)wr[d]; \
+            }                                                                  \
+            gp[i] = (T)s;                                                      \
+        }                                                                      \
+    }
+DEFINE_PSW_GRAD(float)
+DEFINE_PSW_GRAD(double)
+
 static const char *mode_name(int mode) {
     return mode == THNN_EMBEDDING_BAG_SUM ? "sum" : mode == THNN_EMBEDDING_BAG_MEAN ? "mean"
                                                                                   : "max";
@@ -281,5 +299,57 @@ THNN_API int thnn_embedding_bag_backward_params(th_tensor *grad_weight,
 done:
     thnn__release(gy); thnn__release(ic); thnn__release(o2bt); thnn__release(bst);
     thnn__release(mit); thnn__release(pw);
+    return rc;
+}
+
+/* grad of each per-sample weight: <grad_output[bag], weight[row]> (0 for
+ * padding rows and indices outside every bag); OpenMP over indices */
+THNN_API int thnn_embedding_bag_backward_per_sample_weights(
+    th_tensor *grad_per_sample_weights, const th_tensor *grad_output,
+    const th_tensor *weight, const th_tensor *indices, const th_tensor *offset2bag,
+    int mode, int64_t padding_idx) {
+    static const char fn[] = "embedding_bag_backward_per_sample_weights";
+    char a[256];
+    int rc;
+    if ((rc = check_common(fn, weight, "weight", indices, NULL, mode))) return rc;
+    if (mode != THNN_EMBEDDING_BAG_SUM)
+        return thnn__error(TH_ERR_VALUE, "embedding_bag_backward: per_sample_weights only "
+                           "supported for mode='sum' (got mode='%s')", mode_name(mode));
+    const int64_t num = weight->sizes[0], D = weight->sizes[1], n = indices->sizes[0];
+    if ((rc = thnn__check_out(fn, "grad_per_sample_weights", grad_per_sample_weights, 1, &n,
+                              weight->dtype)))
+        return rc;
+    if ((rc = check_long_1d(fn, "offset2bag", offset2bag))) return rc;
+    if (offset2bag->sizes[0] != n)
+        return thnn__error(TH_ERR_RUNTIME, "%s: offset2bag %s must have the shape of "
+                           "indices [%lld]", fn, thnn__shape(offset2bag, a), (long long)n);
+    if ((rc = thnn__check_float(fn, "grad_output", grad_output))) return rc;
+    if (grad_output->ndim != 2 || grad_output->sizes[1] != D ||
+        grad_output->dtype != weight->dtype)
+        return thnn__error(TH_ERR_RUNTIME, "%s: expected grad_output of shape [bags, %lld] "
+                           "and scalar type %s but got %s (%s)", fn, (long long)D,
+                           thnn__dtype_name(weight->dtype), thnn__shape(grad_output, a),
+                           thnn__dtype_name(grad_output->dtype));
+    const int64_t B = grad_output->sizes[0];
+    th_tensor *gy = thnn__contig(grad_output), *w = thnn__contig(weight);
+    th_tensor *ic = thnn__contig(indices), *o2bt = thnn__contig(offset2bag);
+    if (!gy || !w || !ic || !o2bt) { rc = thnn_last_status(); goto done; }
+    const int64_t *ip = thnn__data(ic), *o2b = thnn__data(o2bt);
+    if ((rc = check_index_range(ip, n, num))) goto done;
+    for (int64_t i = 0; i < n; i++)
+        if (o2b[i] < -1 || o2b[i] >= B) {
+            rc = thnn__error(TH_ERR_INDEX, "%s: offset2bag[%lld] = %lld is out of range "
+                             "for %lld bags", fn, (long long)i, (long long)o2b[i],
+                             (long long)B);
+            goto done;
+        }
+    if (w->dtype == TH_FLOAT32)
+        psw_grad_float(thnn__data(grad_per_sample_weights), thnn__data(gy), thnn__data(w),
+                       ip, o2b, n, D, padding_idx);
+    else
+        psw_grad_double(thnn__data(grad_per_sample_weights), thnn__data(gy), thnn__data(w),
+                        ip, o2b, n, D, padding_idx);
+done:
+    thnn__release(gy); thnn__release(w); thnn__release(ic); thnn__release(o2bt);
     return rc;
 }

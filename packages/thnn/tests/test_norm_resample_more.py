@@ -336,6 +336,12 @@ def test_embedding_bag(case, mode, dtype):
         return [N(nn.embedding_bag_backward_params(strided(gy), it, o2b, bsz, mi, 7, mode,
                                                    None if p64 is None else T(p64), pad))]
     fd_check(f, [w64], bwd)
+    if mode == "sum":   # and the gradient of the per-sample weights
+        _, o2b, _, _ = nn.embedding_bag_forward(T(w64), it, ot, mode, T(p64), last, pad)
+        fd_check(lambda p: N(nn.embedding_bag_forward(T(w64), it, ot, mode, T(p), last,
+                                                      pad)[0]), [p64],
+                 lambda gy: [N(nn.embedding_bag_backward_per_sample_weights(
+                     strided(gy), strided(w64), it, o2b, mode, pad))])
 
 
 def test_embedding_bag_bad_input():
@@ -369,6 +375,11 @@ def test_embedding_bag_bad_input():
                                          None, 5, "sum")
     with pytest.raises(RuntimeError, match=r"grad_output of shape \[2, 3\]"):
         nn.embedding_bag_backward_params(th.randn(3, 3), idx, o2b, bsz, None, 5, "sum")
+    with pytest.raises(ValueError, match="only supported for mode='sum' \\(got mode='mean'\\)"):
+        nn.embedding_bag_backward_per_sample_weights(out, w, idx, o2b, "mean")
+    with pytest.raises(IndexError, match="offset2bag\\[1\\] = 2 is out of range for 2 bags"):
+        nn.embedding_bag_backward_per_sample_weights(out, w, idx,
+                                                     T(np.array([0, 2, 1], dtype=np.int64)))
     with pytest.raises(ValueError, match="needs max_indices"):
         nn.embedding_bag_backward_params(out, idx, o2b, bsz, None, 5, "max")
     before = N(w).copy()
@@ -523,6 +534,14 @@ def test_against_torch():
             gw = nn.embedding_bag_backward_params(T(gy), T(idx), o2b, bsz, mi, 6, mode,
                                                   None if p is None else T(p), 5)
             np.testing.assert_allclose(N(gw), tw.grad.numpy(), rtol=1e-12, atol=1e-12)
+            if p is not None:
+                tp = torch.from_numpy(p).requires_grad_()
+                F.embedding_bag(torch.from_numpy(idx), torch.from_numpy(wt), torch.from_numpy(ofs),
+                                mode="sum", per_sample_weights=tp, include_last_offset=last,
+                                padding_idx=5).backward(torch.from_numpy(gy))
+                gp = nn.embedding_bag_backward_per_sample_weights(T(gy), T(wt), T(idx), o2b,
+                                                                  "sum", 5)
+                np.testing.assert_allclose(N(gp), tp.grad.numpy(), rtol=1e-12, atol=1e-12)
     a, c = rng.standard_normal((5, 4)), rng.standard_normal((5, 4))
     y = np.array([1.0, -1, 1, -1, -1])
     np.testing.assert_allclose(

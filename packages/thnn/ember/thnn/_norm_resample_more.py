@@ -18,6 +18,7 @@ __all__ = [
     "replication_pad2d_forward", "replication_pad2d_backward_input",
     "replication_pad3d_forward", "replication_pad3d_backward_input",
     "embedding_bag_forward", "embedding_bag_backward_params",
+    "embedding_bag_backward_per_sample_weights",
     "kl_div_forward", "kl_div_backward_input",
     "margin_ranking_loss_forward", "margin_ranking_loss_backward_input",
     "cosine_embedding_loss_forward", "cosine_embedding_loss_backward_input",
@@ -232,6 +233,20 @@ def embedding_bag_backward_params(grad_output, indices, offset2bag, bag_size, ma
         gw._p, grad_output._p, indices._p, offset2bag._p, bag_size._p, _p(max_indices),
         _p(per_sample_weights), _mode(mode), padding_idx))
     return gw
+
+
+def embedding_bag_backward_per_sample_weights(grad_output, weight, indices, offset2bag,
+                                              mode="sum", padding_idx=None):
+    """Grad of per_sample_weights (mode 'sum'): <grad_output[bag], weight[row]> per index."""
+    if padding_idx is None:
+        padding_idx = -1
+    elif padding_idx < 0 and weight.ndim == 2:
+        padding_idx += weight.shape[0]
+    n = indices.shape[0] if indices.ndim == 1 else 0
+    gp = _empty((n,), weight)
+    _check(_lib.thnn_embedding_bag_backward_per_sample_weights(
+        gp._p, grad_output._p, weight._p, indices._p, offset2bag._p, _mode(mode), padding_idx))
+    return gp
 
 
 # ---- losses -------------------------------------------------------------------------

@@ -184,6 +184,19 @@ static void test_embedding_bag(void) {
     double ysum = 0;
     for (int k = 0; k < 9; k++) ysum += at(y, k);
     CHECK_CLOSE(total, ysum, 1e-12);
+    /* per-sample weight grads (sum): <grad_output[bag], weight[row]>, 0 for padding */
+    CHECK(thnn_embedding_bag_forward(y, o2b, bs, NULL, w, ind, ofs, NULL,
+                                     THNN_EMBEDDING_BAG_SUM, 0, 4) == TH_OK);
+    th_tensor *gp = th_empty(1, &n6, TH_FLOAT64);
+    CHECK(thnn_embedding_bag_backward_per_sample_weights(gp, y, w, ind, o2b,
+                                                         THNN_EMBEDDING_BAG_SUM, 4) == TH_OK);
+    double dot = 0;
+    for (int d = 0; d < 3; d++) dot += at(y, 6 + d) * at(w, 9 + d);
+    CHECK_CLOSE(at(gp, 4), dot, 1e-12);
+    CHECK(at(gp, 2) == 0 && at(gp, 3) == 0);
+    CHECK(thnn_embedding_bag_backward_per_sample_weights(gp, y, w, ind, o2b,
+                                                         THNN_EMBEDDING_BAG_MAX, 4) == TH_ERR_VALUE);
+    th_tensor_release(gp);
     /* an index past the table: IndexError naming the index and table size */
     const int64_t badv[6] = {1, 2, 7, 4, 3, 0};
     th_tensor *bad = longs(6, badv);
