@@ -70,7 +70,8 @@ upsample_nearest2d(input, output_size, scales) -> Tensor
     scales a pair whose entries are None or the user's positive float
     scale factor for that dimension.  Output row i reads input row
     min(floor(i * r), H - 1) with r = 1 / scale when a scale is given and
-    r = H / OH otherwise (columns alike).
+    r = H / OH otherwise (columns alike); r and i * r are computed in float32,
+    as PyTorch computes them, so that the chosen rows agree exactly.
 
 upsample_bilinear2d(input, output_size, align_corners, scales) -> Tensor
     input (N, C, H, W); output_size (OH, OW) positive; align_corners bool;
