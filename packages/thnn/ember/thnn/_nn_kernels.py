@@ -157,6 +157,117 @@ class cross_entropy:
                                                 total_weight, reduction, ignore_index),)
 
 
+class conv3d:
+    """(input, weight, bias, stride, (front, back, top, bottom, left, right), dilation, groups)"""
+    differentiable = 3
+
+    @staticmethod
+    def forward(x, w, b, stride, pads, dilation, groups):
+        front, back, top, bottom, left, right = pads
+        if front != back or top != bottom or left != right or not _floats(x, w, b) or \
+                x.dtype != w.dtype or (b is not None and b.dtype != x.dtype):
+            return NotImplemented  # asymmetric ('same', even kernel) or mixed dtypes
+        pad = (front, top, left)
+        out = _k.conv3d_forward(x, w, b, stride, pad, dilation, groups)
+        return out, (tuple(x.shape), tuple(w.shape), stride, pad, dilation, groups)
+
+    @staticmethod
+    def backward(ctx, g, inputs, needs):
+        x_shape, w_shape, stride, pad, dilation, groups = ctx
+        x, w, _ = inputs
+        g = g.contiguous()
+        gx = _k.conv3d_backward_input(g, x_shape, w, stride, pad, dilation, groups) \
+            if needs[0] else None
+        gw, gb = None, None
+        if needs[1] or needs[2]:
+            gw, gb = _k.conv3d_backward_params(g, x, w_shape, stride, pad, dilation, groups,
+                                               need_weight=needs[1], need_bias=needs[2])
+        return gx, gw, gb
+
+
+class conv_transpose2d:
+    """(input, weight, bias, stride, padding, output_padding, groups, dilation)"""
+    differentiable = 3
+
+    @staticmethod
+    def forward(x, w, b, stride, padding, output_padding, groups, dilation):
+        if not _floats(x, w, b) or x.dtype != w.dtype or (b is not None and b.dtype != x.dtype):
+            return NotImplemented
+        out = _k.conv_transpose2d_forward(x, w, b, stride, padding, output_padding, dilation,
+                                          groups)
+        return out, (tuple(x.shape), tuple(w.shape), stride, padding, output_padding,
+                     dilation, groups)
+
+    @staticmethod
+    def backward(ctx, g, inputs, needs):
+        x_shape, w_shape, stride, padding, output_padding, dilation, groups = ctx
+        x, w, _ = inputs
+        g = g.contiguous()
+        gx = _k.conv_transpose2d_backward_input(g, x_shape, w, stride, padding, output_padding,
+                                                dilation, groups) if needs[0] else None
+        gw, gb = None, None
+        if needs[1] or needs[2]:
+            gw, gb = _k.conv_transpose2d_backward_params(
+                g, x, w_shape, stride, padding, output_padding, dilation, groups,
+                need_weight=needs[1], need_bias=needs[2])
+        return gx, gw, gb
+
+
+class max_pool3d:
+    """(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)"""
+    differentiable = 1
+
+    @staticmethod
+    def forward(x, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+        if not _floats(x):
+            return NotImplemented
+        out, ind = _k.max_pool3d_forward(x, kernel_size, stride, padding, dilation, ceil_mode)
+        return ((out, ind) if return_indices else out), (tuple(x.shape), ind)
+
+    @staticmethod
+    def backward(ctx, g, inputs, needs):
+        x_shape, ind = ctx
+        return (_k.max_pool3d_backward_input(g.contiguous(), x_shape, ind),)
+
+
+class avg_pool3d:
+    """(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)"""
+    differentiable = 1
+
+    @staticmethod
+    def forward(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                divisor_override):
+        if not _floats(x):
+            return NotImplemented
+        out = _k.avg_pool3d_forward(x, kernel_size, stride, padding, ceil_mode,
+                                    count_include_pad, divisor_override)
+        return out, (tuple(x.shape), kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)
+
+    @staticmethod
+    def backward(ctx, g, inputs, needs):
+        x_shape, k, s, p, ceil_mode, cip, divisor = ctx
+        return (_k.avg_pool3d_backward_input(g.contiguous(), x_shape, k, s, p, ceil_mode, cip,
+                                             divisor),)
+
+
+class adaptive_max_pool2d:
+    """(input, output_size, return_indices)"""
+    differentiable = 1
+
+    @staticmethod
+    def forward(x, output_size, return_indices):
+        if not _floats(x):
+            return NotImplemented
+        out, ind = _k.adaptive_max_pool2d_forward(x, output_size)
+        return ((out, ind) if return_indices else out), (tuple(x.shape), ind)
+
+    @staticmethod
+    def backward(ctx, g, inputs, needs):
+        x_shape, ind = ctx
+        return (_k.adaptive_max_pool2d_backward_input(g.contiguous(), x_shape, ind),)
+
+
 def nn_kernels():
     """{kernel name: spec} for ember.nn."""
     return {name: spec for name, spec in globals().items()
