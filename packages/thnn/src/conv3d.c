@@ -78,10 +78,13 @@ static int conv3d_geometry(const char *fn, const th_tensor *input,
                            "%lld channels instead", (long long)g->G,
                            thnn__shape(weight, a), thnn__shape(input, b),
                            (long long)(weight->sizes[1] * g->G), (long long)g->C);
+    if (u->kd < 1 || u->kh < 1 || u->kw < 1)
+        return thnn__error(TH_ERR_RUNTIME, "%s: expected a non-empty kernel, but got "
+                           "weight of size %s", fn, thnn__shape(weight, a));
     const int64_t in[3] = {u->D, u->H, u->W}, k[3] = {u->kd, u->kh, u->kw};
     const int64_t p[3] = {u->pd, u->ph, u->pw}, d[3] = {u->dd, u->dh, u->dw};
     for (int i = 0; i < 3; i++)
-        if (k[i] < 1 || in[i] + 2 * p[i] < d[i] * (k[i] - 1) + 1)
+        if (in[i] + 2 * p[i] < d[i] * (k[i] - 1) + 1)
             return thnn__error(TH_ERR_RUNTIME, "Calculated padded input size per "
                                "channel: (%lld x %lld x %lld). Kernel size: (%lld x "
                                "%lld x %lld). Kernel size can't be greater than "

@@ -242,6 +242,9 @@ def test_conv3d_bad_input():
         nn.conv3d_forward(th.ones(1, 3, 4, 4, 4, dtype=th.int64), th.randn(4, 3, 3, 3, 3))
     with pytest.raises(RuntimeError, match=r"expected grad_output of shape \[2, 4, 2, 2, 2\]"):
         nn.conv3d_backward_input(th.randn(2, 4, 3, 3, 3), (2, 2, 4, 4, 4), w)
+    with pytest.raises(RuntimeError, match=r"expected a non-empty kernel, but got weight of size "
+                                           r"\[4, 3, 3, 0, 3\]"):
+        nn.conv3d_forward(x, th.randn(4, 3, 3, 0, 3))
     with pytest.raises(ValueError, match="stride must be an int or a sequence of 3 ints"):
         nn.conv3d_forward(x, th.randn(4, 3, 3, 3, 3), None, (1, 2))
 
@@ -401,6 +404,27 @@ def test_pool3d_strided_and_empty_batch():
     y, ind = nn.max_pool3d_forward(th.randn(0, 2, 4, 4, 4), 2)
     assert tuple(y.shape) == (0, 2, 2, 2, 2) == tuple(ind.shape)
     assert tuple(nn.avg_pool3d_forward(th.randn(0, 2, 4, 4, 4), 2).shape) == (0, 2, 2, 2, 2)
+
+
+def test_pool3d_large_enough_for_threads():
+    """Big enough for the OpenMP loops over volumes (planes * outputs *
+    kernel above the grain); blocks of 2x2x2 against NumPy reshapes."""
+    x = np.random.default_rng(123).standard_normal((2, 8, 16, 16, 16))
+    blocks = x.reshape(2, 8, 8, 2, 8, 2, 8, 2).transpose(0, 1, 2, 4, 6, 3, 5, 7).reshape(
+        2, 8, 8, 8, 8, 8)
+    y, ind = nn.max_pool3d_forward(T(x), 2)
+    np.testing.assert_array_equal(N(y), blocks.max(-1))
+    flat = x.reshape(2, 8, -1)
+    np.testing.assert_array_equal(np.take_along_axis(flat, N(ind).reshape(2, 8, -1), 2),
+                                  N(y).reshape(2, 8, -1))
+    gy = np.random.default_rng(124).standard_normal(y.shape)
+    gi = N(nn.max_pool3d_backward_input(T(gy), x.shape, ind))
+    np.testing.assert_allclose(gi.sum(axis=(2, 3, 4)), gy.sum(axis=(2, 3, 4)), rtol=1e-12)
+    assert np.count_nonzero(gi) == gy.size
+    np.testing.assert_allclose(N(nn.avg_pool3d_forward(T(x), 2)), blocks.mean(-1), rtol=1e-12)
+    ga = N(nn.avg_pool3d_backward_input(T(gy), x.shape, 2))
+    np.testing.assert_allclose(ga, np.repeat(np.repeat(np.repeat(gy, 2, 2), 2, 3), 2, 4) / 8,
+                               rtol=1e-12)
 
 
 def test_pool3d_bad_input():
