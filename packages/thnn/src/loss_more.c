@@ -1,19 +1,13 @@
 /* kl_div, margin_ranking_loss and cosine_embedding_loss, with reductions
  * none / mean / sum ('batchmean' is sum divided by the batch size, done
  * by the caller).  Inputs of one shape and dtype (the caller broadcasts);
- * double accumulators; OpenMP over elements (rows for cosine). */
+ * typed loops computing in double, sums in double; OpenMP over elements
+ * (rows for cosine). */
 #include <math.h>
 
 #include "thnn_internal.h"
 
-static inline double ld(const th_tensor *t, int64_t k) {
-    return t->dtype == TH_FLOAT32 ? (double)((const float *)thnn__data(t))[k]
-                                  : ((const double *)thnn__data(t))[k];
-}
-static inline void st(th_tensor *t, int64_t k, double v) {
-    if (t->dtype == TH_FLOAT32) ((float *)thnn__data(t))[k] = (float)v;
-    else ((double *)thnn__data(t))[k] = v;
-}
+#define COSINE_EPS 1e-12
 
 static int check_reduction(const char *fn, int reduction) {
     if (reduction < THNN_REDUCTION_NONE || reduction > THNN_REDUCTION_SUM)
@@ -61,81 +55,6 @@ static int check_grad_output(const char *fn, const th_tensor *gy, int64_t n, int
     return TH_OK;
 }
 
-/* grad_output element i after the reduction's scaling */
-static inline double grad_at(const th_tensor *gy, int64_t i, int reduction, int64_t n) {
-    if (reduction == THNN_REDUCTION_NONE) return ld(gy, i);
-    return reduction == THNN_REDUCTION_MEAN ? ld(gy, 0) / (double)n : ld(gy, 0);
-}
-
-static void reduce_store(th_tensor *out, double sum, int64_t n, int reduction) {
-    if (reduction == THNN_REDUCTION_MEAN) st(out, 0, n ? sum / (double)n : NAN);
-    else if (reduction == THNN_REDUCTION_SUM) st(out, 0, sum);
-}
-
-/* ---- kl_div: target * (log(target) - input), or with log_target
- * exp(target) * (target - input); a target of 0 contributes 0. ---------- */
-static inline double kl(double x, double t, int log_target) {
-    if (log_target) return exp(t) * (t - x);
-    return t > 0 ? t * (log(t) - x) : t == 0 ? 0.0 : NAN; /* log of t < 0 */
-}
-
-THNN_API int thnn_kl_div_forward(th_tensor *output, const th_tensor *input,
-                                 const th_tensor *target, int reduction, int log_target) {
-    static const char fn[] = "kl_div";
-    int rc;
-    if ((rc = check_reduction(fn, reduction))) return rc;
-    if ((rc = thnn__check_float(fn, "input", input))) return rc;
-    if ((rc = check_same(fn, "input", input, "target", target))) return rc;
-    if ((rc = check_output(fn, output, input, reduction))) return rc;
-    th_tensor *x = thnn__contig(input), *t = thnn__contig(target);
-    if (!x || !t) { rc = thnn_last_status(); goto done; }
-    const int64_t n = th_numel(x);
-    double sum = 0;
-    #pragma omp parallel for reduction(+:sum) schedule(static) if(n > THNN_GRAIN)
-    for (int64_t i = 0; i < n; i++) {
-        const double l = kl(ld(x, i), ld(t, i), log_target);
-        if (reduction == THNN_REDUCTION_NONE) st(output, i, l);
-        else sum += l;
-    }
-    reduce_store(output, sum, n, reduction);
-done:
-    thnn__release(x); thnn__release(t);
-    return rc;
-}
-
-THNN_API int thnn_kl_div_backward_input(th_tensor *grad_input, th_tensor *grad_target,
-                                        const th_tensor *grad_output,
-                                        const th_tensor *input, const th_tensor *target,
-                                        int reduction, int log_target) {
-    static const char fn[] = "kl_div_backward_input";
-    int rc;
-    if ((rc = check_reduction(fn, reduction))) return rc;
-    if ((rc = thnn__check_float(fn, "input", input))) return rc;
-    if ((rc = check_same(fn, "input", input, "target", target))) return rc;
-    if (grad_input && (rc = thnn__check_like(fn, "grad_input", grad_input, input))) return rc;
-    if (grad_target && (rc = thnn__check_like(fn, "grad_target", grad_target, input))) return rc;
-    const int64_t n = th_numel(input);
-    if ((rc = check_grad_output(fn, grad_output, n, input->dtype, reduction))) return rc;
-    th_tensor *x = thnn__contig(input), *t = thnn__contig(target), *gy = thnn__contig(grad_output);
-    if (!x || !t || !gy) { rc = thnn_last_status(); goto done; }
-    #pragma omp parallel for schedule(static) if(n > THNN_GRAIN)
-    for (int64_t i = 0; i < n; i++) {
-        const double g = grad_at(gy, i, reduction, n), xv = ld(x, i), tv = ld(t, i);
-        if (log_target) {
-            const double e = exp(tv);
-            if (grad_input) st(grad_input, i, -g * e);
-            if (grad_target) st(grad_target, i, g * e * (tv - xv + 1));
-        } else {
-            if (grad_input) st(grad_input, i, -g * tv);
-            if (grad_target) st(grad_target, i, tv > 0 ? g * (log(tv) - xv + 1) : 0.0);
-        }
-    }
-done:
-    thnn__release(x); thnn__release(t); thnn__release(gy);
-    return rc;
-}
-
-/* ---- margin_ranking_loss: max(0, -target * (input1 - input2) + margin) */
 static int check_pair(const char *fn, const th_tensor *x1, const th_tensor *x2,
                       const th_tensor *y, int reduction) {
     int rc;
@@ -145,68 +64,6 @@ static int check_pair(const char *fn, const th_tensor *x1, const th_tensor *x2,
     if (!y) return thnn__error(TH_ERR_VALUE, "%s: target must not be NULL", fn);
     return TH_OK;
 }
-
-THNN_API int thnn_margin_ranking_loss_forward(th_tensor *output, const th_tensor *input1,
-                                              const th_tensor *input2,
-                                              const th_tensor *target, double margin,
-                                              int reduction) {
-    static const char fn[] = "margin_ranking_loss";
-    int rc;
-    if ((rc = check_pair(fn, input1, input2, target, reduction))) return rc;
-    if ((rc = check_same(fn, "input1", input1, "target", target))) return rc;
-    if ((rc = check_output(fn, output, input1, reduction))) return rc;
-    th_tensor *a = thnn__contig(input1), *b = thnn__contig(input2), *y = thnn__contig(target);
-    if (!a || !b || !y) { rc = thnn_last_status(); goto done; }
-    const int64_t n = th_numel(a);
-    double sum = 0;
-    #pragma omp parallel for reduction(+:sum) schedule(static) if(n > THNN_GRAIN)
-    for (int64_t i = 0; i < n; i++) {
-        double l = -ld(y, i) * (ld(a, i) - ld(b, i)) + margin;
-        if (l < 0) l = 0;
-        if (reduction == THNN_REDUCTION_NONE) st(output, i, l);
-        else sum += l;
-    }
-    reduce_store(output, sum, n, reduction);
-done:
-    thnn__release(a); thnn__release(b); thnn__release(y);
-    return rc;
-}
-
-THNN_API int thnn_margin_ranking_loss_backward_input(th_tensor *grad_input1,
-                                                     th_tensor *grad_input2,
-                                                     const th_tensor *grad_output,
-                                                     const th_tensor *input1,
-                                                     const th_tensor *input2,
-                                                     const th_tensor *target,
-                                                     double margin, int reduction) {
-    static const char fn[] = "margin_ranking_loss_backward_input";
-    int rc;
-    if ((rc = check_pair(fn, input1, input2, target, reduction))) return rc;
-    if ((rc = check_same(fn, "input1", input1, "target", target))) return rc;
-    if (grad_input1 && (rc = thnn__check_like(fn, "grad_input1", grad_input1, input1))) return rc;
-    if (grad_input2 && (rc = thnn__check_like(fn, "grad_input2", grad_input2, input1))) return rc;
-    const int64_t n = th_numel(input1);
-    if ((rc = check_grad_output(fn, grad_output, n, input1->dtype, reduction))) return rc;
-    th_tensor *a = thnn__contig(input1), *b = thnn__contig(input2), *y = thnn__contig(target);
-    th_tensor *gy = thnn__contig(grad_output);
-    if (!a || !b || !y || !gy) { rc = thnn_last_status(); goto done; }
-    #pragma omp parallel for schedule(static) if(n > THNN_GRAIN)
-    for (int64_t i = 0; i < n; i++) {
-        const double yv = ld(y, i);
-        const int active = -yv * (ld(a, i) - ld(b, i)) + margin > 0;
-        const double g = active ? grad_at(gy, i, reduction, n) * yv : 0.0;
-        if (grad_input1) st(grad_input1, i, -g);
-        if (grad_input2) st(grad_input2, i, g);
-    }
-done:
-    thnn__release(a); thnn__release(b); thnn__release(y); thnn__release(gy);
-    return rc;
-}
-
-/* ---- cosine_embedding_loss over rows of (N, D) or one (D) pair:
- * cos = <x1, x2> / sqrt((|x1|^2 + eps) (|x2|^2 + eps)), eps = 1e-12;
- * target 1: 1 - cos, target -1: max(0, cos - margin), other targets 0. */
-#define COSINE_EPS 1e-12
 
 static int cosine_geometry(const char *fn, const th_tensor *x1, const th_tensor *x2,
                            const th_tensor *y, int reduction, int64_t *N, int64_t *D) {
@@ -234,15 +91,247 @@ static int cosine_geometry(const char *fn, const th_tensor *x1, const th_tensor 
     return TH_OK;
 }
 
-/* dot, |x1|^2 + eps, |x2|^2 + eps of row r */
-static inline void cos_row(const th_tensor *a, const th_tensor *b, int64_t r, int64_t D,
-                           double *dot, double *m1, double *m2) {
-    double s = 0, s1 = 0, s2 = 0;
-    for (int64_t d = 0; d < D; d++) {
-        const double u = ld(a, r * D + d), v = ld(b, r * D + d);
-        s += u * v; s1 += u * u; s2 += v * v;
+/* kl_div: target * (log(target) - input), or with log_target
+ * exp(target) * (target - input); a target of 0 contributes 0, a negative
+ * one NaN (its log).  margin_ranking: max(0, -target * (input1 - input2) +
+ * margin).  cosine_embedding, per row: cos = <x1, x2> / sqrt((|x1|^2 + eps)
+ * (|x2|^2 + eps)), eps = 1e-12; target 1: 1 - cos, target -1: max(0, cos -
+ * margin), other targets 0.
+ *
+ * Each forward writes per-element losses (none) or returns their sum;
+ * each backward gets the grad_output pointer and the factor that the
+ * reduction puts on it (1/n for mean); gy_step 0 broadcasts gy[0]. */
+static inline double kl(double x, double t, int log_target) {
+    if (log_target) return exp(t) * (t - x);
+    return t > 0 ? t * (log(t) - x) : t == 0 ? 0.0 : NAN;
+}
+
+#define DEFINE_LOSSES(T)                                                       \
+    static double kl_fwd_##T(T *out, const T *x, const T *t, int64_t n,        \
+                             int log_target) {                                 \
+        double sum = 0;                                                        \
+        if (out) {                                                             \
+            _Pragma("omp parallel for schedule(static) if(n > THNN_GRAIN)")    \
+            for (int64_t i = 0; i < n; i++) out[i] = (T)kl(x[i], t[i], log_target); \
+            return 0;                                                          \
+        }                                                                      \
+        _Pragma("omp parallel for reduction(+:sum) schedule(static) if(n > THNN_GRAIN)") \
+        for (int64_t i = 0; i < n; i++) sum += kl(x[i], t[i], log_target); \
+        return sum;                                                            \
+    }                                                                          \
+    static void kl_bwd_##T(T *gi, T *gt, const T *gy, int64_t gy_step,         \
+                           double scale, const T *x, const T *t, int64_t n,    \
+                           int log_target) {                                   \
+        _Pragma("omp parallel for schedule(static) if(n > THNN_GRAIN)")        \
+        for (int64_t i = 0; i < n; i++) {                                      \
+            const double g = (double)gy[i * gy_step] * scale, tv = t[i];       \
+            if (log_target) {                                                  \
+                const double e = exp(tv);                                      \
+                if (gi) gi[i] = (T)(-g * e);                                   \
+                if (gt) gt[i] = (T)(g * e * (tv - (double)x[i] + 1));          \
+            } else {                                                           \
+                if (gi) gi[i] = (T)(-g * tv);                                  \
+                if (gt) gt[i] = (T)(tv > 0 ? g * (log(tv) - (double)x[i] + 1) : 0.0); \
+            }                                                                  \
+        }                                                                      \
+    }                                                                          \
+    static double mr_fwd_##T(T *out, const T *a, const T *b, const T *y,       \
+                             int64_t n, double margin) {                       \
+        double sum = 0;                                                        \
+        if (out) {                                                             \
+            _Pragma("omp parallel for simd schedule(static) if(n > THNN_GRAIN)") \
+            for (int64_t i = 0; i < n; i++) {                                  \
+                const double l = -(double)y[i] * ((double)a[i] - (double)b[i]) + margin; \
+                out[i] = (T)(l > 0 ? l : 0);                                   \
+            }                                                                  \
+            return 0;                                                          \
+        }                                                                      \
+        _Pragma("omp parallel for simd reduction(+:sum) schedule(static) if(n > THNN_GRAIN)") \
+        for (int64_t i = 0; i < n; i++) {                                      \
+            const double l = -(double)y[i] * ((double)a[i] - (double)b[i]) + margin; \
+            sum += l > 0 ? l : 0;                                              \
+        }                                                                      \
+        return sum;                                                            \
+    }                                                                          \
+    static void mr_bwd_##T(T *g1, T *g2, const T *gy, int64_t gy_step,         \
+                           double scale, const T *a, const T *b, const T *y,   \
+                           int64_t n, double margin) {                         \
+        _Pragma("omp parallel for simd schedule(static) if(n > THNN_GRAIN)")   \
+        for (int64_t i = 0; i < n; i++) {                                      \
+            const double yv = y[i];                                            \
+            const int active = -yv * ((double)a[i] - (double)b[i]) + margin > 0; \
+            const double g = active ? (double)gy[i * gy_step] * scale * yv : 0.0; \
+            if (g1) g1[i] = (T)(-g);                                           \
+            if (g2) g2[i] = (T)g;                                              \
+        }                                                                      \
+    }                                                                          \
+    /* dot, |x1|^2 + eps, |x2|^2 + eps of one row */                           \
+    static inline void cos_row_##T(const T *a, const T *b, int64_t D,          \
+                                   double *dot, double *m1, double *m2) {      \
+        double s = 0, s1 = 0, s2 = 0;                                          \
+        _Pragma("omp simd reduction(+:s, s1, s2)")                             \
+        for (int64_t d = 0; d < D; d++) {                                      \
+            const double u = a[d], v = b[d];                                   \
+            s += u * v; s1 += u * u; s2 += v * v;                              \
+        }                                                                      \
+        *dot = s; *m1 = s1 + COSINE_EPS; *m2 = s2 + COSINE_EPS;                \
+    }                                                                          \
+    static double cos_fwd_##T(T *out, const T *a, const T *b, const T *y,      \
+                              int64_t N, int64_t D, double margin) {           \
+        double sum = 0;                                                        \
+        _Pragma("omp parallel for reduction(+:sum) schedule(static) if(N * D > THNN_GRAIN)") \
+        for (int64_t r = 0; r < N; r++) {                                      \
+            double dot, m1, m2;                                                \
+            cos_row_##T(a + r * D, b + r * D, D, &dot, &m1, &m2);              \
+            const double c = dot / sqrt(m1 * m2), yv = y[r];                   \
+            const double l = yv == 1 ? 1 - c                                   \
+                             : yv == -1 ? (c - margin > 0 ? c - margin : 0) : 0; \
+            if (out) out[r] = (T)l;                                            \
+            else sum += l;                                                     \
+        }                                                                      \
+        return sum;                                                            \
+    }                                                                          \
+    static void cos_bwd_##T(T *g1, T *g2, const T *gy, int64_t gy_step,        \
+                            double scale, const T *a, const T *b, const T *y,  \
+                            int64_t N, int64_t D, double margin) {             \
+        _Pragma("omp parallel for schedule(static) if(N * D > THNN_GRAIN)")    \
+        for (int64_t r = 0; r < N; r++) {                                      \
+            const T *ar = a + r * D, *br = b + r * D;                          \
+            double dot, m1, m2;                                                \
+            cos_row_##T(ar, br, D, &dot, &m1, &m2);                            \
+            const double denom = sqrt(m1 * m2), c = dot / denom, yv = y[r];    \
+            /* d loss / d cos, times the incoming gradient */                  \
+            double dc = yv == 1 ? -1.0 : (yv == -1 && c - margin > 0) ? 1.0 : 0.0; \
+            dc *= (double)gy[r * gy_step] * scale;                             \
+            /* d cos / d x1 = x2 / denom - cos x1 / m1 (x2 alike) */           \
+            const double p = dc / denom, q1 = dc * c / m1, q2 = dc * c / m2;   \
+            for (int64_t d = 0; d < D; d++) {                                  \
+                if (g1) g1[r * D + d] = (T)(p * (double)br[d] - q1 * (double)ar[d]); \
+                if (g2) g2[r * D + d] = (T)(p * (double)ar[d] - q2 * (double)br[d]); \
+            }                                                                  \
+        }                                                                      \
     }
-    *dot = s; *m1 = s1 + COSINE_EPS; *m2 = s2 + COSINE_EPS;
+DEFINE_LOSSES(float)
+DEFINE_LOSSES(double)
+
+#define DATA_OR_NULL(t) ((t) ? thnn__data(t) : NULL)
+
+/* stores a reduced loss into the 0-d output */
+static int store_reduced(const char *fn, th_tensor *out, double sum, int64_t n,
+                         int reduction) {
+    if (reduction == THNN_REDUCTION_NONE) return TH_OK;
+    const double v = reduction == THNN_REDUCTION_MEAN ? (n ? sum / (double)n : NAN) : sum;
+    return th_fill_double(out, v) ? thnn__from_th(fn) : TH_OK;
+}
+
+/* grad_output's step (0: one value for all) and the reduction's factor */
+static void grad_scaling(int reduction, int64_t n, int64_t *step, double *scale) {
+    *step = reduction == THNN_REDUCTION_NONE ? 1 : 0;
+    *scale = reduction == THNN_REDUCTION_MEAN ? 1.0 / (double)(n ? n : 1) : 1.0;
+}
+
+THNN_API int thnn_kl_div_forward(th_tensor *output, const th_tensor *input,
+                                 const th_tensor *target, int reduction, int log_target) {
+    static const char fn[] = "kl_div";
+    int rc;
+    if ((rc = check_reduction(fn, reduction))) return rc;
+    if ((rc = thnn__check_float(fn, "input", input))) return rc;
+    if ((rc = check_same(fn, "input", input, "target", target))) return rc;
+    if ((rc = check_output(fn, output, input, reduction))) return rc;
+    th_tensor *x = thnn__contig(input), *t = thnn__contig(target);
+    if (!x || !t) { rc = thnn_last_status(); goto done; }
+    const int64_t n = th_numel(x);
+    void *out = reduction == THNN_REDUCTION_NONE ? thnn__data(output) : NULL;
+    const double sum = x->dtype == TH_FLOAT32
+        ? kl_fwd_float(out, thnn__data(x), thnn__data(t), n, log_target)
+        : kl_fwd_double(out, thnn__data(x), thnn__data(t), n, log_target);
+    rc = store_reduced(fn, output, sum, n, reduction);
+done:
+    thnn__release(x); thnn__release(t);
+    return rc;
+}
+
+THNN_API int thnn_kl_div_backward_input(th_tensor *grad_input, th_tensor *grad_target,
+                                        const th_tensor *grad_output,
+                                        const th_tensor *input, const th_tensor *target,
+                                        int reduction, int log_target) {
+    static const char fn[] = "kl_div_backward_input";
+    int rc;
+    if ((rc = check_reduction(fn, reduction))) return rc;
+    if ((rc = thnn__check_float(fn, "input", input))) return rc;
+    if ((rc = check_same(fn, "input", input, "target", target))) return rc;
+    if (grad_input && (rc = thnn__check_like(fn, "grad_input", grad_input, input))) return rc;
+    if (grad_target && (rc = thnn__check_like(fn, "grad_target", grad_target, input))) return rc;
+    const int64_t n = th_numel(input);
+    if ((rc = check_grad_output(fn, grad_output, n, input->dtype, reduction))) return rc;
+    th_tensor *x = thnn__contig(input), *t = thnn__contig(target), *gy = thnn__contig(grad_output);
+    if (!x || !t || !gy) { rc = thnn_last_status(); goto done; }
+    int64_t step;
+    double scale;
+    grad_scaling(reduction, n, &step, &scale);
+    if (x->dtype == TH_FLOAT32)
+        kl_bwd_float(DATA_OR_NULL(grad_input), DATA_OR_NULL(grad_target), thnn__data(gy), step,
+                     scale, thnn__data(x), thnn__data(t), n, log_target);
+    else
+        kl_bwd_double(DATA_OR_NULL(grad_input), DATA_OR_NULL(grad_target), thnn__data(gy), step,
+                      scale, thnn__data(x), thnn__data(t), n, log_target);
+done:
+    thnn__release(x); thnn__release(t); thnn__release(gy);
+    return rc;
+}
+
+THNN_API int thnn_margin_ranking_loss_forward(th_tensor *output, const th_tensor *input1,
+                                              const th_tensor *input2,
+                                              const th_tensor *target, double margin,
+                                              int reduction) {
+    static const char fn[] = "margin_ranking_loss";
+    int rc;
+    if ((rc = check_pair(fn, input1, input2, target, reduction))) return rc;
+    if ((rc = check_same(fn, "input1", input1, "target", target))) return rc;
+    if ((rc = check_output(fn, output, input1, reduction))) return rc;
+    th_tensor *a = thnn__contig(input1), *b = thnn__contig(input2), *y = thnn__contig(target);
+    if (!a || !b || !y) { rc = thnn_last_status(); goto done; }
+    const int64_t n = th_numel(a);
+    void *out = reduction == THNN_REDUCTION_NONE ? thnn__data(output) : NULL;
+    const double sum = a->dtype == TH_FLOAT32
+        ? mr_fwd_float(out, thnn__data(a), thnn__data(b), thnn__data(y), n, margin)
+        : mr_fwd_double(out, thnn__data(a), thnn__data(b), thnn__data(y), n, margin);
+    rc = store_reduced(fn, output, sum, n, reduction);
+done:
+    thnn__release(a); thnn__release(b); thnn__release(y);
+    return rc;
+}
+
+THNN_API int thnn_margin_ranking_loss_backward_input(th_tensor *grad_input1,
+                                                     th_tensor *grad_input2,
+                                                     const th_tensor *grad_output,
+                                                     const th_tensor *input1,
+                                                     const th_tensor *input2,
+                                                     const th_tensor *target,
+                                                     double margin, int reduction) {
+    static const char fn[] = "margin_ranking_loss_backward_input";
+    int rc;
+    if ((rc = check_pair(fn, input1, input2, target, reduction))) return rc;
+    if ((rc = check_same(fn, "input1", input1, "target", target))) return rc;
+    if (grad_input1 && (rc = thnn__check_like(fn, "grad_input1", grad_input1, input1))) return rc;
+    if (grad_input2 && (rc = thnn__check_like(fn, "grad_input2", grad_input2, input1))) return rc;
+    const int64_t n = th_numel(input1);
+    if ((rc = check_grad_output(fn, grad_output, n, input1->dtype, reduction))) return rc;
+    th_tensor *a = thnn__contig(input1), *b = thnn__contig(input2), *y = thnn__contig(target);
+    th_tensor *gy = thnn__contig(grad_output);
+    if (!a || !b || !y || !gy) { rc = thnn_last_status(); goto done; }
+    int64_t step;
+    double scale;
+    grad_scaling(reduction, n, &step, &scale);
+    if (a->dtype == TH_FLOAT32)
+        mr_bwd_float(DATA_OR_NULL(grad_input1), DATA_OR_NULL(grad_input2), thnn__data(gy), step,
+                     scale, thnn__data(a), thnn__data(b), thnn__data(y), n, margin);
+    else
+        mr_bwd_double(DATA_OR_NULL(grad_input1), DATA_OR_NULL(grad_input2), thnn__data(gy), step,
+                      scale, thnn__data(a), thnn__data(b), thnn__data(y), n, margin);
+done:
+    thnn__release(a); thnn__release(b); thnn__release(y); thnn__release(gy);
+    return rc;
 }
 
 THNN_API int thnn_cosine_embedding_loss_forward(th_tensor *output, const th_tensor *input1,
@@ -256,17 +345,11 @@ THNN_API int thnn_cosine_embedding_loss_forward(th_tensor *output, const th_tens
     if ((rc = check_output(fn, output, target, reduction))) return rc;
     th_tensor *a = thnn__contig(input1), *b = thnn__contig(input2), *y = thnn__contig(target);
     if (!a || !b || !y) { rc = thnn_last_status(); goto done; }
-    double sum = 0;
-    #pragma omp parallel for reduction(+:sum) schedule(static) if(N * D > THNN_GRAIN)
-    for (int64_t r = 0; r < N; r++) {
-        double dot, m1, m2;
-        cos_row(a, b, r, D, &dot, &m1, &m2);
-        const double c = dot / sqrt(m1 * m2), yv = ld(y, r);
-        const double l = yv == 1 ? 1 - c : yv == -1 ? (c - margin > 0 ? c - margin : 0) : 0;
-        if (reduction == THNN_REDUCTION_NONE) st(output, r, l);
-        else sum += l;
-    }
-    reduce_store(output, sum, N, reduction);
+    void *out = reduction == THNN_REDUCTION_NONE ? thnn__data(output) : NULL;
+    const double sum = a->dtype == TH_FLOAT32
+        ? cos_fwd_float(out, thnn__data(a), thnn__data(b), thnn__data(y), N, D, margin)
+        : cos_fwd_double(out, thnn__data(a), thnn__data(b), thnn__data(y), N, D, margin);
+    rc = store_reduced(fn, output, sum, N, reduction);
 done:
     thnn__release(a); thnn__release(b); thnn__release(y);
     return rc;
@@ -289,20 +372,15 @@ THNN_API int thnn_cosine_embedding_loss_backward_input(th_tensor *grad_input1,
     th_tensor *a = thnn__contig(input1), *b = thnn__contig(input2), *y = thnn__contig(target);
     th_tensor *gy = thnn__contig(grad_output);
     if (!a || !b || !y || !gy) { rc = thnn_last_status(); goto done; }
-    #pragma omp parallel for schedule(static) if(N * D > THNN_GRAIN)
-    for (int64_t r = 0; r < N; r++) {
-        double dot, m1, m2;
-        cos_row(a, b, r, D, &dot, &m1, &m2);
-        const double denom = sqrt(m1 * m2), c = dot / denom, yv = ld(y, r);
-        /* d loss / d cos */
-        double dc = yv == 1 ? -1.0 : (yv == -1 && c - margin > 0) ? 1.0 : 0.0;
-        dc *= grad_at(gy, r, reduction, N);
-        for (int64_t d = 0; d < D; d++) {
-            const double u = ld(a, r * D + d), v = ld(b, r * D + d);
-            if (grad_input1) st(grad_input1, r * D + d, dc * (v / denom - c * u / m1));
-            if (grad_input2) st(grad_input2, r * D + d, dc * (u / denom - c * v / m2));
-        }
-    }
+    int64_t step;
+    double scale;
+    grad_scaling(reduction, N, &step, &scale);
+    if (a->dtype == TH_FLOAT32)
+        cos_bwd_float(DATA_OR_NULL(grad_input1), DATA_OR_NULL(grad_input2), thnn__data(gy),
+                      step, scale, thnn__data(a), thnn__data(b), thnn__data(y), N, D, margin);
+    else
+        cos_bwd_double(DATA_OR_NULL(grad_input1), DATA_OR_NULL(grad_input2), thnn__data(gy),
+                       step, scale, thnn__data(a), thnn__data(b), thnn__data(y), N, D, margin);
 done:
     thnn__release(a); thnn__release(b); thnn__release(y); thnn__release(gy);
     return rc;
