@@ -176,3 +176,19 @@ def test_command_dispatch(capsys):
     assert stop.value.code == 0 and "--dataset" in capsys.readouterr().out
     assert command.main(["fly"]) == 2
     assert "unknown command 'fly'" in capsys.readouterr().err
+
+
+def test_report_shows_mistakes_first():
+    class Labelled:
+        targets = ember.arange(100) % 10
+
+        def __len__(self):
+            return 100
+
+    predictions = Labelled.targets.clone()
+    predictions[[7, 42, 43, 98]] = 0
+    shown = train._shown_indices(Labelled(), predictions, count=12)
+    assert len(shown) == 12 == len(set(shown))
+    assert {7, 42, 43, 98} <= set(shown)
+    few = train._shown_indices(Labelled(), Labelled.targets, count=4)
+    assert few == [0, 33, 66, 99]                   # no mistakes: spread evenly

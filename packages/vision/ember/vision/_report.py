@@ -60,8 +60,10 @@ def _chart(draw, box, title, series, ylabel, fonts, y_range=None):
     yticks, ystep = _ticks(low, high)
     low, high = yticks[0], yticks[-1]
     epochs = max((len(vs) for _, vs in series), default=1)
-    xticks, _ = _ticks(1, max(epochs, 2))
-    xticks = [t for t in xticks if 1 <= t <= max(epochs, 2) and float(t).is_integer()] or [1]
+    xticks, xstep = _ticks(1, max(epochs, 2))
+    # epoch 1 is always labelled; other ticks keep half a step away from it
+    xticks = [1] + [t for t in xticks if 1 + xstep / 2 <= t <= max(epochs, 2)
+                    and float(t).is_integer()]
     x_high = max(epochs, 2)
 
     def to_xy(epoch, value):
@@ -111,12 +113,13 @@ def _short(name):
     return name.split(" - ")[-1] if " - " in name else name
 
 
-def save_report(path, history, images, labels, predictions, classes, title):
+def save_report(path, history, images, labels, predictions, classes, title, caption=None):
     """Write the report PNG to ``path``.
 
     ``history``: {"train_loss": [...], "test_loss": [...],
     "test_accuracy": [...] (fractions)}; ``images``: N×C×H×W floats in
-    [0, 1]; ``labels``/``predictions``: N ints; ``classes``: names."""
+    [0, 1]; ``labels``/``predictions``: N ints; ``classes``: names;
+    ``caption``: the line above the images."""
     small, normal, big = _font(11), _font(13), _font(15)
     width, cols, cell = 960, 12, 76
     rows = max(1, math.ceil(len(images) / cols))
@@ -138,8 +141,10 @@ def save_report(path, history, images, labels, predictions, classes, title):
 
     top = 40 + charts_height + 6
     wrong = sum(int(p) != int(t) for p, t in zip(predictions, labels))
-    draw.text((10, top), f"test images: predicted label (true label when wrong): "
-              f"{len(images) - wrong} of {len(images)} right", fill=INK, font=normal)
+    if caption is None:
+        caption = "test images: predicted label (true label when wrong)"
+    draw.text((10, top), f"{caption}; {len(images) - wrong} of {len(images)} right",
+              fill=INK, font=normal)
     top += 22
     side = cell - 22
     for i, (image, label, predicted) in enumerate(zip(images, labels, predictions)):

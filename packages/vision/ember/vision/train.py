@@ -17,7 +17,6 @@ from dataclasses import dataclass
 import numpy as np
 
 import ember
-import ember.nn as nn
 import ember.nn.functional as F
 import ember.optim as optim
 from ember.utils.data import DataLoader, Subset
@@ -295,11 +294,20 @@ def _scheduler(optimizer, args, steps_per_epoch):
 
 # -- the report --------------------------------------------------------------
 
-def _report(path, model, test_set, spec, args, history, elapsed, device):
+def _shown_indices(test_set, predictions, count=24):
+    """Up to a third of the grid from the test images the model got wrong,
+    the rest spread evenly over the test set."""
+    count = min(count, len(test_set))
+    targets = ember.tensor([int(test_set.targets[i]) for i in range(len(test_set))]) \
+        if not isinstance(test_set.targets, ember.Tensor) else test_set.targets
+    wrong = (predictions != targets).nonzero().flatten().tolist()[:count // 3]
+    spread = np.linspace(0, len(test_set) - 1, count).round().astype(int).tolist()
+    return sorted(wrong + [i for i in spread if i not in wrong][:count - len(wrong)])
+
+
+def _report(path, model, test_set, spec, args, history, elapsed, device, predictions):
     from ._report import save_report
-    count = min(24, len(test_set))
-    # spread the shown images over the test set, the same ones every run
-    indices = np.linspace(0, len(test_set) - 1, count).round().astype(int).tolist()
+    indices = _shown_indices(test_set, predictions)
     images = ember.stack([test_set[i][0] for i in indices])
     labels = [int(test_set[i][1]) for i in indices]
     model.eval()
@@ -313,7 +321,8 @@ def _report(path, model, test_set, spec, args, history, elapsed, device):
     accuracy = history["test_accuracy"][-1]
     title = (f"{args.dataset} / {args.model}: test accuracy {100 * accuracy:.2f}% after "
              f"{len(history['test_accuracy'])} epochs, {elapsed:.1f} s training")
-    save_report(path, history, shown, labels, predictions, classes, title)
+    save_report(path, history, shown, labels, predictions, classes, title,
+                caption="test images, mistakes first: predicted label (true label when wrong)")
 
 
 # -- the command -------------------------------------------------------------
@@ -361,7 +370,7 @@ def run(args, parser):
         epoch_start = time.perf_counter()
         train_loss = _train_epoch(model, train_loader, optimizer, scheduler, device, epoch,
                                   args.epochs)
-        test_loss, accuracy, _ = evaluate(model, test_loader, device)
+        test_loss, accuracy, predictions = evaluate(model, test_loader, device)
         seconds = time.perf_counter() - epoch_start
         for key, value in (("train_loss", train_loss), ("test_loss", test_loss),
                            ("test_accuracy", accuracy), ("seconds", seconds)):
@@ -371,7 +380,7 @@ def run(args, parser):
               f"{test_loss:.4f}  test accuracy {100 * accuracy:.2f}%  ({seconds:.1f} s)")
     elapsed = sum(history["seconds"])
     report_path = os.path.join(args.out, REPORT)
-    _report(report_path, model, test_set, spec, args, history, elapsed, device)
+    _report(report_path, model, test_set, spec, args, history, elapsed, device, predictions)
     accuracy = history["test_accuracy"][-1]
     print(f"final test accuracy {100 * accuracy:.2f}% on {len(test_set)} images "
           f"({args.dataset}, {args.model}, {len(history['seconds'])} epochs) in "
