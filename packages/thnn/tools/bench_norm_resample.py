@@ -1,5 +1,6 @@
-"""group_norm, upsampling, reflection padding and embedding_bag forwards,
-ember.thnn against PyTorch (CPU), float32, interleaved, medians.
+"""group_norm, upsampling, reflection padding, embedding_bag and the kl_div /
+margin_ranking / cosine_embedding loss forwards, ember.thnn against PyTorch
+(CPU), float32, interleaved, medians.
 
     python tools/bench_norm_resample.py [--threads 1 2] [--repeat 15]
 
@@ -42,6 +43,13 @@ def workloads():
     idx, offs = rng.integers(0, 10000, 4096), np.arange(0, 4096, 16)
     et, ei, eo = th.from_numpy(table), th.from_numpy(idx), th.from_numpy(offs)
     tt, ti, to = torch.from_numpy(table), torch.from_numpy(idx), torch.from_numpy(offs)
+    p = rng.standard_normal(1 << 20).astype(np.float32)
+    q = np.abs(rng.standard_normal(1 << 20)).astype(np.float32)
+    ep, eq, tp, tq = th.from_numpy(p), th.from_numpy(q), torch.from_numpy(p), torch.from_numpy(q)
+    u, v = (rng.standard_normal((4096, 256)).astype(np.float32) for _ in range(2))
+    y = np.sign(rng.standard_normal(4096)).astype(np.float32)
+    eu, ev, ey = th.from_numpy(u), th.from_numpy(v), th.from_numpy(y)
+    tu, tv, ty = torch.from_numpy(u), torch.from_numpy(v), torch.from_numpy(y)
     return [
         ("group_norm 8x64x32x32, 8 groups", lambda: nn.group_norm_forward(ex, 8, ew, eb),
          lambda: F.group_norm(tx, 8, tw, tb)),
@@ -55,6 +63,14 @@ def workloads():
         ("embedding_bag mean, 256 bags of 16, dim 128",
          lambda: nn.embedding_bag_forward(et, ei, eo, "mean"),
          lambda: F.embedding_bag(ti, tt, to, mode="mean")),
+        ("kl_div sum, 2^20 elements", lambda: nn.kl_div_forward(ep, eq, "sum"),
+         lambda: F.kl_div(tp, tq, reduction="sum")),
+        ("margin_ranking_loss mean, 2^20 elements",
+         lambda: nn.margin_ranking_loss_forward(ep, eq, ep, 0.1, "mean"),
+         lambda: F.margin_ranking_loss(tp, tq, tp, 0.1)),
+        ("cosine_embedding_loss mean, 4096x256",
+         lambda: nn.cosine_embedding_loss_forward(eu, ev, ey, 0.1, "mean"),
+         lambda: F.cosine_embedding_loss(tu, tv, ty, 0.1)),
     ]
 
 
