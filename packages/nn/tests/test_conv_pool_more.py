@@ -314,6 +314,20 @@ def test_adaptive_max_pool2d_indices(rng, shape, out):
     np.testing.assert_array_equal(picked.reshape(got.shape), got.numpy())
 
 
+@pytest.mark.parametrize("shape,out", [((2, 2, 5, 3, 7), (2, 3, 3)), ((1, 2, 4, 4, 6), (2, 2, 3)),
+                                       ((2, 3, 4, 2), (3, 1, 2))])
+def test_adaptive_max_pool3d_indices(rng, shape, out):
+    x = rng.standard_normal(shape)
+    got, idx = F.adaptive_max_pool3d(E(x), out, return_indices=True)
+    batched = x if x.ndim == 5 else x[None]
+    want = np_adaptive(batched, out, np.max)
+    np.testing.assert_array_equal(got.numpy(), want if x.ndim == 5 else want[0])
+    flat = x.reshape(x.shape[:-3] + (-1,))
+    picked = np.take_along_axis(flat, idx.numpy().reshape(idx.shape[:-3] + (-1,)), -1)
+    np.testing.assert_array_equal(picked.reshape(got.shape), got.numpy())
+    np.testing.assert_array_equal(nn.AdaptiveMaxPool3d(out)(E(x)).numpy(), got.numpy())
+
+
 @pytest.mark.parametrize("nd", [1, 2, 3])
 def test_max_unpool_inverts_max_pool(rng, nd):
     shape = (2, 3) + (4, 6, 4)[:nd]
@@ -374,6 +388,8 @@ GRAD_CASES = [
     ("adaptive_max_pool1d", lambda x: F.adaptive_max_pool1d(x, 3), lambda r: (G(r, 2, 2, 7),)),
     ("adaptive_max_pool2d_uneven", lambda x: F.adaptive_max_pool2d(x, (2, 3)),
      lambda r: (G(r, 1, 2, 5, 4),)),
+    ("adaptive_max_pool3d", lambda x: F.adaptive_max_pool3d(x, (2, 1, 3)),
+     lambda r: (G(r, 1, 2, 3, 2, 4),)),
     ("max_unpool2d", lambda x: F.max_unpool2d(x, UNPOOL_IDX, 2),
      lambda r: (G(r, 1, 1, 2, 2),)),
 ]

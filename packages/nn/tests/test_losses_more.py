@@ -82,6 +82,36 @@ def np_gaussian(x, y, var, full=False, eps=1e-6):
     return loss + 0.5 * np.log(2 * np.pi) if full else loss
 
 
+def np_multilabel_margin(x, t):
+    x, t = np.atleast_2d(x), np.atleast_2d(t)
+    out = np.zeros(len(x))
+    for n in range(len(x)):
+        targets = []
+        for j in t[n]:
+            if j == -1:
+                break
+            targets.append(j)
+        for j in targets:
+            for i in range(x.shape[1]):
+                if i not in targets:
+                    out[n] += max(0.0, 1 - (x[n, j] - x[n, i]))
+    return out / x.shape[1]
+
+
+def np_multilabel_soft_margin(x, y, w=None):
+    def log_sigmoid(v):
+        return -np.log1p(np.exp(-v))
+    loss = -(y * log_sigmoid(x) + (1 - y) * log_sigmoid(-x))
+    if w is not None:
+        loss = loss * w
+    return loss.mean(-1)
+
+
+def np_cosine_distance(u, v):
+    return 1 - (u * v).sum(-1) / np.maximum(np.linalg.norm(u, axis=-1) *
+                                            np.linalg.norm(v, axis=-1), 1e-8)
+
+
 # (id, ember call, NumPy reference, inputs factory) — the factory returns arrays;
 # float arrays are differentiated, int/sign arrays are targets
 def sign(rng, *shape):
@@ -123,6 +153,26 @@ LOSSES = [
     ("triplet_p3", lambda F, a, p, n, **kw: F.triplet_margin_loss(a, p, n, 0.5, 3, **kw),
      lambda a, p, n: np_triplet(a, p, n, 0.5, 3),
      lambda r: tuple(r.standard_normal((4, 2)) for _ in range(3))),
+    ("triplet_distance_fn", lambda F, a, p, n, **kw: F.triplet_margin_with_distance_loss(
+        a, p, n, distance_function=lambda u, v: 1 - F.cosine_similarity(u, v, -1), margin=0.4,
+        swap=True, **kw),
+     lambda a, p, n: np.maximum(0, 0.4 + np_cosine_distance(a, p) - np.minimum(
+         np_cosine_distance(a, n), np_cosine_distance(p, n))),
+     lambda r: tuple(r.standard_normal((5, 3)) for _ in range(3))),
+    ("triplet_distance_default", lambda F, a, p, n, **kw: F.triplet_margin_with_distance_loss(
+        a, p, n, **kw), np_triplet,
+     lambda r: tuple(r.standard_normal((5, 3)) for _ in range(3))),
+    ("multilabel_margin", lambda F, x, t, **kw: F.multilabel_margin_loss(x, t, **kw),
+     np_multilabel_margin,
+     lambda r: (r.standard_normal((4, 5)),
+                np.array([[3, 0, -1, 1, 2], [0, 1, 2, 3, 4], [4, -1, 0, 0, 0],
+                          [-1, 2, 2, 2, 2]]))),
+    ("multilabel_margin_1d", lambda F, x, t, **kw: F.multilabel_margin_loss(x, t, **kw),
+     lambda x, t: np_multilabel_margin(x, t)[0],
+     lambda r: (r.standard_normal(4), np.array([2, 1, -1, 0]))),
+    ("multilabel_soft_margin", lambda F, x, y, w, **kw: F.multilabel_soft_margin_loss(
+        x, y, w, **kw), np_multilabel_soft_margin,
+     lambda r: (r.standard_normal((4, 5)), (r.random((4, 5)) > 0.5) * 1.0, r.random(5))),
     ("poisson", lambda F, x, y, **kw: F.poisson_nll_loss(x, y, **kw), np_poisson,
      lambda r: (r.standard_normal((3, 4)), r.poisson(2.0, (3, 4)).astype(float))),
     ("poisson_full", lambda F, x, y, **kw: F.poisson_nll_loss(x, y, full=True, **kw),
@@ -157,10 +207,10 @@ def differentiated(name, arrays):
     """Positions of the inputs a loss is differentiated in: targets (signs,
     classes, counts) and class weights stay fixed."""
     fixed_last = name.startswith(("margin_ranking", "hinge", "soft_margin", "cosine",
-                                  "multi_margin"))
+                                  "multi_margin", "multilabel"))
     return [i for i, a in enumerate(arrays) if a.dtype.kind == "f"
             and not (fixed_last and i == len(arrays) - 1)
-            and not (name.startswith("poisson") and i == 1)]
+            and not (name.startswith(("poisson", "multilabel")) and i == 1)]
 
 
 @pytest.mark.parametrize("name,call,ref,make", LOSSES, ids=[c[0] for c in LOSSES])
@@ -230,6 +280,13 @@ MODULES = [
      lambda a, p, n: F.triplet_margin_loss(a, p, n, 0.5, 1, swap=True), "triplet"),
     (lambda: nn.PoissonNLLLoss(log_input=False, full=True),
      lambda x, y: F.poisson_nll_loss(x, y, False, True), "counts"),
+    (lambda: nn.MultiLabelSoftMarginLoss(reduction="sum"),
+     lambda x, y: F.multilabel_soft_margin_loss(x, y, reduction="sum"), "labels"),
+    (lambda: nn.MultiLabelMarginLoss(), lambda x, t: F.multilabel_margin_loss(x, t),
+     "label_lists"),
+    (lambda: nn.TripletMarginWithDistanceLoss(margin=0.5, swap=True),
+     lambda a, p, n: F.triplet_margin_with_distance_loss(a, p, n, margin=0.5, swap=True),
+     "triplet"),
     (lambda: nn.GaussianNLLLoss(full=True, eps=1e-3),
      lambda x, y, v: F.gaussian_nll_loss(x, y, v, True, 1e-3), "gauss"),
 ]
@@ -243,7 +300,9 @@ def module_inputs(kind, rng):
             "classes": (x, rng.integers(0, 3, 4)),
             "triplet": (x, rng.standard_normal((4, 3)), rng.standard_normal((4, 3))),
             "counts": (np.abs(x) + 0.1, rng.poisson(3.0, (4, 3)).astype(float)),
-            "gauss": (x, rng.standard_normal((4, 3)), rng.random((4, 3)))}[kind]
+            "gauss": (x, rng.standard_normal((4, 3)), rng.random((4, 3))),
+            "labels": (x, (rng.random((4, 3)) > 0.5) * 1.0),
+            "label_lists": (x, np.array([[2, -1, 0], [0, 1, 2], [1, 0, -1], [-1, 0, 0]]))}[kind]
 
 
 @pytest.mark.parametrize("build,call,kind", MODULES)
@@ -373,6 +432,19 @@ ERRORS = [
     ("gaussian-reduction", lambda F, L: F.gaussian_nll_loss(L.ones(3, 4), L.ones(3, 4),
                                                             L.ones(3, 4), reduction="x"),
      ValueError, "x is not valid"),
+    ("multilabel-target-size", lambda F, L: F.multilabel_margin_loss(
+        L.ones(3, 4), L.tensor([[0, 1, -1, 2]] * 2)),
+     RuntimeError, "inconsistent target size: [2, 4] for input of size: [3, 4]"),
+    ("multilabel-range", lambda F, L: F.multilabel_margin_loss(
+        L.ones(3, 4), L.tensor([[0, 5, -1, 2]] * 3)),
+     RuntimeError, "argument #2 'target' is out of range"),
+    ("multilabel-rank", lambda F, L: F.multilabel_margin_loss(
+        L.ones(3, 4, 2), L.tensor([[0, 1, -1, 2]] * 3)),
+     RuntimeError, "Expected non-empty vector or matrix with optional 0-dim batch size, but "
+                   "got: [3, 4, 2]"),
+    ("triplet-distance-margin", lambda F, L: F.triplet_margin_with_distance_loss(
+        L.ones(3, 4), L.ones(3, 4), L.ones(3, 4), margin=-1.0),
+     ValueError, "margin must be greater than 0, got -1.0"),
     ("poisson-reduction", lambda F, L: F.poisson_nll_loss(L.ones(3), L.ones(3), reduction="x"),
      ValueError, "x is not a valid value for reduction"),
 ]

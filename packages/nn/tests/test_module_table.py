@@ -154,6 +154,7 @@ MODULES = [
     ("AdaptiveAvgPool3d", lambda nn: nn.AdaptiveAvgPool3d((2, None, 3)), [R(2, 2, 5, 3, 7)]),
     ("AdaptiveMaxPool1d", lambda nn: nn.AdaptiveMaxPool1d(4), [R(2, 3, 9)]),
     ("AdaptiveMaxPool2d-even", lambda nn: nn.AdaptiveMaxPool2d(2), [R(2, 3, 6, 4)]),
+    ("AdaptiveMaxPool3d", lambda nn: nn.AdaptiveMaxPool3d((2, 3, None)), [R(2, 2, 5, 4, 3)]),
     # resampling
     ("Upsample-nearest", lambda nn: nn.Upsample(scale_factor=2), [R(2, 2, 3, 4)]),
     ("Upsample-nearest-size-1d", lambda nn: nn.Upsample(size=7), [R(2, 2, 3)]),
@@ -166,6 +167,10 @@ MODULES = [
                                                     align_corners=True), [R(1, 2, 4, 3)]),
     ("Upsample-bilinear-recompute", lambda nn: nn.Upsample(
         scale_factor=1.3, mode="bilinear", recompute_scale_factor=True), [R(1, 2, 4, 5)]),
+    ("Upsample-bicubic", lambda nn: nn.Upsample(scale_factor=(1.5, 2), mode="bicubic"),
+     [R(1, 2, 3, 4)]),
+    ("Upsample-bicubic-ac", lambda nn: nn.Upsample(size=(4, 7), mode="bicubic",
+                                                   align_corners=True), [R(2, 1, 3, 3)]),
     ("Upsample-trilinear", lambda nn: nn.Upsample(scale_factor=(2, 1.5, 0.5),
                                                   mode="trilinear"), [R(1, 2, 2, 3, 4)]),
     ("UpsamplingNearest2d", lambda nn: nn.UpsamplingNearest2d(size=(5, 3)), [R(2, 2, 3, 2)]),

@@ -1,4 +1,4 @@
-"""interpolate (nearest, nearest-exact, linear, bilinear, trilinear, area)
+"""interpolate (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area)
 and pad (constant, reflect, replicate, circular) against NumPy (float64):
 forward, gradcheck/gradgradcheck, non-contiguous / unbatched / empty
 inputs, bad input with PyTorch's wording."""
@@ -61,6 +61,37 @@ def np_linear(x, out, align_corners, scales):
     return res
 
 
+def np_bicubic(x, out, align_corners, scales, a=-0.75):
+    """Each output pixel from the 4×4 input pixels around its source point,
+    weighted by Keys' cubic convolution kernel; taps clamp at the edges."""
+    def kernel(d):
+        d = abs(d)
+        if d <= 1:
+            return ((a + 2) * d - (a + 3)) * d * d + 1
+        if d < 2:
+            return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+        return 0.0
+
+    def source(o, n, size, scale):
+        if align_corners:
+            return o * (n - 1) / (size - 1) if size > 1 else 0.0
+        return (o + 0.5) * (1 / scale if scale else n / size) - 0.5
+    h, w = x.shape[2:]
+    res = np.zeros(x.shape[:2] + tuple(out))
+    for i in range(out[0]):
+        sy = source(i, h, out[0], scales[0])
+        for j in range(out[1]):
+            sx = source(j, w, out[1], scales[1])
+            acc = 0.0
+            for ty in range(-1, 3):
+                for tx in range(-1, 3):
+                    yy, xx = int(np.floor(sy)) + ty, int(np.floor(sx)) + tx
+                    wgt = kernel(sy - yy) * kernel(sx - xx)
+                    acc = acc + wgt * x[:, :, min(max(yy, 0), h - 1), min(max(xx, 0), w - 1)]
+            res[:, :, i, j] = acc
+    return res
+
+
 def np_area(x, out):
     res = np.zeros(x.shape[:2] + tuple(out))
     for pos in itertools.product(*[range(o) for o in out]):
@@ -94,6 +125,9 @@ RESAMPLE = [  # (shape, mode, size, scale_factor, align_corners, recompute)
     ((1, 3, 5, 4), "bilinear", None, 1.3, False, True),
     ((1, 2, 3, 3, 4), "trilinear", (4, 2, 7), None, False, None),
     ((1, 2, 3, 3, 4), "trilinear", None, 1.5, True, None),
+    ((2, 2, 4, 5), "bicubic", (7, 3), None, False, None),
+    ((1, 2, 4, 5), "bicubic", None, (1.5, 0.7), True, None),
+    ((1, 2, 5, 4), "bicubic", None, 1.3, False, None),
     ((2, 2, 7, 5), "area", (3, 2), None, None, None),
     ((2, 2, 9), "area", None, 0.5, None, None),
 ]
@@ -115,6 +149,8 @@ def test_interpolate_matches_numpy(rng, shape, mode, size, scale, ac, recompute)
         want = np_nearest(x, out, scales, mode == "nearest-exact")
     elif mode == "area":
         want = np_area(x, out)
+    elif mode == "bicubic":
+        want = np_bicubic(x, out, ac, scales)
     else:
         want = np_linear(x, out, ac, scales)
     assert got.shape == tuple(want.shape)
@@ -231,6 +267,8 @@ GRAD_CASES = [
      lambda: (G(1, 2, 3, 3),)),
     ("bilinear_ac", lambda x: F.interpolate(x, scale_factor=1.7, mode="bilinear",
                                             align_corners=True), lambda: (G(1, 2, 3, 2),)),
+    ("bicubic", lambda x: F.interpolate(x, size=(5, 2), mode="bicubic"),
+     lambda: (G(1, 2, 3, 4),)),
     ("trilinear", lambda x: F.interpolate(x, size=(3, 3, 2), mode="trilinear"),
      lambda: (G(1, 1, 2, 2, 3),)),
     ("area", lambda x: F.interpolate(x, size=(2, 3), mode="area"), lambda: (G(1, 2, 5, 4),)),
@@ -241,7 +279,8 @@ GRAD_CASES = [
      lambda: (G(1, 1, 2, 3, 3),)),
     ("pad_constant", lambda x: F.pad(x, (1, -1, 2, 0), value=0.5), lambda: (G(2, 3, 4),)),
 ]
-SECOND_ORDER = {"bilinear", "nearest2d", "pad_reflect", "pad_replicate", "trilinear"}
+SECOND_ORDER = {"bilinear", "bicubic", "nearest2d", "pad_reflect", "pad_replicate",
+                "trilinear"}
 
 
 @pytest.mark.parametrize("name,fn,make", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])

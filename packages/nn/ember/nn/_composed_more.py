@@ -106,6 +106,7 @@ embedding_bag(weight, indices, offsets, mode, per_sample_weights,
     'max' takes the per-column maximum and sends the gradient to the first
     row reaching it.
 """
+import itertools
 import math
 
 import numpy as np
@@ -304,26 +305,35 @@ def avg_pool3d(input, kernel_size, stride, padding, ceil_mode, count_include_pad
 
 
 def adaptive_max_pool2d(input, output_size, return_indices):
-    n, c, h, w = input.shape
-    oh, ow = output_size
-    if h % oh == 0 and w % ow == 0:
-        k = (h // oh, w // ow)
-        return _max_pool_nd(input, k, k, (0, 0), (1, 1), False, return_indices)
+    return adaptive_max_nd(input, output_size, return_indices)
+
+
+def adaptive_max_nd(input, output_size, return_indices):
+    """Adaptive max pooling over any number of spatial dimensions."""
+    n, c = input.shape[:2]
+    sizes = tuple(input.shape[2:])
+    if all(size % o == 0 for size, o in zip(sizes, output_size)):
+        k = tuple(size // o for size, o in zip(sizes, output_size))
+        return _max_pool_nd(input, k, k, (0,) * len(k), (1,) * len(k), False, return_indices)
     outs, idxs = [], []
-    for i in range(oh):
-        r0, r1 = (i * h) // oh, -(-((i + 1) * h) // oh)
-        for j in range(ow):
-            c0, c1 = (j * w) // ow, -(-((j + 1) * w) // ow)
-            cell = input[:, :, r0:r1, c0:c1].reshape(n, c, -1)
-            k = cell.detach().argmax(-1, keepdim=True)
-            outs.append(cell.gather(-1, k).squeeze(-1))
-            if return_indices:
-                k = k.squeeze(-1)
-                idxs.append((r0 + k // (c1 - c0)) * w + c0 + k % (c1 - c0))
-    out = ember.stack(outs, -1).reshape(n, c, oh, ow)
+    for pos in itertools.product(*[range(o) for o in output_size]):
+        starts = [(i * size) // o for i, size, o in zip(pos, sizes, output_size)]
+        ends = [-(-((i + 1) * size) // o) for i, size, o in zip(pos, sizes, output_size)]
+        cell = input[(slice(None), slice(None)) + tuple(slice(a, b) for a, b in
+                                                        zip(starts, ends))]
+        cell = cell.reshape(n, c, -1)
+        k = cell.detach().argmax(-1, keepdim=True)
+        outs.append(cell.gather(-1, k).squeeze(-1))
+        if return_indices:
+            offsets = _unravel(k.squeeze(-1), [b - a for a, b in zip(starts, ends)])
+            index = None
+            for size, start, off in zip(sizes, starts, offsets):
+                index = start + off if index is None else index * size + start + off
+            idxs.append(index)
+    out = ember.stack(outs, -1).reshape(n, c, *output_size)
     if not return_indices:
         return out
-    return out, ember.stack(idxs, -1).reshape(n, c, oh, ow)
+    return out, ember.stack(idxs, -1).reshape(n, c, *output_size)
 
 
 # ---- resampling --------------------------------------------------------------------

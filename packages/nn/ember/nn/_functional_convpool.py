@@ -10,7 +10,8 @@ from . import functional as F
 
 __all__ = ["conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
            "max_pool3d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool3d",
-           "adaptive_max_pool1d", "adaptive_max_pool2d", "max_unpool1d", "max_unpool2d",
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+           "max_unpool1d", "max_unpool2d",
            "max_unpool3d"]
 
 
@@ -281,6 +282,21 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
         res = (res, ember.zeros(res.shape, dtype=ember.int64)) if return_indices else res
     else:
         res = _kernels.kernel("adaptive_max_pool2d")(x, out, bool(return_indices))
+    if unbatched:
+        return tuple(r.squeeze(0) for r in res) if return_indices else res.squeeze(0)
+    return res
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    out = _adaptive_args(input, output_size, 3, "adaptive_max_pool3d",
+                         "adaptive_max_pool3d(): Expected 4D or 5D tensor, but got "
+                         f"{list(input.shape)}")
+    x, unbatched = (input, False) if input.dim() == 5 else (input.unsqueeze(0), True)
+    if min(out) == 0 or x.shape[0] == 0:
+        res = x.new_zeros(x.shape[0], x.shape[1], *out)
+        res = (res, ember.zeros(res.shape, dtype=ember.int64)) if return_indices else res
+    else:
+        res = _composed_more.adaptive_max_nd(x, out, bool(return_indices))
     if unbatched:
         return tuple(r.squeeze(0) for r in res) if return_indices else res.squeeze(0)
     return res

@@ -1,8 +1,11 @@
 """ember.nn.functional: margin, embedding and likelihood losses
 (margin_ranking, hinge_embedding, soft_margin, cosine_embedding,
-multi_margin, triplet_margin, poisson_nll, gaussian_nll) and
+multi_margin, multilabel_margin, multilabel_soft_margin, triplet_margin
+with or without a distance function, poisson_nll, gaussian_nll) and
 pairwise_distance, composed from ember operations."""
 import math
+
+import numpy as np
 
 import ember
 
@@ -10,7 +13,8 @@ from . import functional as F
 
 __all__ = ["pairwise_distance", "margin_ranking_loss", "hinge_embedding_loss",
            "soft_margin_loss", "cosine_embedding_loss", "multi_margin_loss",
-           "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss"]
+           "triplet_margin_loss", "triplet_margin_with_distance_loss", "poisson_nll_loss",
+           "gaussian_nll_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss"]
 
 
 def _reduction(size_average, reduce, reduction):
@@ -140,6 +144,73 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     if swap:
         d_neg = ember.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
     return F._reduce((margin + d_pos - d_neg).clamp(min=0), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """max(0, margin + d(a, p) − d(a, n)) for any distance function d
+    (pairwise_distance by default)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not anchor.dim() == positive.dim() == negative.dim():
+        raise RuntimeError("The anchor, positive, and negative tensors are expected to have the "
+                           f"same number of dimensions, but got: anchor {anchor.dim()}D, "
+                           f"positive {positive.dim()}D, and negative {negative.dim()}D inputs")
+    distance = pairwise_distance if distance_function is None else distance_function
+    d_pos = distance(anchor, positive)
+    d_neg = distance(anchor, negative)
+    if swap:
+        d_neg = ember.minimum(d_neg, distance(positive, negative))
+    return F._reduce((margin + d_pos - d_neg).clamp(min=0), reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Σ_{j ∈ targets} Σ_{i ∉ targets} max(0, 1 − (x[j] − x[i])) / C per
+    sample; a sample's targets are the class indices before its first −1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if input.dim() > 2 or input.dim() == 2 and input.shape[1] == 0 or \
+            input.dim() < 2 and input.numel() == 0:
+        raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch "
+                           f"size, but got: {list(input.shape)}")
+    if target.dtype is not ember.int64:
+        raise RuntimeError(f"expected scalar type Long but found "
+                           f"{F._type_name(target)[:-6]}")
+    if tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    x = input.reshape(1, -1) if input.dim() < 2 else input
+    n, c = x.shape
+    t = target.reshape(n, c).numpy()
+    if t.size and (t.min() < -1 or t.max() >= c):
+        raise RuntimeError("argument #2 'target' is out of range")
+    # which classes are targets: the entries before the first -1 of each row
+    before_end = np.cumprod(t != -1, axis=1).astype(bool)
+    is_target = np.zeros((n, c), dtype=bool)
+    rows = np.nonzero(before_end)[0]
+    is_target[rows, t[before_end]] = True
+    pairs = is_target[:, :, None] & ~is_target[:, None, :]     # (sample, target j, other i)
+    margins = (1 - (x.unsqueeze(2) - x.unsqueeze(1))).clamp(min=0)
+    loss = (margins * ember.from_numpy(pairs).to(x.dtype)).sum((1, 2)) / c
+    if input.dim() < 2:
+        loss = loss.reshape(())
+    return F._reduce(loss, reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    """Binary cross-entropy of sigmoid(x) against each class's 0/1 target,
+    averaged over the classes (the last dimension)."""
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(size_average, reduce, reduction)
+    loss = -(target * F.logsigmoid(input) + (1 - target) * F.logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(input.dim() - 1) / input.shape[-1]
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(reduction + " is not valid")
+    return F._reduce(loss, reduction)
 
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,

@@ -1,5 +1,5 @@
 """ember.nn.functional: interpolate (nearest, nearest-exact, linear,
-bilinear, trilinear, area) and pad (constant, reflect, replicate,
+bilinear, bicubic, trilinear, area) and pad (constant, reflect, replicate,
 circular)."""
 import math
 
@@ -13,7 +13,7 @@ from . import functional as F
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pad"]
 
 _MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
-_LINEAR_RANK = {"linear": 3, "bilinear": 4, "trilinear": 5}
+_LINEAR_RANK = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
 _DIM_NAMES = {1: ("W",), 2: ("H", "W"), 3: ("D", "H", "W")}
 
 
@@ -71,8 +71,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         align_corners = False
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported")
-    if mode == "bicubic":
-        raise NotImplementedError("interpolate: mode 'bicubic' is not supported yet")
     if mode in _LINEAR_RANK and input.dim() != _LINEAR_RANK[mode]:
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
                                   f"{_LINEAR_RANK[mode]}D input")
@@ -101,6 +99,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             x = x.index_select(dim, _composed_more.nearest_indices(x.shape[dim], o, s))
         elif mode == "nearest-exact":
             x = x.index_select(dim, _nearest_exact_indices(x.shape[dim], o, s))
+        elif mode == "bicubic":
+            x = _cubic_along(x, dim, o, align_corners, s)
         else:
             x = _composed_more.linear_along(x, dim, o, align_corners, s)
     return x if x is not input else input.clone()
@@ -110,6 +110,41 @@ def _nearest_exact_indices(size, out, scale):
     r = np.float32(1.0 / scale) if scale else np.float32(size) / np.float32(out)
     src = np.floor((np.arange(out, dtype=np.float32) + np.float32(0.5)) * r)
     return ember.from_numpy(np.minimum(src.astype(np.int64), size - 1))
+
+
+_CUBIC_A = -0.75  # the cubic convolution kernel's free parameter, as PyTorch
+
+
+def _cubic_along(x, dim, out, align_corners, scale):
+    """Cubic convolution (Keys) along one dimension: four taps around the
+    source coordinate, clamped to the edges; unlike linear interpolation
+    the coordinate is not clamped at 0."""
+    size = x.shape[dim]
+    dst = np.arange(out, dtype=np.float64)
+    if align_corners:
+        src = dst * ((size - 1) / (out - 1)) if out > 1 else np.zeros(out)
+    else:
+        r = 1.0 / scale if scale else size / out
+        src = (dst + 0.5) * r - 0.5
+    base = np.floor(src)
+    t = src - base
+    a = _CUBIC_A
+
+    def near(d):  # |d| <= 1
+        return ((a + 2) * d - (a + 3)) * d * d + 1
+
+    def far(d):   # 1 < |d| < 2
+        return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
+    shape = [1] * x.dim()
+    shape[dim] = out
+    total = None
+    for tap, w in zip(range(-1, 3), weights):
+        index = np.clip(base.astype(np.int64) + tap, 0, size - 1)
+        term = x.index_select(dim, ember.from_numpy(index)) * \
+            ember.from_numpy(w).to(x.dtype).view(*shape)
+        total = term if total is None else total + term
+    return total
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

@@ -21,6 +21,7 @@ __all__ = ["Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "ReLU", "Re
            "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d",
            "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "MaxPool3d",
            "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+           "AdaptiveMaxPool3d",
            "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "EmbeddingBag", "InstanceNorm1d",
            "InstanceNorm3d", "Dropout1d", "Dropout3d"]
 
@@ -854,6 +855,11 @@ class AdaptiveMaxPool1d(_AdaptivePool):
 
     def forward(self, input):
         return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool3d(AdaptiveMaxPool1d):
+    def forward(self, input):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
 
 
 class _MaxUnpoolNd(Module):
