@@ -250,11 +250,9 @@ THNN_API int thnn_avg_pool3d_backward_input(th_tensor *grad_input,
     int ok = grad_output->ndim == grad_input->ndim;
     for (int i = 0; ok && i < grad_input->ndim; i++) ok = grad_output->sizes[i] == os[i];
     if (!ok) {
-        char a[256];
-        th_tensor want;
-        want.ndim = grad_input->ndim;
+        char a[256], b[256];
+        th_tensor want = {.ndim = grad_input->ndim};  /* only to print the shape */
         for (int i = 0; i < want.ndim; i++) want.sizes[i] = os[i];
-        char b[256];
         return thnn__error(TH_ERR_RUNTIME, "%s: expected grad_output of shape %s "
                            "but got %s", fn, thnn__shape(&want, b),
                            thnn__shape(grad_output, a));
