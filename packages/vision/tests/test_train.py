@@ -1,6 +1,7 @@
 """The training command on tiny runs: outputs, resume, reproducibility and
 bad options."""
 import gzip
+import pickle
 import struct
 
 import numpy as np
@@ -54,6 +55,11 @@ def test_report_marks_right_and_wrong_predictions(tmp_path):
         save_report(path, history, images, [1, 2, 3, 4], predictions, list("0123456789"), "t")
         colours = {tuple(c) for c in np.asarray(Image.open(path).convert("RGB")).reshape(-1, 3)}
         assert present in colours and absent not in colours
+    blue = np.zeros((2, 3, 8, 8))
+    blue[:, 2] = 1.0                                    # colour images stay in colour
+    save_report(path, history, blue, [0, 1], [0, 1], ["a", "b"], "t")
+    colours = {tuple(c) for c in np.asarray(Image.open(path).convert("RGB")).reshape(-1, 3)}
+    assert (0, 0, 255) in colours
 
 
 def test_same_seed_same_history(tmp_path):
@@ -125,6 +131,28 @@ def test_mnist_files_in_a_dataset_folder(tmp_path, capsys):
     assert train.main(["--dataset", "mnist", "--root", str(tmp_path / "data"), "--epochs", "1",
                        "--batch-size", "20", "--out", str(out)]) == 0
     assert "mnist: 40 training and 20 test images" in capsys.readouterr().out
+    assert (out / train.REPORT).exists()
+
+
+def test_cifar10_batches(tmp_path, capsys):
+    """Colour images: LeNet takes 3×32×32, the report shows them in colour."""
+    rng = np.random.default_rng(0)
+    folder = tmp_path / "data" / "cifar-10-batches-py"
+    folder.mkdir(parents=True)
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        batch = {"data": rng.integers(0, 256, (4, 3072)).astype(np.uint8),
+                 "labels": rng.integers(0, 10, 4).tolist(), "batch_label": name}
+        (folder / name).write_bytes(pickle.dumps(batch, protocol=2))
+    names = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",
+             "truck"]
+    (folder / "batches.meta").write_bytes(pickle.dumps({"label_names": names}, protocol=2))
+    out = tmp_path / "out"
+    assert train.main(["--dataset", "cifar10", "--root", str(tmp_path / "data"), "--epochs", "1",
+                       "--out", str(out)]) == 0
+    assert "cifar10: 20 training and 4 test images" in capsys.readouterr().out
+    state = ember.load(out / train.CHECKPOINT)
+    assert tuple(state["model"]["conv1.weight"].shape) == (6, 3, 5, 5)
+    assert tuple(state["model"]["fc1.weight"].shape) == (120, 16 * 6 * 6)
     assert (out / train.REPORT).exists()
 
 

@@ -189,8 +189,7 @@ def _loaders(parser, args, spec):
 
 # -- model and optimisation --------------------------------------------------
 
-def build_model(args, spec):
-    classes = len(getattr(datasets, spec.name).classes)
+def build_model(args, spec, classes):
     if args.model == "lenet":
         return models.lenet(num_classes=classes, in_channels=spec.channels,
                             image_size=spec.size)
@@ -317,7 +316,7 @@ def _report(path, model, test_set, spec, args, history, elapsed, device, predict
     std = np.array(spec.std, np.float32).reshape(-1, 1, 1)
     # undo Normalize; a grey image given to an RGB model is shown once
     shown = images.numpy()[:, :spec.channels] * std + mean
-    classes = getattr(datasets, spec.name).classes
+    classes = test_set.classes
     accuracy = history["test_accuracy"][-1]
     title = (f"{args.dataset} / {args.model}: test accuracy {100 * accuracy:.2f}% after "
              f"{len(history['test_accuracy'])} epochs, {elapsed:.1f} s training")
@@ -344,7 +343,7 @@ def run(args, parser):
 
     _seed_everything(args.seed)
     train_set, test_set, train_loader, test_loader = _loaders(parser, args, spec)
-    model = build_model(args, spec).to(device)
+    model = build_model(args, spec, len(test_set.classes)).to(device)
     optimizer = optim.Adam(model.parameters(), lr=args.lr)
     scheduler = _scheduler(optimizer, args, len(train_loader))
     history = {"train_loss": [], "test_loss": [], "test_accuracy": [], "seconds": []}
