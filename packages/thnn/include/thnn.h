@@ -308,6 +308,11 @@ int thnn_reflection_pad2d_forward(th_tensor *output, const th_tensor *input,
 int thnn_reflection_pad2d_backward_input(th_tensor *grad_input,
                                          const th_tensor *grad_output,
                                          const int64_t *padding);
+int thnn_reflection_pad3d_forward(th_tensor *output, const th_tensor *input,
+                                  const int64_t *padding);
+int thnn_reflection_pad3d_backward_input(th_tensor *grad_input,
+                                         const th_tensor *grad_output,
+                                         const int64_t *padding);
 int thnn_replication_pad1d_forward(th_tensor *output, const th_tensor *input,
                                    const int64_t *padding);
 int thnn_replication_pad1d_backward_input(th_tensor *grad_input,

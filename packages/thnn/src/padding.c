@@ -1,4 +1,4 @@
-/* reflection_pad1d/2d and replication_pad1d/2d/3d.  `padding` holds one
+/* reflection_pad1d/2d/3d and replication_pad1d/2d/3d.  `padding` holds one
  * (before, after) pair per padded dim, last dim first: {left, right},
  * {left, right, top, bottom}, {left, right, top, bottom, front, back};
  * negative values crop, as in PyTorch.  Every output position reads one
@@ -193,6 +193,16 @@ THNN_API int thnn_reflection_pad2d_backward_input(th_tensor *grad_input,
                                                   const th_tensor *grad_output,
                                                   const int64_t *padding) {
     return pad("reflection_pad2d_backward_input", REFLECT, 2, 1, grad_input, NULL,
+               grad_input, grad_output, padding);
+}
+THNN_API int thnn_reflection_pad3d_forward(th_tensor *output, const th_tensor *input,
+                                           const int64_t *padding) {
+    return pad("reflection_pad3d", REFLECT, 3, 0, NULL, output, input, output, padding);
+}
+THNN_API int thnn_reflection_pad3d_backward_input(th_tensor *grad_input,
+                                                  const th_tensor *grad_output,
+                                                  const int64_t *padding) {
+    return pad("reflection_pad3d_backward_input", REFLECT, 3, 1, grad_input, NULL,
                grad_input, grad_output, padding);
 }
 THNN_API int thnn_replication_pad1d_forward(th_tensor *output, const th_tensor *input,

@@ -201,6 +201,8 @@ PAD_CASES = [  # name, k, numpy mode, input shape, padding (last dim first)
     ("reflection_pad1d", 1, "reflect", (3, 4), (3, 0)),
     ("reflection_pad2d", 2, "reflect", (2, 2, 4, 5), (1, 2, 3, 1)),
     ("reflection_pad2d", 2, "reflect", (2, 3, 3), (2, 2, 0, 2)),
+    ("reflection_pad3d", 3, "reflect", (2, 1, 3, 4, 5), (2, 1, 0, 3, 1, 2)),
+    ("reflection_pad3d", 3, "reflect", (2, 3, 2, 4), (1, 1, 1, 1, 1, 1)),
     ("replication_pad1d", 1, "edge", (2, 3, 4), (5, 1)),
     ("replication_pad2d", 2, "edge", (1, 2, 3, 2), (3, 0, 2, 4)),
     ("replication_pad3d", 3, "edge", (2, 1, 2, 3, 2), (1, 2, 0, 1, 2, 1)),
@@ -246,6 +248,9 @@ def test_padding_bad_input():
         nn.reflection_pad2d_forward(x, (0, 0, 1, 3))
     with pytest.raises(RuntimeError, match=r"Expected 4D or 5D .* but got: \[1, 3, 4\]"):
         nn.replication_pad3d_forward(x, 1)
+    with pytest.raises(RuntimeError, match=r"padding \(2, 0\) at dimension 1 of input "
+                                           r"\[1, 2, 3, 4\]"):
+        nn.reflection_pad3d_forward(th.randn(1, 2, 3, 4), (0, 0, 0, 0, 2, 0))
     with pytest.raises(RuntimeError, match=r"non-zero dimensions for input, but got: \[1, 0, 4\]"):
         nn.replication_pad1d_forward(th.empty(1, 0, 4), 1)
     with pytest.raises(RuntimeError, match="too small"):
@@ -517,6 +522,10 @@ def test_against_torch():
                                   F.pad(tx, (1, 2, 3, 1), mode="reflect").numpy())
     np.testing.assert_array_equal(N(nn.replication_pad2d_forward(T(x), (-1, 2, 3, -2))),
                                   F.pad(tx, (-1, 2, 3, -2), mode="replicate").numpy())
+    x5 = rng.standard_normal((2, 3, 3, 4, 5))
+    np.testing.assert_array_equal(N(nn.reflection_pad3d_forward(T(x5), (1, 2, 3, 1, 2, 0))),
+                                  F.pad(torch.from_numpy(x5), (1, 2, 3, 1, 2, 0),
+                                        mode="reflect").numpy())
     wt = rng.standard_normal((6, 3))
     idx, psw = np.array([0, 2, 5, 5, 1, 3]), rng.standard_normal(6)
     for ofs, last in [(np.array([0, 1, 1, 4]), False), (np.array([0, 2, 3]), True)]:

@@ -14,6 +14,7 @@ __all__ = [
     "upsample_bilinear2d_forward", "upsample_bilinear2d_backward_input",
     "reflection_pad1d_forward", "reflection_pad1d_backward_input",
     "reflection_pad2d_forward", "reflection_pad2d_backward_input",
+    "reflection_pad3d_forward", "reflection_pad3d_backward_input",
     "replication_pad1d_forward", "replication_pad1d_backward_input",
     "replication_pad2d_forward", "replication_pad2d_backward_input",
     "replication_pad3d_forward", "replication_pad3d_backward_input",
@@ -179,6 +180,7 @@ def _make_pad(cname, k):
 
 reflection_pad1d_forward, reflection_pad1d_backward_input = _make_pad("reflection_pad1d", 1)
 reflection_pad2d_forward, reflection_pad2d_backward_input = _make_pad("reflection_pad2d", 2)
+reflection_pad3d_forward, reflection_pad3d_backward_input = _make_pad("reflection_pad3d", 3)
 replication_pad1d_forward, replication_pad1d_backward_input = _make_pad("replication_pad1d", 1)
 replication_pad2d_forward, replication_pad2d_backward_input = _make_pad("replication_pad2d", 2)
 replication_pad3d_forward, replication_pad3d_backward_input = _make_pad("replication_pad3d", 3)
