@@ -194,3 +194,19 @@ def test_decreasing_offsets_are_refused():
         F.embedding_bag(ember.tensor([1, 2, 3]), ember.ones(10, 3), ember.tensor([0, 2, 1]))
     with pytest.raises(AssertionError, match="padding_idx must be within num_embeddings"):
         nn.EmbeddingBag(10, 3, padding_idx=10)
+
+
+def test_no_bags_and_empty_input(rng):
+    w = E(rng.standard_normal((5, 3)), grad=True)
+    out = F.embedding_bag(E([1, 2]), w, ember.tensor([], dtype=ember.int64))
+    assert tuple(out.shape) == (0, 3)
+    out.sum().backward()
+    assert w.grad.abs().sum().item() == 0
+    assert tuple(F.embedding_bag(E([1, 2]), w, E([0]), include_last_offset=True).shape) == (0, 3)
+    for mode in ("sum", "mean", "max"):
+        empty = F.embedding_bag(ember.tensor([], dtype=ember.int64), w, E([0, 0]), mode=mode)
+        assert empty.tolist() == [[0.0] * 3] * 2
+    with pytest.raises(RuntimeError, match="include_last_offset: number of offset should be "
+                                           "at least 1"):
+        F.embedding_bag(E([1, 2]), w, ember.tensor([], dtype=ember.int64),
+                        include_last_offset=True)

@@ -84,10 +84,12 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
             raise RuntimeError(f"offsets must be non-decreasing, but got {bounds.tolist()}")
         if include_last_offset:
             if bounds.size == 0:
-                raise RuntimeError("include_last_offset: number of offsets should be at "
+                raise RuntimeError("include_last_offset: number of offset should be at "
                                    "least 1")
         else:
             bounds = np.append(bounds, len(indices))
+        if bounds.size == 1:  # no bags at all
+            return weight.narrow(0, 0, 0).clone()
     else:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
                          f"{input.dim()}")
