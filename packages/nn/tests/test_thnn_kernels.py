@@ -29,6 +29,20 @@ CASES = [
     ("cross_entropy", [(6, 5)], [("classes", 5, (6,)), None, "mean", -100]),
     ("cross_entropy", [(6, 5)], [("classes", 5, (6,)), ("rand", (5,)), "sum", 2]),
     ("cross_entropy", [(7,)], [("classes", 7, ()), None, "none", -100]),
+    ("conv3d", [(2, 3, 5, 4, 6), (4, 3, 2, 3, 2), (4,)],
+     [(1, 1, 2), (1, 1, 0, 0, 1, 1), (1, 1, 1), 1]),
+    ("conv3d", [(1, 4, 6, 5, 5), (2, 2, 3, 2, 2), None],
+     [(2, 1, 1), (1, 1, 0, 0, 0, 0), (1, 2, 1), 2]),
+    ("conv_transpose2d", [(2, 4, 4, 5), (4, 3, 3, 2), (3,)],
+     [(2, 1), (1, 0), (1, 0), 1, (1, 1)]),
+    ("conv_transpose2d", [(1, 4, 3, 3), (4, 1, 2, 2), None],
+     [(2, 2), (0, 0), (0, 1), 2, (1, 2)]),
+    ("max_pool3d", [(1, 2, 5, 6, 5)], [(2, 2, 2), (2, 2, 1), (1, 0, 1), (1, 1, 2), False, True]),
+    ("max_pool3d", [(2, 1, 4, 4, 5)], [(2, 3, 2), (1, 2, 2), (0, 1, 0), (1, 1, 1), True, False]),
+    ("avg_pool3d", [(1, 2, 5, 6, 5)], [(2, 3, 2), (2, 2, 1), (1, 1, 0), False, True, None]),
+    ("avg_pool3d", [(2, 1, 4, 5, 4)], [(3, 2, 2), (1, 2, 2), (1, 0, 1), True, False, 5]),
+    ("adaptive_max_pool2d", [(2, 3, 7, 5)], [(3, 2), True]),
+    ("adaptive_max_pool2d", [(1, 2, 4, 9)], [(4, 4), False]),
 ]
 
 
@@ -59,7 +73,8 @@ def test_thnn_is_the_cpu_provider():
     _kernels.reset()
     assert "cpu" in _kernels.providers()
     for name in ("conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "batch_norm",
-                 "cross_entropy"):
+                 "cross_entropy", "conv3d", "conv_transpose2d", "max_pool3d", "avg_pool3d",
+                 "adaptive_max_pool2d"):
         assert _kernels.kernel(name) is not _kernels.COMPOSED[name]
 
 
