@@ -480,6 +480,14 @@ ERRORS = [
     ("max_pool3d-too-small", lambda nn, F, L: F.max_pool3d(L.ones(2, 3, 1, 4, 4), 2), RuntimeError,
      "Given input size: (3x1x4x4). Calculated output size: (3x0x2x2). Output size is too "
      "small"),
+    ("max_pool3d-kernel-tuple", lambda nn, F, L: F.max_pool3d(L.ones(1, 2, 3, 3, 3), (2, 2)),
+     RuntimeError, "max_pool3d: kernel_size must either be a single int, or a tuple of three "
+                   "ints"),
+    ("max_pool3d-stride-zero", lambda nn, F, L: F.max_pool3d(L.ones(1, 2, 3, 3, 3), 2, 0),
+     RuntimeError, "stride should not be zero"),
+    ("conv3d-dtype", lambda nn, F, L: F.conv3d(L.ones(1, 2, 3, 3, 3),
+                                               L.ones(1, 2, 2, 2, 2, dtype=L.float64)),
+     RuntimeError, "expected scalar type Float but found Double"),
     ("avg_pool3d-too-small", lambda nn, F, L: F.avg_pool3d(L.ones(2, 3, 1, 4, 4), 2), RuntimeError,
      "input image (T: 1 H: 4 W: 4) smaller than kernel size (kT: 2 kH: 2 kW: 2)"),
     ("avg_pool3d-rank", lambda nn, F, L: F.avg_pool3d(L.ones(3, 4, 4), 2), RuntimeError,

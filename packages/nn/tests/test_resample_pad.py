@@ -337,6 +337,9 @@ ERRORS = [
     ("pad-empty-dim", lambda F, L: F.pad(L.ones(2, 3, 0), (1, 1), mode="replicate"),
      RuntimeError, "Expected 2D or 3D (batch mode) tensor with possibly 0 batch size and other "
                    "non-zero dimensions for input, but got: [2, 3, 0]"),
+    ("pad-float-amount", lambda F, L: F.pad(L.ones(1, 2, 3), (1.5, 1), mode="reflect"),
+     TypeError, "pad(): argument 'pad' (position 2) must be tuple of ints, but found element "
+                "of type float at pos 0"),
     ("pad-constant-long", lambda F, L: F.pad(L.ones(2, 3, 4), (1,) * 8), RuntimeError,
      "Padding length should be less than or equal to two times the input dimension but got "
      "padding length 8 and input of dimension 3"),
@@ -357,6 +360,11 @@ def test_torch_says_the_same(name, call, exc, message):
     with pytest.raises(exc) as info:
         call(torch.nn.functional, torch)
     assert message in str(info.value)
+
+
+def test_interpolate_needs_floating_input():
+    with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+        F.interpolate(ember.ones(1, 2, 3, 3, dtype=ember.int64), size=5, mode="bilinear")
 
 
 def test_circular_pad_module_checks_rank():

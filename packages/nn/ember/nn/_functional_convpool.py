@@ -62,6 +62,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
             f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
             f"input{list(x.shape)} to have {cg * groups} channels, but got {x.shape[1]} "
             "channels instead")
+    _same_dtype(x, weight, bias)
     pads = explicit_padding(padding, ks, stride, dilation)
     padded = [x.shape[2 + i] + pads[2 * i] + pads[2 * i + 1] for i in range(3)]
     eff = [d * (k - 1) + 1 for d, k in zip(dilation, ks)]
@@ -71,6 +72,13 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                            "actual input size")
     out = _kernels.kernel("conv3d")(x, weight, bias, stride, pads, dilation, groups)
     return out.squeeze(0) if unbatched else out
+
+
+def _same_dtype(input, weight, bias):
+    for t in (weight, bias):
+        if t is not None and t.dtype != input.dtype:
+            raise RuntimeError(f"expected scalar type {F._type_name(input)[:-6]} but found "
+                               f"{F._type_name(t)[:-6]}")
 
 
 def explicit_padding(padding, kernel_size, stride, dilation):
@@ -119,6 +127,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
         raise RuntimeError("non-positive stride is not supported")
     if min(dilation) < 1:
         raise RuntimeError("dilation should be greater than zero")
+    _same_dtype(x, weight, bias)
     if min(padding) < 0 or min(output_padding) < 0:
         raise RuntimeError("negative padding is not supported")
     if any(op >= max(s, d) for op, s, d in zip(output_padding, stride, dilation)):
@@ -170,17 +179,25 @@ def _pool3d_args(name, input, kernel_size, stride, padding, dilation, ceil_mode)
     if input.dim() not in (4, 5) or input.numel() == 0 and input.dim() == 4:
         raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
     x, unbatched = (input, False) if input.dim() == 5 else (input.unsqueeze(0), True)
-    k = _ntuple(kernel_size, 3, "kernel_size")
+
+    def triple(v, what, form="a single int"):
+        try:
+            return _ntuple(v, 3, what)
+        except (TypeError, ValueError):
+            raise RuntimeError(f"{name}: {what} must either be {form}, or a tuple of three "
+                               "ints") from None
+    k = triple(kernel_size, "kernel_size")
     s = k if stride is None or (not isinstance(stride, numbers.Integral) and len(stride) == 0) \
-        else _ntuple(stride, 3, "stride")
-    p, d = _ntuple(padding, 3, "padding"), _ntuple(dilation, 3, "dilation")
-    if min(k) < 1:
-        raise RuntimeError(f"{name}: kernel_size must be greater than zero, but got "
-                           f"{list(k)}")
-    if min(s) < 1:
-        raise RuntimeError(f"{name}: stride must be greater than zero, but got {list(s)}")
+        else triple(stride, "stride", "omitted, a single int")
+    p, d = triple(padding, "padding"), triple(dilation, "dilation")
+    if min(s) == 0:
+        raise RuntimeError("stride should not be zero")
+    if min(k) < 1 or min(s) < 0:
+        raise RuntimeError(f"{name}: kernel_size and stride must be greater than zero, but got "
+                           f"kernel_size={list(k)} and stride={list(s)}")
     if min(d) < 1:
-        raise RuntimeError(f"{name}: dilation must be greater than zero, but got {list(d)}")
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationT: {d[0]} "
+                           f"dilationH: {d[1]} dilationW: {d[2]}")
     for kk, pp, dd in zip(k, p, d):
         if pp < 0 or pp > kk // 2:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got "

@@ -2,6 +2,7 @@
 bilinear, bicubic, trilinear, area) and pad (constant, reflect, replicate,
 circular)."""
 import math
+import numbers
 
 import numpy as np
 
@@ -71,6 +72,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         align_corners = False
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported")
+    if not input.is_floating_point():
+        raise NotImplementedError(f'"interpolate ({mode})" not implemented for '
+                                  f"'{F._type_name(input)[:-6]}'")
     if mode in _LINEAR_RANK and input.dim() != _LINEAR_RANK[mode]:
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
                                   f"{_LINEAR_RANK[mode]}D input")
@@ -167,6 +171,10 @@ def pad(input, pad, mode="constant", value=None):
     mode is 'constant' (with `value`, default 0), 'reflect' (mirror without
     repeating the edge), 'replicate' (repeat the edge) or 'circular' (wrap)."""
     F._check_tensor(input)
+    for i, p in enumerate(pad):
+        if not isinstance(p, numbers.Integral):
+            raise TypeError("pad(): argument 'pad' (position 2) must be tuple of ints, but "
+                            f"found element of type {type(p).__name__} at pos {i}")
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
