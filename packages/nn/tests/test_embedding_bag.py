@@ -9,8 +9,18 @@ import ember
 import ember.nn as nn
 import ember.nn.functional as F
 from ember.autograd import gradcheck, gradgradcheck
+from ember.nn import _kernels
 
 from conftest import requires_torch, torch
+
+
+@pytest.fixture(autouse=True, params=["installed", "composed"])
+def kernels(request, monkeypatch):
+    """Every test runs twice: with the installed kernel packages (if any) and
+    with the composed forms alone."""
+    if request.param == "composed":
+        monkeypatch.setattr(_kernels, "_table", dict(_kernels.COMPOSED))
+    return request.param
 
 
 def E(a, grad=False):
