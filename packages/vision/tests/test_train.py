@@ -69,6 +69,9 @@ def test_same_seed_same_history(tmp_path):
     assert history_of(first)["train_loss"] == history_of(again)["train_loss"]
     assert history_of(first)["test_accuracy"] == history_of(again)["test_accuracy"]
     assert history_of(first)["train_loss"] != history_of(other)["train_loss"]
+    # Digits has no random transform, so worker processes change nothing
+    workers, _ = run(tmp_path, "--seed", "3", "--workers", "2", name="d")
+    assert history_of(workers)["train_loss"] == history_of(first)["train_loss"]
 
 
 def test_resume_continues_at_the_next_epoch(tmp_path, capsys, monkeypatch):
@@ -190,6 +193,8 @@ def test_errors_found_after_parsing(tmp_path, capsys):
     fails(["--dataset", "mnist", "--root", str(tmp_path), "--out", str(tmp_path / "o")],
           "--dataset mnist: cannot read the files under --root")
     fails(["--resume", "--out", str(tmp_path / "nothing")], "--resume: no checkpoint at")
+    (tmp_path / "a-file").write_text("")
+    fails(["--out", str(tmp_path / "a-file")], "exists and is not a folder")
     out, _ = run(tmp_path)
     fails([*TINY, "--out", str(out), "--resume", "--model", "resnet18"],
           "--resume: the checkpoint was trained with --model lenet, not resnet18")

@@ -180,6 +180,10 @@ def _loaders(parser, args, spec):
     test_set = _open_dataset(parser, args, spec, False, _transforms(spec, args.model, False))
     if args.limit is not None:
         train_set = Subset(train_set, range(min(args.limit, len(train_set))))
+    for kind, dataset in (("training", train_set), ("test", test_set)):
+        if len(dataset) == 0:
+            parser.error(f"--dataset {args.dataset}: the {kind} set under --root "
+                         f"{args.root!r} is empty")
     common = dict(num_workers=args.workers, persistent_workers=args.workers > 0)
     train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True,
                               drop_last=False, **common)
@@ -331,6 +335,8 @@ def run(args, parser):
     device = _device(parser, args.device)
     if args.threads is not None:
         ember.set_num_threads(args.threads)
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        parser.error(f"--out {args.out!r} exists and is not a folder")
     os.makedirs(args.out, exist_ok=True)
     checkpoint_path = os.path.join(args.out, CHECKPOINT)
     resume_path = None
