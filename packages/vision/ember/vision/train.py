@@ -163,16 +163,15 @@ def _open_dataset(parser, args, spec, train, transform):
     cls = getattr(datasets, spec.name)
     if spec.name == "Digits":
         return cls(train=train, transform=transform)
-    roots = [args.root, os.path.join(args.root, spec.folder)]
-    first_error = None
-    for root in roots:
+    errors = []
+    for root in (args.root, os.path.join(args.root, spec.folder)):
         try:
             return cls(root, train=train, transform=transform,
                        download=args.download and root == args.root)
         except RuntimeError as e:      # files missing or unreadable under this root
-            first_error = first_error or e
+            errors.append(f"{root}: {e}")
     parser.error(f"--dataset {args.dataset}: cannot read the files under --root "
-                 f"{args.root!r}: {first_error} (use --download to fetch them)")
+                 f"{args.root!r} ({'; '.join(errors)}); use --download to fetch them")
 
 
 def _loaders(parser, args, spec):
@@ -255,7 +254,7 @@ def _train_epoch(model, loader, optimizer, scheduler, device, epoch, epochs):
 
 # -- checkpoints -------------------------------------------------------------
 
-# the options that must match for --resume to continue the same run
+# the options a checkpoint records; all but epochs must match for --resume
 _RUN_OPTIONS = ("dataset", "model", "batch_size", "lr", "seed", "limit", "epochs")
 
 
