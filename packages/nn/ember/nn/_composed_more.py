@@ -207,38 +207,52 @@ def conv3d(input, weight, bias, stride, padding, dilation, groups):
     return _conv_nd(_pad_spatial(input, pads, 0.0), weight, bias, stride, dilation, groups)
 
 
-def _dilate(x, stride):
-    """x with stride - 1 zeros between neighbours along each spatial dimension."""
-    for i, s in enumerate(stride):
-        if s == 1:
-            continue
-        dim = 2 + i
-        size = x.shape[dim]
-        zeros = x.new_zeros(*x.shape[:dim + 1], s - 1, *x.shape[dim + 1:])
-        x = ember.cat([x.unsqueeze(dim + 1), zeros], dim + 1)
-        x = x.reshape(*x.shape[:dim], size * s, *x.shape[dim + 2:])
-        x = x.narrow(dim, 0, (size - 1) * s + 1)
-    return x
-
-
 def conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation):
     return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups,
                              dilation)
 
 
 def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation):
-    """Transposed convolution with any number of spatial dimensions."""
-    # a stride-1 convolution of the zero-dilated input with the flipped,
-    # in/out-swapped kernel, padded by d (k - 1) - p (+ output_padding high)
-    c, og = weight.shape[:2]
+    """Transposed convolution with any number of spatial dimensions: one GEMM
+    gives every input element's contribution to its k₁·k₂·… output
+    positions, one index_add sums them into place (col2im)."""
+    nd = len(stride)
+    n, c = input.shape[:2]
+    og = weight.shape[1]
     ks = tuple(weight.shape[2:])
+    kprod = math.prod(ks)
+    insz = tuple(input.shape[2:])
+    rows = n * math.prod(insz)
     g = groups
-    w = weight.reshape(g, c // g, og, *ks).transpose(1, 2).reshape(g * og, c // g, *ks)
-    w = w.flip(list(range(2, 2 + len(ks))))
-    pads = [(d * (k - 1) - p, d * (k - 1) - p + op)
-            for k, p, op, d in zip(ks, padding, output_padding, dilation)]
-    x = _pad_spatial(_dilate(input, stride), pads, 0.0)
-    return _conv_nd(x, w, bias, (1,) * len(ks), dilation, groups)
+    x = input.movedim(1, -1)                                  # N, *S, C
+    if g == 1:
+        cols = x.reshape(rows, c).matmul(weight.reshape(c, og * kprod))
+    else:
+        xg = x.reshape(rows, g, c // g).transpose(0, 1)       # G, rows, C/G
+        cols = ember.bmm(xg, weight.reshape(g, c // g, og * kprod)).transpose(0, 1)
+    cols = cols.reshape(n, math.prod(insz), g * og, kprod).permute(0, 2, 1, 3)
+    cols = cols.reshape(n, g * og, math.prod(insz) * kprod)    # N, O, (S, K)
+    # where each (input position, kernel offset) lands in the uncropped output
+    full = [(size - 1) * st + d * (k - 1) + 1
+            for size, st, d, k in zip(insz, stride, dilation, ks)]
+    target = np.zeros((1,) * (2 * nd), dtype=np.int64)
+    for i in range(nd):
+        shape_s = [1] * (2 * nd)
+        shape_s[i] = insz[i]
+        shape_k = [1] * (2 * nd)
+        shape_k[nd + i] = ks[i]
+        pos = (np.arange(insz[i]) * stride[i]).reshape(shape_s) + \
+            (np.arange(ks[i]) * dilation[i]).reshape(shape_k)
+        target = target * full[i] + pos
+    index = ember.from_numpy(np.ascontiguousarray(
+        np.broadcast_to(target, insz + ks)).reshape(-1))
+    out = cols.new_zeros(n, g * og, math.prod(full)).index_add(2, index, cols)
+    out = out.reshape(n, g * og, *full)
+    # padding crops both ends; output_padding adds zeros (or keeps rows) at the end
+    out = _pad_spatial(out, [(-p, op - p) for p, op in zip(padding, output_padding)], 0.0)
+    if bias is not None:
+        out = out + bias.reshape((1, -1) + (1,) * nd)
+    return out.contiguous()
 
 
 # ---- pooling -----------------------------------------------------------------------
