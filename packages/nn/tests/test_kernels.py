@@ -129,3 +129,28 @@ def test_env_var_forces_composed(entry_points, monkeypatch):
     entry_points.append(FakeEntryPoint("fake", provider({"conv2d": RecordingConv2d})))
     monkeypatch.setenv("EMBER_NN_KERNELS", "composed")
     assert _kernels.kernel("conv2d") is _kernels.COMPOSED["conv2d"]
+
+
+class WeightOnlyConv2d(RecordingConv2d):
+    """differentiable given as positions: only the weight (argument 1)."""
+    differentiable = (1,)
+
+    @staticmethod
+    def backward(ctx, g, inputs, needs):
+        (w,) = inputs
+        assert needs == (True,)
+        return (th.full(w.shape, 3.0, dtype=w.dtype),)
+
+
+def test_differentiable_positions(entry_points):
+    entry_points.append(FakeEntryPoint("fake", provider({"conv2d": WeightOnlyConv2d})))
+    x = ember.randn(1, 2, 5, 5, dtype=ember.float64, requires_grad=True)
+    w = ember.randn(3, 2, 3, 3, dtype=ember.float64, requires_grad=True)
+    F.conv2d(x, w).sum().backward()
+    assert x.grad is None and (w.grad == 3).all()
+    # double backward recomputes the composed form with w put back in place
+    (gw,) = ember.autograd.grad(F.conv2d(x, w).pow(2).sum(), w, create_graph=True)
+    composed = _kernels.COMPOSED["conv2d"]
+    (ref,) = ember.autograd.grad(composed(x, w, None, (1, 1), (0,) * 4, (1, 1), 1).pow(2).sum(),
+                                 w, create_graph=True)
+    assert ember.allclose(gw, ref)

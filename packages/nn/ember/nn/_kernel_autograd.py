@@ -39,11 +39,11 @@ NODE_NAMES = {
 def _batch_norm_recompute_args(args):
     # recomputing a training-mode batch norm for double backward must not
     # update the running statistics a second time
-    running_mean, running_var, training, momentum, eps = args
-    return (None, None, True, momentum, eps) if training else args
+    x, w, b, running_mean, running_var, training, momentum, eps = args
+    return (x, w, b, None, None, True, momentum, eps) if training else args
 
 
-#: how the non-tensor arguments are stored for the composed recomputation
+#: how a call's arguments are kept for the composed recomputation
 RECOMPUTE_ARGS = {"batch_norm": _batch_norm_recompute_args}
 
 
@@ -79,9 +79,14 @@ class KernelNode(SavingNode):
 
 
 def _composed_grads(composed, inputs, args, g, needs):
+    """args: the call's arguments with the differentiable ones (`inputs`,
+    at the positions args[0] names) left out."""
     wanted = [t for t, need in zip(inputs, needs) if need]
+    positions, full = args[0], list(args[1:])
+    for i, t in zip(positions, inputs):
+        full[i] = t
     with ember.enable_grad():
-        out = composed(*inputs, *args)
+        out = composed(*full)
     if isinstance(out, tuple):
         out = out[0]
     found = iter(ember.autograd.grad(out, wanted, g, create_graph=True, allow_unused=True))
@@ -96,7 +101,8 @@ def wrap(name, spec, composed, tensor_type):
     """The autograd-recording function of kernel `name` (falls back to
     `composed` for tensors of another backend and for the cases the spec
     declines by returning NotImplemented)."""
-    n = spec.differentiable
+    n = spec.differentiable  # a count (the leading arguments) or positions
+    positions = tuple(range(n)) if isinstance(n, int) else tuple(n)
     cls = node_class(KernelNode, name, node_name=NODE_NAMES.get(name), spec=spec,
                      composed=composed)
     cls.spec = spec  # node_class made the spec's functions static; keep the object
@@ -110,7 +116,7 @@ def wrap(name, spec, composed, tensor_type):
         if result is NotImplemented:
             return composed(*args)
         outs, ctx = result
-        tensors = args[:n]
+        tensors = tuple([args[i] for i in positions])
         if not (_mode.enabled and any(t is not None and t._requires_grad for t in tensors)):
             if outs.__class__ is tuple:
                 return tuple(_make(o) for o in outs)
@@ -118,7 +124,10 @@ def wrap(name, spec, composed, tensor_type):
         node = _new_node(cls, tuple(NO_EDGE if t is None else edge(t) for t in tensors))
         node._save(tensors, None)
         node._ctx = ctx
-        node._args = args[n:] if recompute_args is None else recompute_args(args[n:])
+        kept = args if recompute_args is None else recompute_args(args)
+        # the differentiable tensors are saved (version-checked) above, not here
+        node._args = (positions,) + tuple(None if i in positions else a
+                                          for i, a in enumerate(kept))
         if outs.__class__ is tuple:  # only the first output is differentiable
             return (output(outs[0], node),) + tuple(_make(o) for o in outs[1:])
         return output(outs, node)

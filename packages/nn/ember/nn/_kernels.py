@@ -12,15 +12,15 @@ computes on) and ``nn_kernels()`` returning ``{name: spec}``.  A spec works
 on raw tensors, without autograd:
 
 - ``differentiable``: n -- the first n arguments are the tensors (or None)
-  gradients flow to;
+  gradients flow to -- or a tuple of the positions of those arguments;
 - ``forward(*args)``: the composed function's arguments with every ember
   Tensor replaced by its raw tensor; returns ``(outputs, ctx)`` -- a raw
   tensor, or a tuple whose first element is the one differentiable output
   -- or NotImplemented for a case it does not handle (the composed function
   runs instead);
 - ``backward(ctx, grad, inputs, needs)``: the raw gradient of the first
-  output, the first n raw inputs and which of them need a gradient;
-  returns n raw gradients (None where not needed).
+  output, the differentiable raw inputs and which of them need a gradient;
+  returns one raw gradient each (None where not needed).
 
 _kernel_autograd adds the autograd recording once for all packages (first
 order through the spec's backward, double backward through the composed
