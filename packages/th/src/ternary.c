@@ -149,15 +149,34 @@ th_tensor *th_lerp(const th_tensor *a, const th_tensor *b, const th_tensor *w) {
 }
 
 /* ---- where: byte-width select -------------------------------------- */
+/* Branch-free: a random condition mispredicts a branch half the time (it
+ * measured 25x slower than a multiply on 300k float32s).  The select is a
+ * mask blend of unsigned words, which the compiler vectorises when the
+ * strides are those of contiguous operands or a broadcast scalar. */
 #define WHERE(BITS)                                                          \
     static void where_##BITS(char **d, const int64_t *s, int64_t n,          \
                              void *c) {                                      \
         (void)c;                                                             \
         typedef uint##BITS##_t T;                                            \
-        for (int64_t i = 0; i < n; i++)                                      \
-            *(T *)(d[0] + i * s[0]) = *(const th_bool_t *)(d[1] + i * s[1])  \
-                                          ? *(const T *)(d[2] + i * s[2])    \
-                                          : *(const T *)(d[3] + i * s[3]);   \
+        const int64_t w = (int64_t)sizeof(T);                                \
+        if (s[0] == w && s[1] == 1 && (s[2] == w || s[2] == 0) &&            \
+            (s[3] == w || s[3] == 0)) {                                      \
+            T *o = (T *)d[0];                                                \
+            const th_bool_t *m = (const th_bool_t *)d[1];                    \
+            const T *a = (const T *)d[2], *b = (const T *)d[3];              \
+            const int64_t ia = s[2] ? 1 : 0, ib = s[3] ? 1 : 0;              \
+            for (int64_t i = 0; i < n; i++) {                                \
+                const T mask = (T)0 - (T)(m[i] != 0);                        \
+                o[i] = (a[i * ia] & mask) | (b[i * ib] & (T)~mask);          \
+            }                                                                \
+            return;                                                          \
+        }                                                                    \
+        for (int64_t i = 0; i < n; i++) {                                    \
+            const T x = *(const T *)(d[2] + i * s[2]);                       \
+            const T y = *(const T *)(d[3] + i * s[3]);                       \
+            const T mask = (T)0 - (T)(*(const th_bool_t *)(d[1] + i * s[1]) != 0); \
+            *(T *)(d[0] + i * s[0]) = (x & mask) | (y & (T)~mask);           \
+        }                                                                    \
     }
 WHERE(8)
 WHERE(16)
