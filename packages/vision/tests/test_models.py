@@ -12,6 +12,7 @@ import pytest
 import ember
 import ember.nn as nn
 from ember.vision import models
+from ember.vision.models._weights import load_weights
 
 # torchvision's published parameter counts
 PARAMETER_COUNTS = {
@@ -191,7 +192,6 @@ def test_weights_from_a_training_checkpoint(tmp_path):
 def test_densenet_reads_the_older_key_layout(tmp_path):
     """The published DenseNet files say "norm.1" for "norm1" and, like most
     files of that age, have no BatchNorm batch counters."""
-    from ember.vision.models._weights import load_weights
     from ember.vision.models.densenet import _rename_old_keys
     ember.manual_seed(0)
     model = models.DenseNet(growth_rate=4, block_config=(1, 1), num_init_features=8,
@@ -330,6 +330,80 @@ def _torch_mobilenet_v2(torch, num_classes):
     return Net()
 
 
+def _torch_squeezenet1_1(torch, num_classes):
+    tnn = torch.nn
+
+    class Fire(tnn.Module):
+        def __init__(self, cin, squeeze, e1, e3):
+            super().__init__()
+            self.squeeze = tnn.Conv2d(cin, squeeze, 1)
+            self.expand1x1 = tnn.Conv2d(squeeze, e1, 1)
+            self.expand3x3 = tnn.Conv2d(squeeze, e3, 3, padding=1)
+
+        def forward(self, x):
+            x = torch.relu(self.squeeze(x))
+            return torch.cat([torch.relu(self.expand1x1(x)), torch.relu(self.expand3x3(x))], 1)
+
+    class Net(tnn.Module):
+        def __init__(self):
+            super().__init__()
+            pool = lambda: tnn.MaxPool2d(3, 2, ceil_mode=True)  # noqa: E731
+            self.features = tnn.Sequential(
+                tnn.Conv2d(3, 64, 3, 2), tnn.ReLU(), pool(), Fire(64, 16, 64, 64),
+                Fire(128, 16, 64, 64), pool(), Fire(128, 32, 128, 128), Fire(256, 32, 128, 128),
+                pool(), Fire(256, 48, 192, 192), Fire(384, 48, 192, 192),
+                Fire(384, 64, 256, 256), Fire(512, 64, 256, 256))
+            self.classifier = tnn.Sequential(tnn.Dropout(), tnn.Conv2d(512, num_classes, 1),
+                                             tnn.ReLU(), tnn.AdaptiveAvgPool2d(1))
+
+        def forward(self, x):
+            return self.classifier(self.features(x)).flatten(1)
+
+    return Net()
+
+
+def _torch_small_densenet(torch, num_classes):
+    """DenseNet with growth 8, blocks of 2 and 3 layers, 16 initial maps."""
+    tnn = torch.nn
+
+    class Layer(tnn.Module):
+        def __init__(self, cin):
+            super().__init__()
+            self.norm1, self.conv1 = tnn.BatchNorm2d(cin), tnn.Conv2d(cin, 32, 1, bias=False)
+            self.norm2, self.conv2 = tnn.BatchNorm2d(32), tnn.Conv2d(32, 8, 3, padding=1,
+                                                                     bias=False)
+
+        def forward(self, x):
+            return self.conv2(torch.relu(self.norm2(self.conv1(torch.relu(self.norm1(x))))))
+
+    class Block(tnn.ModuleDict):
+        def __init__(self, layers, cin):
+            super().__init__({f"denselayer{i + 1}": Layer(cin + 8 * i) for i in range(layers)})
+
+        def forward(self, x):
+            for layer in self.values():
+                x = torch.cat([x, layer(x)], 1)
+            return x
+
+    class Net(tnn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features = tnn.Sequential(OrderedDict([
+                ("conv0", tnn.Conv2d(3, 16, 7, 2, 3, bias=False)), ("norm0", tnn.BatchNorm2d(16)),
+                ("relu0", tnn.ReLU()), ("pool0", tnn.MaxPool2d(3, 2, 1)),
+                ("denseblock1", Block(2, 16)),
+                ("transition1", tnn.Sequential(OrderedDict([
+                    ("norm", tnn.BatchNorm2d(32)), ("relu", tnn.ReLU()),
+                    ("conv", tnn.Conv2d(32, 16, 1, bias=False)), ("pool", tnn.AvgPool2d(2))]))),
+                ("denseblock2", Block(3, 16)), ("norm5", tnn.BatchNorm2d(40))]))
+            self.classifier = tnn.Linear(40, num_classes)
+
+        def forward(self, x):
+            return self.classifier(torch.relu(self.features(x)).mean((2, 3)))
+
+    return Net()
+
+
 def _randomise(torch, module):
     """Non-trivial BN statistics and affine terms, so eval mode means something."""
     gen = torch.Generator().manual_seed(0)
@@ -343,9 +417,20 @@ def _randomise(torch, module):
                 m.num_batches_tracked.fill_(7)
 
 
+def _small_densenet(num_classes=10, weights=None):
+    model = models.DenseNet(growth_rate=8, block_config=(2, 3), num_init_features=16,
+                            num_classes=num_classes)
+    return load_weights(model, weights)
+
+
+BUILDERS = {"squeezenet1_1": models.squeezenet1_1, "small_densenet": _small_densenet}
+
+
 @pytest.mark.torch
 @pytest.mark.parametrize("name,reference,side", [("resnet18", _torch_resnet18, 40),
-                                                 ("mobilenet_v2", _torch_mobilenet_v2, 48)])
+                                                 ("mobilenet_v2", _torch_mobilenet_v2, 48),
+                                                 ("squeezenet1_1", _torch_squeezenet1_1, 40),
+                                                 ("small_densenet", _torch_small_densenet, 36)])
 @pytest.mark.parametrize("through_file", [False, True])
 def test_outputs_match_a_torch_reference(name, reference, side, through_file, tmp_path):
     torch = pytest.importorskip("torch")
@@ -354,7 +439,8 @@ def test_outputs_match_a_torch_reference(name, reference, side, through_file, tm
     _randomise(torch, ref)
     ref.eval()
     ref_state = ref.state_dict()
-    model = models.get_model(name, num_classes=10)
+    build = BUILDERS.get(name, functools.partial(models.get_model, name))
+    model = build(num_classes=10)
     ours = model.state_dict()
     assert list(ours) == list(ref_state)                  # same keys, same order
     for key in ours:
@@ -362,7 +448,7 @@ def test_outputs_match_a_torch_reference(name, reference, side, through_file, tm
     if through_file:                                      # a torch.save file as weights=
         path = tmp_path / f"{name}.pth"
         torch.save(ref_state, path)
-        model = models.get_model(name, num_classes=10, weights=path)
+        model = build(num_classes=10, weights=path)
     else:
         model.load_state_dict({k: ember.from_numpy(v.numpy().copy())
                                for k, v in ref_state.items()})
@@ -373,6 +459,5 @@ def test_outputs_match_a_torch_reference(name, reference, side, through_file, tm
     with ember.no_grad():
         got = model(ember.from_numpy(x)).numpy()
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
-    assert int(model.state_dict()["layer1.0.bn1.num_batches_tracked"
-                                  if name == "resnet18" else
-                                  "features.0.1.num_batches_tracked"]) == 7
+    counters = [v for k, v in model.state_dict().items() if k.endswith("num_batches_tracked")]
+    assert all(int(v) == 7 for v in counters)
