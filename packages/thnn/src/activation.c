@@ -78,7 +78,10 @@ static inline double act_df(int op, double x, double a, double b) {
                             double a, double b) {                              \
         if (op == THNN_RELU) {                                                 \
             _Pragma("omp parallel for simd schedule(static) if(n > THNN_GRAIN)") \
-            for (int64_t i = 0; i < n; i++) gx[i] = x[i] > 0 ? gy[i] : (T)0;   \
+            for (int64_t i = 0; i < n; i++) {                                  \
+                const T g = gy[i]; /* loaded unconditionally: a blend, no branch */ \
+                gx[i] = x[i] > 0 ? g : (T)0;                                   \
+            }                                                                  \
             return;                                                            \
         }                                                                      \
         _Pragma("omp parallel for schedule(static) if(n > THNN_GRAIN / 8)")    \

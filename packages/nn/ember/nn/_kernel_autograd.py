@@ -28,7 +28,7 @@ NODE_NAMES = {
     "avg_pool2d": "AvgPool2DBackward0", "avg_pool3d": "AvgPool3DBackward0",
     "adaptive_avg_pool2d": "AdaptiveAvgPool2DBackward0",
     "adaptive_max_pool2d": "AdaptiveMaxPool2DBackward0",
-    "log_softmax": "LogSoftmaxBackward0", "softmax": "SoftmaxBackward0",
+    "relu": "ReluBackward0", "log_softmax": "LogSoftmaxBackward0", "softmax": "SoftmaxBackward0",
     "cross_entropy": "NllLossBackward0", "nll_loss": "NllLossBackward0",
     "batch_norm": "NativeBatchNormBackward0", "layer_norm": "NativeLayerNormBackward0",
     "group_norm": "NativeGroupNormBackward0", "embedding": "EmbeddingBackward0",
@@ -57,17 +57,12 @@ class KernelNode(SavingNode):
 
     def _run(self, grads):
         g = grads[0]
-        inputs = self._values()
+        inputs = self._values()  # raises once freed (after a backward without retain_graph)
         if g is None:
             return (None,) * len(inputs)
         needs = tuple(e[0] is not None for e in self.next_functions)
         if _mode.enabled:  # create_graph: differentiate the composed form
             return _composed_grads(self.composed, inputs, self._args, g, needs)
-        if self._ctx is None:
-            raise RuntimeError("Trying to backward through the graph a second time (or "
-                               "directly access saved tensors after they have already been "
-                               "freed). Specify retain_graph=True if you need to backward "
-                               "through the graph a second time.")
         raw = tuple(None if t is None else t._data for t in inputs)
         result = self.spec.backward(self._ctx, g._data, raw, needs)
         return tuple(None if r is None or not need else _make(r)

@@ -192,6 +192,11 @@ def avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad
     return total / count
 
 
+def relu(input):
+    """max(input, 0) (out of place; the in-place form stays an ember op)."""
+    return input.relu()
+
+
 def layer_norm(input, weight, bias, normalized_shape, eps):
     """Normalises over the last len(normalized_shape) dimensions."""
     dims = tuple(range(-len(normalized_shape), 0))
@@ -242,6 +247,6 @@ def cross_entropy(input, target, weight, reduction, ignore_index):
 
 
 COMPOSED = {"conv2d": conv2d, "max_pool2d": max_pool2d, "avg_pool2d": avg_pool2d,
-            "layer_norm": layer_norm, "batch_norm": batch_norm,
+            "relu": relu, "layer_norm": layer_norm, "batch_norm": batch_norm,
             "cross_entropy": cross_entropy}
 COMPOSED.update(__import__("ember.nn._composed_more", fromlist=["KERNELS"]).KERNELS)

@@ -88,7 +88,7 @@ def _inplace(input, fn, inplace):
 
 
 def relu(input, inplace=False):
-    return input.relu_() if inplace else input.relu()
+    return input.relu_() if inplace else _kernels.kernel("relu")(input)
 
 
 def relu_(input):

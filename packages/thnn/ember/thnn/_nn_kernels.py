@@ -86,6 +86,21 @@ class avg_pool2d:
         return (_k.avg_pool2d_backward_input(g.contiguous(), x_shape, k, s, p, ceil_mode, cip),)
 
 
+class relu:
+    """(input,)"""
+    differentiable = 1
+
+    @staticmethod
+    def forward(x):
+        if not _floats(x):
+            return NotImplemented
+        return _k.activation_forward("relu", x), None
+
+    @staticmethod
+    def backward(ctx, g, inputs, needs):
+        return (_k.activation_backward_input("relu", g.contiguous(), inputs[0]),)
+
+
 class layer_norm:
     """(input, weight, bias, normalized_shape, eps)"""
     differentiable = 3
