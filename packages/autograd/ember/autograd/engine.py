@@ -241,6 +241,9 @@ def _run_ready(ready, buffers, deps, retain_graph, captures, needed, results, in
                 deps[nxt] = d
             else:
                 ready.append(nxt)
+        # hold no gradient past its delivery: a leaf's AccumulateGrad can
+        # then tell (by reference count) that it may keep one without a copy
+        outs = g = None
 
 
 def _call(node, grads, extra):

@@ -8,6 +8,7 @@ inputs, as in PyTorch.  Leaves that require grad are reached through an
 AccumulateGrad node, which the leaf references weakly: the graph keeps it
 alive, and the next graph makes a new one.
 """
+import sys
 import weakref
 
 from .. import _tensor
@@ -106,6 +107,26 @@ class AccumulateGrad(Node):
         return ()
 
 
+# references to a gradient no one else holds, as counted in _sole_gradient:
+# the engine's input buffer, accumulate_grad's and _sole_gradient's
+# parameters, getrefcount's argument; and to its raw tensor: the Tensor's
+# slot, the local d, getrefcount's argument
+_SOLE_REFS, _SOLE_DATA_REFS = 4, 3
+
+
+def _sole_gradient(g):
+    """True when gradient g may become a leaf's .grad without a copy: no
+    other Python object refers to it or to its raw tensor (another leaf's
+    buffer, a hook, the caller's gradient argument) and the backend says
+    no other tensor shares its memory.  Otherwise an optimizer's in-place
+    update of .grad could change someone else's tensor."""
+    d = g._data
+    if sys.getrefcount(g) > _SOLE_REFS or sys.getrefcount(d) > _SOLE_DATA_REFS:
+        return False
+    sole = getattr(d, "_sole_owner", None)  # (a bound method: one more reference to d)
+    return sole is not None and sole()
+
+
 def accumulate_grad(t, g):
     """Adds g to t.grad, after t's hooks.  Without create_graph the stored
     gradient never aliases another tensor, so optimizers may update it in
@@ -120,7 +141,7 @@ def accumulate_grad(t, g):
     if grad_mode.state.enabled:  # create_graph: out of place, keeps the graph
         m.grad = g if old is None else old + g
     elif old is None:
-        m.grad = _tensor._make(g._data.clone())
+        m.grad = _tensor._make(g._data if _sole_gradient(g) else g._data.clone())
     elif old._requires_grad:
         m.grad = _tensor._make((old._data + g._data))
     else:

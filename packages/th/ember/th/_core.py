@@ -93,6 +93,16 @@ class Tensor:
     def is_contiguous(self, memory_format=None):
         return bool(lib.th_is_contiguous(self._p))
 
+    def _sole_owner(self):
+        """True when this tensor is the only holder of its memory: its
+        C tensor and storage have one reference each, the memory is
+        libTH's own heap and the tensor is contiguous.  (Whether Python
+        objects share this tensor is the caller's question.)  Autograd uses
+        it to keep a fresh gradient as ``.grad`` without copying it."""
+        p = self._p
+        return (p.refcount == 1 and p.storage.refcount == 1 and p.storage.kind == 0
+                and bool(lib.th_is_contiguous(p)))
+
     @property
     def is_floating_point_type(self):
         return self.dtype.is_floating_point
