@@ -72,3 +72,24 @@ def test_expanded_and_viewed_gradients():
     w = ember.randn(3, 4, requires_grad=True)
     w.t().backward(ember.ones(4, 3))  # a transposed view of the caller's gradient
     assert w.grad.is_contiguous() and (w.grad == 1).all()
+
+
+@pytest.mark.parametrize("form", ["mm", "addmm", "addmm scaled"])
+def test_linear_weight_gradient_arrives_contiguous(clones, form):
+    """x @ w.t(): mm's mat2 gradient takes mat2's (transposed) layout, so
+    w's gradient is contiguous and kept without a copy; values and
+    gradcheck as for any layout."""
+    alpha = 2.0 if form == "addmm scaled" else 1.0
+
+    def f(x, w, b):
+        if form == "mm":
+            return x.mm(w.t())
+        return ember.addmm(b, x, w.t(), beta=0.5 if alpha != 1 else 1, alpha=alpha)
+    x = ember.randn(4, 5, dtype=ember.float64, requires_grad=True)
+    w = ember.randn(3, 5, dtype=ember.float64, requires_grad=True)
+    b = ember.randn(3, dtype=ember.float64, requires_grad=True)
+    f(x, w, b).sum().backward()
+    assert clones == [] and w.grad.is_contiguous()
+    expect = ember.ones(4, 3, dtype=ember.float64).t().mm(x.detach()) * alpha
+    assert ember.allclose(w.grad, expect)
+    assert ember.autograd.gradcheck(f, (x, w, b))

@@ -57,7 +57,7 @@ class mm:
     def save(out, input, mat2):
         return (input, mat2)
 
-    backward = (lambda g, a, b: g.mm(b.t()), lambda g, a, b: a.t().mm(g))
+    backward = (lambda g, a, b: _mat1_grad(g, b), lambda g, a, b: _mat2_grad(g, a, b))
     samples = [S(T(3, 4), T(4, 2))]
 
 
@@ -143,6 +143,27 @@ class matmul:
                S(T(4), T(2, 4, 3), name="vector_batch"), S(T(2, 3, 4), T(4), name="batch_vector")]
 
 
+def _transposed(t):
+    """A 2-D tensor laid out as the transpose of a contiguous one."""
+    st = t.stride()
+    return t.dim() == 2 and st[0] == 1 and st[1] == t.shape[0] and t.shape[0] > 1
+
+
+def _mat1_grad(g, mat2, alpha=1):
+    out = g.mm(mat2.t())
+    return out if alpha == 1 else out * alpha
+
+
+def _mat2_grad(g, mat1, mat2, alpha=1):
+    """mat1ᵀ g, in mat2's layout: for x @ w.t() (a linear layer) the
+    gradient of w then arrives contiguous and needs no copy."""
+    if _transposed(mat2):
+        out = g.t().mm(mat1)
+        return (out if alpha == 1 else out * alpha).t()
+    out = mat1.t().mm(g)
+    return out if alpha == 1 else out * alpha
+
+
 def _fused_save(out, input, a, b, *, beta=1, alpha=1):
     return (_shape(input), a, b, beta, alpha)
 
@@ -152,7 +173,7 @@ def _shape(x):
 
 
 def _input_grad(g, shape, beta):
-    return (g * beta).sum_to_size(shape)
+    return (g if beta == 1 else g * beta).sum_to_size(shape)
 
 
 @op()
@@ -166,8 +187,8 @@ class addmm:
     save = _fused_save
     backward = (
         lambda g, s, m1, m2, beta, alpha: _input_grad(g, s, beta),
-        lambda g, s, m1, m2, beta, alpha: g.mm(m2.t()) * alpha,
-        lambda g, s, m1, m2, beta, alpha: m1.t().mm(g) * alpha,
+        lambda g, s, m1, m2, beta, alpha: _mat1_grad(g, m2, alpha),
+        lambda g, s, m1, m2, beta, alpha: _mat2_grad(g, m1, m2, alpha),
     )
 
     def inplace(input, mat1, mat2, *, beta=1, alpha=1):

@@ -243,7 +243,7 @@ def _run_ready(ready, buffers, deps, retain_graph, captures, needed, results, in
                 ready.append(nxt)
         # hold no gradient past its delivery: a leaf's AccumulateGrad can
         # then tell (by reference count) that it may keep one without a copy
-        outs = g = None
+        outs = g = grads_in = None
 
 
 def _call(node, grads, extra):

@@ -109,22 +109,29 @@ class AccumulateGrad(Node):
 
 # references to a gradient no one else holds, as counted in _sole_gradient:
 # the engine's input buffer, accumulate_grad's and _sole_gradient's
-# parameters, getrefcount's argument; and to its raw tensor: the Tensor's
-# slot, the local d, getrefcount's argument
-_SOLE_REFS, _SOLE_DATA_REFS = 4, 3
+# parameters, getrefcount's argument; to its raw tensor: the Tensor's slot,
+# the local d, getrefcount's argument; to the tensor it is a view of (the
+# gradient of x @ w.t() for w is one): g's _base slot, the local base,
+# getrefcount's argument; to that one's raw tensor: its slot, the argument
+_SOLE_REFS, _SOLE_DATA_REFS, _SOLE_BASE_REFS, _SOLE_BASE_DATA_REFS = 4, 3, 3, 2
 
 
 def _sole_gradient(g):
     """True when gradient g may become a leaf's .grad without a copy: no
-    other Python object refers to it or to its raw tensor (another leaf's
-    buffer, a hook, the caller's gradient argument) and the backend says
-    no other tensor shares its memory.  Otherwise an optimizer's in-place
-    update of .grad could change someone else's tensor."""
+    other Python object refers to it, to its raw tensor or to the tensor it
+    is a view of (another leaf's buffer, a hook, the caller's gradient
+    argument), and the backend says no other tensor shares its memory.
+    Otherwise an optimizer's in-place update of .grad could change someone
+    else's tensor."""
     d = g._data
     if sys.getrefcount(g) > _SOLE_REFS or sys.getrefcount(d) > _SOLE_DATA_REFS:
         return False
+    base = g._base
+    if base is not None and (sys.getrefcount(base) > _SOLE_BASE_REFS
+                             or sys.getrefcount(base._data) > _SOLE_BASE_DATA_REFS):
+        return False
     sole = getattr(d, "_sole_owner", None)  # (a bound method: one more reference to d)
-    return sole is not None and sole()
+    return sole is not None and sole(None if base is None else base._data)
 
 
 def accumulate_grad(t, g):

@@ -93,14 +93,21 @@ class Tensor:
     def is_contiguous(self, memory_format=None):
         return bool(lib.th_is_contiguous(self._p))
 
-    def _sole_owner(self):
-        """True when this tensor is the only holder of its memory: its
-        C tensor and storage have one reference each, the memory is
-        libTH's own heap and the tensor is contiguous.  (Whether Python
-        objects share this tensor is the caller's question.)  Autograd uses
-        it to keep a fresh gradient as ``.grad`` without copying it."""
+    def _sole_owner(self, base=None):
+        """True when this tensor (with `base`, a tensor it is a view of,
+        if given) is the only holder of its memory: the C tensors have one
+        reference each and nothing else refers to their storage, which is
+        libTH's own heap; this tensor is contiguous.  (Whether Python
+        objects share these tensors is the caller's question.)  Autograd
+        uses it to keep a fresh gradient as ``.grad`` without copying it."""
         p = self._p
-        return (p.refcount == 1 and p.storage.refcount == 1 and p.storage.kind == 0
+        holders = 1
+        if base is not None:
+            b = base._p
+            if b.refcount != 1 or b.storage != p.storage:
+                return False
+            holders = 2
+        return (p.refcount == 1 and p.storage.refcount == holders and p.storage.kind == 0
                 and bool(lib.th_is_contiguous(p)))
 
     @property
