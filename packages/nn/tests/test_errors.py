@@ -108,3 +108,14 @@ def test_torch_agrees(name, build, call, exc, message):
 def test_mse_warns_on_broadcast():
     with pytest.warns(UserWarning, match="Using a target size"):
         ember.nn.functional.mse_loss(ember.ones(3, 1), ember.ones(3))
+
+
+def test_ceil_mode_pooling_keeps_one_overhanging_window():
+    """A 2x2 input with a 3x3 window, stride 2, ceil_mode: one output (as
+    PyTorch), where floor mode has none."""
+    import ember.nn.functional as F
+    x = ember.randn(1, 1, 2, 2)
+    assert F.max_pool2d(x, 3, 2, ceil_mode=True).item() == x.max().item()
+    assert abs(F.avg_pool2d(x, 3, 2, ceil_mode=True).item() - x.mean().item()) < 1e-6
+    with pytest.raises(RuntimeError, match="Calculated output size is too small"):
+        F.max_pool2d(x, 3, 2)

@@ -142,14 +142,17 @@ THNN_API int64_t thnn_window_output_size(int64_t in, int64_t kernel,
         return -1;
     }
     int64_t span = in + 2 * padding - dilation * (kernel - 1) - 1;
-    if (span < 0) {
+    /* ceil mode keeps a window that overhangs the end: with span in
+       (-stride, 0) that is one window (C's division rounds toward 0, the
+       ceiling of a negative quotient) */
+    if (span < 0 && !(ceil_mode && span > -stride)) {
         thnn__error(TH_ERR_RUNTIME, "Calculated output size is too small: "
                     "input size %lld (padded %lld) is smaller than the kernel "
                     "extent %lld", (long long)in, (long long)(in + 2 * padding),
                     (long long)(dilation * (kernel - 1) + 1));
         return -1;
     }
-    int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+    int64_t out = (ceil_mode && span > 0 ? (span + stride - 1) / stride : span / stride) + 1;
     /* the last window must start inside the input or its left padding */
     if (ceil_mode && (out - 1) * stride >= in + padding) out--;
     return out;

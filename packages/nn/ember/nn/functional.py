@@ -380,7 +380,17 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return out.squeeze(0) if unbatched else out
 
 
-def _pool_args(name, input, kernel_size, stride, padding, dilation=1):
+def _pool_output_size(size, k, s, p, d, ceil_mode):
+    """PyTorch's pooling output length (a ceil-mode window that would start
+    in the right padding is dropped)."""
+    num = size + 2 * p - d * (k - 1) - 1
+    out = (-(-num // s) if ceil_mode else num // s) + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _pool_args(name, input, kernel_size, stride, padding, dilation=1, ceil_mode=False):
     x, unbatched = _batched4d(input, name)
     k = _pair(kernel_size, "kernel_size")
     s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) \
@@ -395,7 +405,7 @@ def _pool_args(name, input, kernel_size, stride, padding, dilation=1):
                            f"got pad={p[0] if p[0] > k[0] // 2 else p[1]}, kernel_size="
                            f"{k[0] if p[0] > k[0] // 2 else k[1]} and dilation={d[0]}")
     for size, kk, pp, dd, ss in zip(x.shape[2:], k, p, d, s):
-        if (size + 2 * pp - dd * (kk - 1) - 1) // ss + 1 < 1:
+        if _pool_output_size(size, kk, ss, pp, dd, ceil_mode) < 1:
             raise RuntimeError(f"Given input size: ({'x'.join(str(v) for v in x.shape[1:])})."
                                f" Calculated output size is too small")
     return x, unbatched, k, s, p, d
@@ -404,7 +414,7 @@ def _pool_args(name, input, kernel_size, stride, padding, dilation=1):
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     x, unbatched, k, s, p, d = _pool_args("max_pool2d", input, kernel_size, stride, padding,
-                                          dilation)
+                                          dilation, ceil_mode)
     out = _kernels.kernel("max_pool2d")(x, k, s, p, d, ceil_mode, return_indices)
     if unbatched:
         return tuple(o.squeeze(0) for o in out) if return_indices else out.squeeze(0)
@@ -418,7 +428,8 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
-    x, unbatched, k, s, p, _ = _pool_args("avg_pool2d", input, kernel_size, stride, padding)
+    x, unbatched, k, s, p, _ = _pool_args("avg_pool2d", input, kernel_size, stride, padding,
+                                          ceil_mode=ceil_mode)
     out = _kernels.kernel("avg_pool2d")(x, k, s, p, ceil_mode, count_include_pad,
                                         divisor_override)
     return out.squeeze(0) if unbatched else out
