@@ -67,24 +67,24 @@ static inline double act_df(int op, double x, double a, double b) {
     static void act_fwd_##T(T *y, const T *x, int64_t n, int op, double a,     \
                             double b) {                                        \
         if (op == THNN_RELU) {                                                 \
-            _Pragma("omp parallel for simd schedule(static) if(n > THNN_GRAIN)") \
+            _Pragma("omp parallel for simd num_threads(thnn__threads()) schedule(static) if(n > THNN_GRAIN)") \
             for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : (T)0;     \
             return;                                                            \
         }                                                                      \
-        _Pragma("omp parallel for schedule(static) if(n > THNN_GRAIN / 8)")    \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(n > THNN_GRAIN / 8)")    \
         for (int64_t i = 0; i < n; i++) y[i] = (T)act_f(op, x[i], a, b);       \
     }                                                                          \
     static void act_bwd_##T(T *gx, const T *gy, const T *x, int64_t n, int op, \
                             double a, double b) {                              \
         if (op == THNN_RELU) {                                                 \
-            _Pragma("omp parallel for simd schedule(static) if(n > THNN_GRAIN)") \
+            _Pragma("omp parallel for simd num_threads(thnn__threads()) schedule(static) if(n > THNN_GRAIN)") \
             for (int64_t i = 0; i < n; i++) {                                  \
                 const T g = gy[i]; /* loaded unconditionally: a blend, no branch */ \
                 gx[i] = x[i] > 0 ? g : (T)0;                                   \
             }                                                                  \
             return;                                                            \
         }                                                                      \
-        _Pragma("omp parallel for schedule(static) if(n > THNN_GRAIN / 8)")    \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(n > THNN_GRAIN / 8)")    \
         for (int64_t i = 0; i < n; i++) gx[i] = (T)(gy[i] * act_df(op, x[i], a, b)); \
     }
 DEFINE_ACT(float)

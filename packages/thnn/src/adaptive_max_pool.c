@@ -10,7 +10,7 @@
     static void adaptive_max_##T(T *out, int64_t *ind, const T *x,             \
                                  int64_t planes, int64_t H, int64_t W,         \
                                  int64_t OH, int64_t OW) {                     \
-        _Pragma("omp parallel for schedule(static) if(planes * H * W > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(planes * H * W > THNN_GRAIN)") \
         for (int64_t p = 0; p < planes; p++) {                                 \
             const T *xp = x + p * H * W;                                       \
             for (int64_t oh = 0; oh < OH; oh++) {                              \

@@ -136,7 +136,7 @@ THNN_API int thnn_batch_norm_forward(th_tensor *output, th_tensor *save_mean,
     th_tensor *x = thnn__contig(input);
     th_tensor *w = weight ? thnn__contig(weight) : NULL, *b = bias ? thnn__contig(bias) : NULL;
     if (!x || (weight && !w) || (bias && !b)) { rc = thnn_last_status(); goto done; }
-    #pragma omp parallel for schedule(dynamic, 1) if(N * C * L > THNN_GRAIN)
+    #pragma omp parallel for num_threads(thnn__threads()) schedule(dynamic, 1) if(N * C * L > THNN_GRAIN)
     for (int64_t c = 0; c < C; c++) {
         double mean, invstd;
         if (training) {
@@ -201,7 +201,7 @@ THNN_API int thnn_batch_norm_backward_input(th_tensor *grad_input,
     th_tensor *w = weight ? thnn__contig(weight) : NULL;
     th_tensor *m = thnn__contig(save_mean), *is = thnn__contig(save_invstd);
     if (!x || !gy || (weight && !w) || !m || !is) { rc = thnn_last_status(); goto done; }
-    #pragma omp parallel for schedule(dynamic, 1) if(N * C * L > THNN_GRAIN)
+    #pragma omp parallel for num_threads(thnn__threads()) schedule(dynamic, 1) if(N * C * L > THNN_GRAIN)
     for (int64_t c = 0; c < C; c++) {
         const double mean = ld(m, c), invstd = ld(is, c), wc = w ? ld(w, c) : 1.0;
         const double cnt = (double)(N * L);
@@ -239,7 +239,7 @@ THNN_API int thnn_batch_norm_backward_params(th_tensor *grad_weight,
     th_tensor *x = thnn__contig(input), *gy = thnn__contig(grad_output);
     th_tensor *m = thnn__contig(save_mean), *is = thnn__contig(save_invstd);
     if (!x || !gy || !m || !is) { rc = thnn_last_status(); goto done; }
-    #pragma omp parallel for schedule(dynamic, 1) if(N * C * L > THNN_GRAIN)
+    #pragma omp parallel for num_threads(thnn__threads()) schedule(dynamic, 1) if(N * C * L > THNN_GRAIN)
     for (int64_t c = 0; c < C; c++) {
         const double mean = ld(m, c), invstd = ld(is, c);
         double sg, sgx;

@@ -51,7 +51,7 @@ THNN_API int thnn_embedding_forward(th_tensor *output, const th_tensor *weight,
     const int64_t n = th_numel(ic), *ip = thnn__data(ic), isz = th_dtype_itemsize(w->dtype);
     char *op = thnn__data(output);
     const char *wp = thnn__data(w);
-    #pragma omp parallel for schedule(static) if(n * D > THNN_GRAIN)
+    #pragma omp parallel for num_threads(thnn__threads()) schedule(static) if(n * D > THNN_GRAIN)
     for (int64_t i = 0; i < n; i++)
         memcpy(op + i * D * isz, wp + ip[i] * D * isz, (size_t)(D * isz));
     th_tensor_release(w); th_tensor_release(ic);

@@ -19,7 +19,7 @@
                             const T *w, const int64_t *ip, const int64_t *op,  \
                             const T *pw, int64_t n, int64_t B, int64_t D,      \
                             int mode, int64_t padding_idx) {                   \
-        _Pragma("omp parallel for schedule(dynamic, 16) if(n * D > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(dynamic, 16) if(n * D > THNN_GRAIN)") \
         for (int64_t b = 0; b < B; b++) {                                      \
             const int64_t start = op[b], end = b + 1 < B ? op[b + 1] : n;      \
             T *orow = out + b * D;                                             \
@@ -58,7 +58,7 @@
                             const int64_t *mi, const T *pw, int64_t n,         \
                             int64_t B, int64_t D, int mode, int64_t padding_idx) { \
         const int64_t block = 64, nblocks = (D + block - 1) / block;           \
-        _Pragma("omp parallel for schedule(static) if(nblocks > 1 && n * D > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(nblocks > 1 && n * D > THNN_GRAIN)") \
         for (int64_t blk = 0; blk < nblocks; blk++) {                          \
             const int64_t d0 = blk * block, d1 = d0 + block < D ? d0 + block : D; \
             if (mi) {                                                          \
@@ -88,7 +88,7 @@ DEFINE_EMBEDDING_BAG(double)
     static void psw_grad_##T(T *gp, const T *gy, const T *w, const int64_t *ip, \
                              const int64_t *o2b, int64_t n, int64_t D,         \
                              int64_t padding_idx) {                            \
-        _Pragma("omp parallel for schedule(static) if(n * D > THNN_GRAIN)")    \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(n * D > THNN_GRAIN)")    \
         for (int64_t i = 0; i < n; i++) {                                      \
             double s = 0;                                                      \
             if (o2b[i] >= 0 && ip[i] != padding_idx) {                         \

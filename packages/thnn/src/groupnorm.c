@@ -40,7 +40,7 @@ static int geometry(const char *fn, const th_tensor *input, int64_t num_groups,
                            const T *w, const T *b, const gn_geom *g,           \
                            double eps) {                                       \
         const int64_t rows = g->N * g->G, len = g->D * g->L;                   \
-        _Pragma("omp parallel for schedule(static) if(rows * len > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(rows * len > THNN_GRAIN)") \
         for (int64_t r = 0; r < rows; r++) {                                   \
             /* the group's elements are contiguous: channels c0.. of sample r/G */ \
             const T *xr = x + r * len;                                         \
@@ -74,7 +74,7 @@ static int geometry(const char *fn, const th_tensor *input, int64_t num_groups,
                                  const T *save_mean, const T *save_rstd,       \
                                  const gn_geom *g) {                           \
         const int64_t rows = g->N * g->G, len = g->D * g->L;                   \
-        _Pragma("omp parallel for schedule(static) if(rows * len > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(rows * len > THNN_GRAIN)") \
         for (int64_t r = 0; r < rows; r++) {                                   \
             const int64_t c0 = (r % g->G) * g->D;                              \
             const double mean = save_mean[r], rstd = save_rstd[r];             \
@@ -106,7 +106,7 @@ static int geometry(const char *fn, const th_tensor *input, int64_t num_groups,
     static void gn_bwd_params_##T(T *gw, T *gb, const T *gy, const T *x,       \
                                   const T *save_mean, const T *save_rstd,      \
                                   const gn_geom *g) {                          \
-        _Pragma("omp parallel for schedule(static) if(g->N * g->C * g->L > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->N * g->C * g->L > THNN_GRAIN)") \
         for (int64_t c = 0; c < g->C; c++) {                                   \
             double sw = 0, sb = 0;                                             \
             for (int64_t n = 0; n < g->N; n++) {                               \

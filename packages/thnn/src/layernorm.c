@@ -54,7 +54,7 @@ THNN_API int thnn_layer_norm_forward(th_tensor *output, th_tensor *save_mean,
     th_tensor *x = thnn__contig(input);
     th_tensor *w = weight ? thnn__contig(weight) : NULL, *b = bias ? thnn__contig(bias) : NULL;
     if (!x || (weight && !w) || (bias && !b)) { rc = thnn_last_status(); goto done; }
-    #pragma omp parallel for schedule(static) if(M * K > THNN_GRAIN)
+    #pragma omp parallel for num_threads(thnn__threads()) schedule(static) if(M * K > THNN_GRAIN)
     for (int64_t m = 0; m < M; m++) {
         double s = 0, ss = 0;
         for (int64_t k = 0; k < K; k++) s += ld(x, m * K + k);
@@ -111,7 +111,7 @@ THNN_API int thnn_layer_norm_backward_input(th_tensor *grad_input,
     th_tensor *w = weight ? thnn__contig(weight) : NULL;
     th_tensor *mt = thnn__contig(save_mean), *it = thnn__contig(save_invstd);
     if (!x || !gy || (weight && !w) || !mt || !it) { rc = thnn_last_status(); goto done; }
-    #pragma omp parallel for schedule(static) if(M * K > THNN_GRAIN)
+    #pragma omp parallel for num_threads(thnn__threads()) schedule(static) if(M * K > THNN_GRAIN)
     for (int64_t m = 0; m < M; m++) {
         const double mean = ld(mt, m), invstd = ld(it, m);
         double sg = 0, sgx = 0;
@@ -152,7 +152,7 @@ THNN_API int thnn_layer_norm_backward_params(th_tensor *grad_weight,
     th_tensor *x = thnn__contig(input), *gy = thnn__contig(grad_output);
     th_tensor *mt = thnn__contig(save_mean), *it = thnn__contig(save_invstd);
     if (!x || !gy || !mt || !it) { rc = thnn_last_status(); goto done; }
-    #pragma omp parallel for schedule(static) if(M * K > THNN_GRAIN)
+    #pragma omp parallel for num_threads(thnn__threads()) schedule(static) if(M * K > THNN_GRAIN)
     for (int64_t k = 0; k < K; k++) {
         double sw = 0, sb = 0;
         for (int64_t m = 0; m < M; m++) {

@@ -291,7 +291,7 @@ THNN_API int thnn_pointwise_loss_forward(th_tensor *output, const th_tensor *inp
     {
         const int64_t n = th_numel(x), last = x->ndim ? x->sizes[x->ndim - 1] : 1;
         double sum = 0;
-        #pragma omp parallel for reduction(+:sum) schedule(static) if(n > THNN_GRAIN)
+        #pragma omp parallel for num_threads(thnn__threads()) reduction(+:sum) schedule(static) if(n > THNN_GRAIN)
         for (int64_t i = 0; i < n; i++) {
             double l, d;
             pw(loss, ld(x, i), ld(y, i), a, pwt ? ld(pwt, i % last) : 1.0, &l, &d);
@@ -334,7 +334,7 @@ THNN_API int thnn_pointwise_loss_backward_input(th_tensor *grad_input,
     {
         const int64_t last = x->ndim ? x->sizes[x->ndim - 1] : 1;
         const double scale = reduction == THNN_REDUCTION_MEAN ? 1.0 / (double)n : 1.0;
-        #pragma omp parallel for schedule(static) if(n > THNN_GRAIN)
+        #pragma omp parallel for num_threads(thnn__threads()) schedule(static) if(n > THNN_GRAIN)
         for (int64_t i = 0; i < n; i++) {
             double l, d;
             pw(loss, ld(x, i), ld(y, i), a, pwt ? ld(pwt, i % last) : 1.0, &l, &d);

@@ -111,18 +111,18 @@ static inline double kl(double x, double t, int log_target) {
                              int log_target) {                                 \
         double sum = 0;                                                        \
         if (out) {                                                             \
-            _Pragma("omp parallel for schedule(static) if(n > THNN_GRAIN)")    \
+            _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(n > THNN_GRAIN)")    \
             for (int64_t i = 0; i < n; i++) out[i] = (T)kl(x[i], t[i], log_target); \
             return 0;                                                          \
         }                                                                      \
-        _Pragma("omp parallel for reduction(+:sum) schedule(static) if(n > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) reduction(+:sum) schedule(static) if(n > THNN_GRAIN)") \
         for (int64_t i = 0; i < n; i++) sum += kl(x[i], t[i], log_target); \
         return sum;                                                            \
     }                                                                          \
     static void kl_bwd_##T(T *gi, T *gt, const T *gy, int64_t gy_step,         \
                            double scale, const T *x, const T *t, int64_t n,    \
                            int log_target) {                                   \
-        _Pragma("omp parallel for schedule(static) if(n > THNN_GRAIN)")        \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(n > THNN_GRAIN)")        \
         for (int64_t i = 0; i < n; i++) {                                      \
             const double g = (double)gy[i * gy_step] * scale, tv = t[i];       \
             if (log_target) {                                                  \
@@ -139,14 +139,14 @@ static inline double kl(double x, double t, int log_target) {
                              int64_t n, double margin) {                       \
         double sum = 0;                                                        \
         if (out) {                                                             \
-            _Pragma("omp parallel for simd schedule(static) if(n > THNN_GRAIN)") \
+            _Pragma("omp parallel for simd num_threads(thnn__threads()) schedule(static) if(n > THNN_GRAIN)") \
             for (int64_t i = 0; i < n; i++) {                                  \
                 const double l = -(double)y[i] * ((double)a[i] - (double)b[i]) + margin; \
                 out[i] = (T)(l > 0 ? l : 0);                                   \
             }                                                                  \
             return 0;                                                          \
         }                                                                      \
-        _Pragma("omp parallel for simd reduction(+:sum) schedule(static) if(n > THNN_GRAIN)") \
+        _Pragma("omp parallel for simd num_threads(thnn__threads()) reduction(+:sum) schedule(static) if(n > THNN_GRAIN)") \
         for (int64_t i = 0; i < n; i++) {                                      \
             const double l = -(double)y[i] * ((double)a[i] - (double)b[i]) + margin; \
             sum += l > 0 ? l : 0;                                              \
@@ -156,7 +156,7 @@ static inline double kl(double x, double t, int log_target) {
     static void mr_bwd_##T(T *g1, T *g2, const T *gy, int64_t gy_step,         \
                            double scale, const T *a, const T *b, const T *y,   \
                            int64_t n, double margin) {                         \
-        _Pragma("omp parallel for simd schedule(static) if(n > THNN_GRAIN)")   \
+        _Pragma("omp parallel for simd num_threads(thnn__threads()) schedule(static) if(n > THNN_GRAIN)")   \
         for (int64_t i = 0; i < n; i++) {                                      \
             const double yv = y[i];                                            \
             const int active = -yv * ((double)a[i] - (double)b[i]) + margin > 0; \
@@ -179,7 +179,7 @@ static inline double kl(double x, double t, int log_target) {
     static double cos_fwd_##T(T *out, const T *a, const T *b, const T *y,      \
                               int64_t N, int64_t D, double margin) {           \
         double sum = 0;                                                        \
-        _Pragma("omp parallel for reduction(+:sum) schedule(static) if(N * D > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) reduction(+:sum) schedule(static) if(N * D > THNN_GRAIN)") \
         for (int64_t r = 0; r < N; r++) {                                      \
             double dot, m1, m2;                                                \
             cos_row_##T(a + r * D, b + r * D, D, &dot, &m1, &m2);              \
@@ -194,7 +194,7 @@ static inline double kl(double x, double t, int log_target) {
     static void cos_bwd_##T(T *g1, T *g2, const T *gy, int64_t gy_step,        \
                             double scale, const T *a, const T *b, const T *y,  \
                             int64_t N, int64_t D, double margin) {             \
-        _Pragma("omp parallel for schedule(static) if(N * D > THNN_GRAIN)")    \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(N * D > THNN_GRAIN)")    \
         for (int64_t r = 0; r < N; r++) {                                      \
             const T *ar = a + r * D, *br = b + r * D;                          \
             double dot, m1, m2;                                                \

@@ -8,7 +8,7 @@
     static void scatter_##T(T *gin, const T *gout, const int64_t *ind,        \
                             int64_t planes, int64_t in_plane,                 \
                             int64_t out_plane) {                              \
-        _Pragma("omp parallel for schedule(static) if(planes * out_plane > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(planes * out_plane > THNN_GRAIN)") \
         for (int64_t p = 0; p < planes; p++)                                  \
             for (int64_t i = 0; i < out_plane; i++) {                         \
                 const int64_t k = ind[p * out_plane + i];                     \

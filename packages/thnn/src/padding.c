@@ -101,7 +101,7 @@ static inline int64_t src_index(int mode, int64_t o, int64_t n, int64_t before) 
         const int64_t w0 = shift < 0 ? 0 : shift > g->out[2] ? g->out[2] : shift; \
         int64_t w1 = shift + g->in[2];                                         \
         w1 = w1 < w0 ? w0 : w1 > g->out[2] ? g->out[2] : w1;                   \
-        _Pragma("omp parallel for schedule(static) if(g->planes * op > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * op > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             const T *xp = x + p * ip;                                          \
             T *yp = y + p * op;                                                \
@@ -120,7 +120,7 @@ static inline int64_t src_index(int mode, int64_t o, int64_t n, int64_t before) 
                             const int64_t *md, const int64_t *mh, const int64_t *mw) { \
         const int64_t ip = g->in[0] * g->in[1] * g->in[2];                     \
         const int64_t op = g->out[0] * g->out[1] * g->out[2];                  \
-        _Pragma("omp parallel for schedule(static) if(g->planes * op > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * op > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             T *xp = gx + p * ip;                                               \
             const T *yp = gy + p * op;                                         \

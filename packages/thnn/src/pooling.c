@@ -61,7 +61,7 @@ static inline void window_range(int64_t start, int64_t dil, int64_t k,
 #define DEFINE_POOL(T)                                                         \
     static void maxpool_##T(T *out, int64_t *ind, const T *x,                  \
                             const pool_geom *g) {                              \
-        _Pragma("omp parallel for schedule(static) if(g->planes * g->OH * g->OW * g->kh * g->kw > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * g->OH * g->OW * g->kh * g->kw > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             const T *xp = x + p * g->H * g->W;                                 \
             T *op = out + p * g->OH * g->OW;                                   \
@@ -99,7 +99,7 @@ static inline void window_range(int64_t start, int64_t dil, int64_t k,
     static void maxpool_bwd_##T(T *gin, const T *gout, const int64_t *ind,     \
                                 int64_t planes, int64_t in_plane,              \
                                 int64_t out_plane) {                           \
-        _Pragma("omp parallel for schedule(static) if(planes * out_plane > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(planes * out_plane > THNN_GRAIN)") \
         for (int64_t p = 0; p < planes; p++)                                   \
             for (int64_t i = 0; i < out_plane; i++) {                          \
                 const int64_t k = ind[p * out_plane + i];                      \
@@ -110,7 +110,7 @@ static inline void window_range(int64_t start, int64_t dil, int64_t k,
     /* forward (bwd = 0): out = avg(x); backward (bwd = 1): x += gout / n */  \
     static void avgpool_##T(T *out, T *x, const pool_geom *g, int cip,         \
                             int bwd) {                                         \
-        _Pragma("omp parallel for schedule(static) if(g->planes * g->OH * g->OW * g->kh * g->kw > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * g->OH * g->OW * g->kh * g->kw > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             T *xp = x + p * g->H * g->W;                                       \
             for (int64_t oh = 0; oh < g->OH; oh++)                             \
@@ -271,7 +271,7 @@ THNN_API int thnn_avg_pool2d_backward_input(th_tensor *grad_input,
 #define DEFINE_ADAPTIVE(T)                                                     \
     static void adaptive_##T(T *out, T *x, int64_t planes, int64_t H,          \
                              int64_t W, int64_t OH, int64_t OW, int bwd) {     \
-        _Pragma("omp parallel for schedule(static) if(planes * H * W > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(planes * H * W > THNN_GRAIN)") \
         for (int64_t p = 0; p < planes; p++) {                                 \
             T *xp = x + p * H * W;                                             \
             for (int64_t oh = 0; oh < OH; oh++) {                              \

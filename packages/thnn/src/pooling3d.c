@@ -85,7 +85,7 @@ static inline int64_t avg_window(const pool3d_geom *g, const int64_t *o,
         const int64_t vol = g->in[0] * g->in[1] * g->in[2];                    \
         const int64_t ovol = g->out[0] * g->out[1] * g->out[2];                \
         const int64_t kvol = g->k[0] * g->k[1] * g->k[2];                      \
-        _Pragma("omp parallel for schedule(static) if(g->planes * ovol * kvol > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * ovol * kvol > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             const T *xp = x + p * vol;                                         \
             for (int64_t oi = 0; oi < ovol; oi++) {                            \
@@ -124,7 +124,7 @@ static inline int64_t avg_window(const pool3d_geom *g, const int64_t *o,
         const int64_t vol = g->in[0] * g->in[1] * g->in[2];                    \
         const int64_t ovol = g->out[0] * g->out[1] * g->out[2];                \
         const int64_t kvol = g->k[0] * g->k[1] * g->k[2];                      \
-        _Pragma("omp parallel for schedule(static) if(g->planes * ovol * kvol > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * ovol * kvol > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             const T *xp = x + p * vol;                                         \
             for (int64_t oi = 0; oi < ovol; oi++) {                            \
@@ -149,7 +149,7 @@ static inline int64_t avg_window(const pool3d_geom *g, const int64_t *o,
         const int64_t vol = g->in[0] * g->in[1] * g->in[2];                    \
         const int64_t ovol = g->out[0] * g->out[1] * g->out[2];                \
         const int64_t kvol = g->k[0] * g->k[1] * g->k[2];                      \
-        _Pragma("omp parallel for schedule(static) if(g->planes * ovol * kvol > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * ovol * kvol > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             T *gp = gin + p * vol;                                             \
             for (int64_t oi = 0; oi < ovol; oi++) {                            \

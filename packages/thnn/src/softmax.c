@@ -8,7 +8,7 @@
 #define DEFINE_SOFTMAX(T)                                                      \
     static void softmax_fwd_##T(T *y, const T *x, int64_t outer, int64_t n,    \
                                 int64_t inner, int log_mode) {                 \
-        _Pragma("omp parallel for schedule(static) if(outer * n * inner > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(outer * n * inner > THNN_GRAIN)") \
         for (int64_t oi = 0; oi < outer * inner; oi++) {                       \
             const int64_t o = oi / inner, i = oi % inner;                      \
             const T *xp = x + o * n * inner + i;                               \
@@ -32,7 +32,7 @@
     }                                                                          \
     static void softmax_bwd_##T(T *gx, const T *gy, const T *y, int64_t outer, \
                                 int64_t n, int64_t inner, int log_mode) {      \
-        _Pragma("omp parallel for schedule(static) if(outer * n * inner > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(outer * n * inner > THNN_GRAIN)") \
         for (int64_t oi = 0; oi < outer * inner; oi++) {                       \
             const int64_t base = (oi / inner) * n * inner + oi % inner;        \
             double s = 0;                                                      \

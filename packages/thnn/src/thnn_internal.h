@@ -11,6 +11,11 @@
 /* parallelize a loop only when it has at least this much work */
 #define THNN_GRAIN 32768
 
+/* every OpenMP region names its thread count: libTH's (th_set_num_threads),
+   the same from any calling thread (OpenMP's own default is per thread, so
+   a kernel called from a thread that never set it would use every core) */
+static inline int thnn__threads(void) { return th_get_num_threads(); }
+
 int thnn__error(int status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* copies libTH's last error into ours, prefixed by `where` */

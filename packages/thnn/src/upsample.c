@@ -108,7 +108,7 @@ static int make_tables(const char *fn, int bilinear, const up_geom *g, int align
 #define DEFINE_UPSAMPLE(T)                                                     \
     static void nearest_fwd_##T(T *y, const T *x, const up_geom *g,            \
                                 const up_tables *t) {                          \
-        _Pragma("omp parallel for schedule(static) if(g->planes * g->OH * g->OW > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * g->OH * g->OW > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++)                                \
             for (int64_t oh = 0; oh < g->OH; oh++) {                           \
                 const T *row = x + (p * g->H + t->h0[oh]) * g->W;              \
@@ -118,7 +118,7 @@ static int make_tables(const char *fn, int bilinear, const up_geom *g, int align
     }                                                                          \
     static void nearest_bwd_##T(T *gx, const T *gy, const up_geom *g,          \
                                 const up_tables *t) {                          \
-        _Pragma("omp parallel for schedule(static) if(g->planes * g->OH * g->OW > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * g->OH * g->OW > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             T *gp = gx + p * g->H * g->W;                                      \
             for (int64_t i = 0; i < g->H * g->W; i++) gp[i] = 0;               \
@@ -131,7 +131,7 @@ static int make_tables(const char *fn, int bilinear, const up_geom *g, int align
     }                                                                          \
     static void bilinear_fwd_##T(T *y, const T *x, const up_geom *g,           \
                                  const up_tables *t) {                         \
-        _Pragma("omp parallel for schedule(static) if(g->planes * g->OH * g->OW > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * g->OH * g->OW > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++)                                \
             for (int64_t oh = 0; oh < g->OH; oh++) {                           \
                 const T *r0 = x + (p * g->H + t->h0[oh]) * g->W;               \
@@ -148,7 +148,7 @@ static int make_tables(const char *fn, int bilinear, const up_geom *g, int align
     }                                                                          \
     static void bilinear_bwd_##T(T *gx, const T *gy, const up_geom *g,         \
                                  const up_tables *t) {                         \
-        _Pragma("omp parallel for schedule(static) if(g->planes * g->OH * g->OW > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * g->OH * g->OW > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             T *gp = gx + p * g->H * g->W;                                      \
             for (int64_t i = 0; i < g->H * g->W; i++) gp[i] = 0;               \
