@@ -339,7 +339,8 @@ def _report(path, model, test_set, spec, args, history, elapsed, device, predict
     title = (f"{args.dataset} / {args.model}: test accuracy {100 * accuracy:.2f}% after "
              f"{len(history['test_accuracy'])} epochs, {elapsed:.1f} s training")
     save_report(path, history, shown, labels, predictions, classes, title,
-                caption="test images, mistakes first: predicted label (true label when wrong)")
+                caption="test images, up to a third of them mistakes: predicted label "
+                        "(true label when wrong)")
 
 
 # -- the command -------------------------------------------------------------
