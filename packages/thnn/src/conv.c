@@ -8,10 +8,10 @@
  *   backward_params: gW_g (O/g, K)   += gout_n @ col_g^T
  * (K = C/g*kH*kW).  Each sample is unfolded in bands of output rows
  * (col of about COL_TILE_BYTES, see tile_rows) so that col stays in cache
- * between the unfold and the GEMM that reads it; unfolding several samples
- * into one wider col matrix measured slower on both benchmark shapes.  The
- * im2col/col2im loops take a sample count nb so that a batched layout
- * stays easy to try.
+ * between the unfold and the GEMM that reads it.  Samples whose output
+ * plane is small (fewer than BATCH_BELOW_L positions) are unfolded several
+ * at a time into one wider col instead, see batch_samples; for large
+ * planes that measured slower (col falls out of cache).
  *
  * Threads: the GEMMs run on OpenBLAS's threads (th_set_num_threads).  The
  * unfold loops are serial on purpose: an OpenMP region between two BLAS
@@ -118,12 +118,63 @@ static void im2col_rows(const th_tensor *x, int64_t n0, th_tensor *col,
 }
 
 static void col2im_rows(th_tensor *x, int64_t n0, const th_tensor *col,
-                        const conv_geom *g, int64_t oh0, int64_t oh1) {
+                        const conv_geom *g, int64_t nb, int64_t oh0, int64_t oh1) {
     int64_t off = n0 * g->C * g->H * g->W;
     if (x->dtype == TH_FLOAT32)
-        col2im_float((float *)thnn__data(x) + off, thnn__data(col), g, 1, oh0, oh1);
+        col2im_float((float *)thnn__data(x) + off, thnn__data(col), g, nb, oh0, oh1);
     else
-        col2im_double((double *)thnn__data(x) + off, thnn__data(col), g, 1, oh0, oh1);
+        col2im_double((double *)thnn__data(x) + off, thnn__data(col), g, nb, oh0, oh1);
+}
+
+/* ---- sample batches for small output planes ---------------------------
+ * With few output positions per sample (ResNet's 14x14 and 7x7 stages) one
+ * GEMM per sample is skinny (49 columns for 512 rows) and runs far below
+ * BLAS speed; there nb samples are unfolded side by side into one
+ * (K, nb * L) col and multiplied at once.  The GEMM's (O, nb * L) result
+ * is not NCHW, so it goes through a small buffer moved to / from the
+ * (N, O, L) tensors by the copies below. */
+#define BATCH_BELOW_L 256   /* output positions per sample below which to batch */
+#define BATCH_COLS 512      /* about this many columns per batched GEMM */
+
+static int64_t batch_samples(const conv_geom *g) {
+    const int64_t L = g->OH * g->OW;
+    if (L >= BATCH_BELOW_L || g->N < 2) return 1;
+    int64_t nb = BATCH_COLS / (L > 0 ? L : 1);
+    return nb < 1 ? 1 : nb > g->N ? g->N : nb;
+}
+
+/* rows [r0, r0 + R) of samples n0.. n0+nb of t (N, O, L), and buf (R, nb * L):
+   to_buf copies t into buf, else buf is added into t (add) or copied (!add) */
+#define DEFINE_GATHER(T)                                                      \
+    static void move_rows_##T(T *t, T *buf, int64_t n0, int64_t nb,          \
+                              int64_t O, int64_t r0, int64_t R, int64_t L,    \
+                              int to_buf, int add) {                          \
+        for (int64_t s = 0; s < nb; s++)                                      \
+            for (int64_t r = 0; r < R; r++) {                                 \
+                T *tp = t + ((n0 + s) * O + r0 + r) * L;                      \
+                T *bp = buf + r * nb * L + s * L;                             \
+                if (to_buf) memcpy(bp, tp, (size_t)L * sizeof(T));            \
+                else if (add) for (int64_t i = 0; i < L; i++) tp[i] += bp[i]; \
+                else memcpy(tp, bp, (size_t)L * sizeof(T));                   \
+            }                                                                 \
+    }
+DEFINE_GATHER(float)
+DEFINE_GATHER(double)
+
+static void move_rows(th_tensor *t, th_tensor *buf, int64_t n0, int64_t nb,
+                      int64_t O, int64_t r0, int64_t R, int64_t L, int to_buf,
+                      int add) {
+    if (t->dtype == TH_FLOAT32)
+        move_rows_float(thnn__data(t), thnn__data(buf), n0, nb, O, r0, R, L, to_buf, add);
+    else
+        move_rows_double(thnn__data(t), thnn__data(buf), n0, nb, O, r0, R, L, to_buf, add);
+}
+
+static th_tensor *new_mat(int64_t rows, int64_t cols, int dtype) {
+    int64_t sz[2] = {rows, cols};
+    th_tensor *t = th_empty(2, sz, dtype);
+    if (!t) thnn__from_th("conv2d batch buffer");
+    return t;
 }
 
 /* ---- argument checks ------------------------------------------------ */
@@ -218,8 +269,9 @@ static int64_t tile_rows(const conv_geom *g, int dtype) {
     return band < 1 ? 1 : band > g->OH ? g->OH : band;
 }
 
-static th_tensor *new_col(const conv_geom *g, int dtype) {
-    int64_t sz[2] = {g->C * g->kh * g->kw, g->OH * g->OW};
+/* col for nb whole samples (the bands use the first rows of it) */
+static th_tensor *new_col(const conv_geom *g, int dtype, int64_t nb) {
+    int64_t sz[2] = {g->C * g->kh * g->kw, nb * g->OH * g->OW};
     th_tensor *t = th_empty(2, sz, dtype);
     if (!t) thnn__from_th("conv2d column buffer");
     return t;
@@ -238,6 +290,26 @@ DEFINE_FILL_BIAS(float)
 DEFINE_FILL_BIAS(double)
 
 /* ---- forward ---------------------------------------------------------- */
+/* output (filled with the bias, or not when !has_bias) from nb samples at a time */
+static int forward_batched(th_tensor *output, const th_tensor *x, const th_tensor *w,
+                           th_tensor *col, const conv_geom *g, int64_t nb, int has_bias) {
+    const int64_t L = g->OH * g->OW, Og = g->O / g->G, K = g->C / g->G * g->kh * g->kw;
+    th_tensor *buf = new_mat(Og, nb * L, x->dtype);
+    int rc = buf ? TH_OK : thnn_last_status();
+    for (int64_t n = 0; n < g->N && !rc; n += nb) {
+        const int64_t m = n + nb <= g->N ? nb : g->N - n, cols = m * L;
+        im2col_rows(x, n, col, g, m, 0, g->OH);
+        for (int64_t gi = 0; gi < g->G && !rc; gi++) {
+            rc = gemm_views(mat(buf, 0, Og, cols, cols, 1), mat(w, gi * Og * K, Og, K, K, 1),
+                            mat(col, gi * K * cols, K, cols, cols, 1), 0.0);
+            if (!rc) move_rows(output, buf, n, m, g->O, gi * Og, Og, L, 0, has_bias);
+        }
+    }
+    thnn__release(buf);
+    return rc;
+}
+
+
 THNN_API int thnn_conv2d_forward(th_tensor *output, const th_tensor *input,
                                  const th_tensor *weight, const th_tensor *bias,
                                  const int64_t *stride, const int64_t *padding,
@@ -263,7 +335,12 @@ THNN_API int thnn_conv2d_forward(th_tensor *output, const th_tensor *input,
         else
             fill_bias_double(thnn__data(output), thnn__data(bc), g.N * g.O, g.O, L);
     }
-    if (!(col = new_col(&g, input->dtype))) { rc = thnn_last_status(); goto done; }
+    const int64_t nb = batch_samples(&g);
+    if (!(col = new_col(&g, input->dtype, nb))) { rc = thnn_last_status(); goto done; }
+    if (nb > 1) {
+        rc = forward_batched(output, x, w, col, &g, nb, bc != NULL);
+        goto done;
+    }
     /* unfold a band of output rows at a time, small enough for col to stay
        in cache while the GEMM packs it: on 8x64x56x56 * 64x64x3x3 the whole
        (576, 3136) col read back from memory made the forward 2.5x slower
@@ -325,9 +402,29 @@ THNN_API int thnn_conv2d_backward_input(th_tensor *grad_input,
     if (th_numel(grad_input) == 0 || th_numel(grad_output) == 0) return TH_OK;
 
     th_tensor *go = thnn__contig(grad_output), *w = thnn__contig(weight), *col = NULL;
-    if (!go || !w || !(col = new_col(&g, weight->dtype))) { rc = thnn_last_status(); goto done; }
+    const int64_t nb = batch_samples(&g);
+    if (!go || !w || !(col = new_col(&g, weight->dtype, nb))) {
+        rc = thnn_last_status();
+        goto done;
+    }
     const int64_t L = g.OH * g.OW, Cg = g.C / g.G, Og = g.O / g.G;
     const int64_t K = Cg * g.kh * g.kw;
+    if (nb > 1) {
+        th_tensor *buf = new_mat(Og, nb * L, weight->dtype);
+        rc = buf ? TH_OK : thnn_last_status();
+        for (int64_t n = 0; n < g.N && !rc; n += nb) {
+            const int64_t m = n + nb <= g.N ? nb : g.N - n, cols = m * L;
+            for (int64_t gi = 0; gi < g.G && !rc; gi++) {
+                move_rows(go, buf, n, m, g.O, gi * Og, Og, L, 1, 0);
+                rc = gemm_views(mat(col, gi * K * cols, K, cols, cols, 1),
+                                mat(w, gi * Og * K, K, Og, 1, K),
+                                mat(buf, 0, Og, cols, cols, 1), 0.0);
+            }
+            if (!rc) col2im_rows(grad_input, n, col, &g, m, 0, g.OH);
+        }
+        thnn__release(buf);
+        goto done;
+    }
     const int64_t band = tile_rows(&g, weight->dtype);
     for (int64_t n = 0; n < g.N && !rc; n++) {
         for (int64_t oh0 = 0; oh0 < g.OH && !rc; oh0 += band) {
@@ -339,7 +436,7 @@ THNN_API int thnn_conv2d_backward_input(th_tensor *grad_input,
                                 mat(w, gi * Og * K, K, Og, 1, K),
                                 mat(go, (n * g.O + gi * Og) * L + oh0 * g.OW, Og, Lt, L, 1),
                                 0.0);
-            if (!rc) col2im_rows(grad_input, n, col, &g, oh0, oh1);
+            if (!rc) col2im_rows(grad_input, n, col, &g, 1, oh0, oh1);
         }
     }
 done:
@@ -410,12 +507,30 @@ THNN_API int thnn_conv2d_backward_params(th_tensor *grad_weight,
         if (th_zero(grad_weight)) rc = thnn__from_th(fn);
         goto done;
     }
-    if (!(x = thnn__contig(input)) || !(col = new_col(&g, input->dtype))) {
+    const int64_t nb = batch_samples(&g);
+    if (!(x = thnn__contig(input)) || !(col = new_col(&g, input->dtype, nb))) {
         rc = thnn_last_status();
         goto done;
     }
     const int64_t L = g.OH * g.OW, Cg = g.C / g.G, Og = g.O / g.G;
     const int64_t K = Cg * g.kh * g.kw;
+    if (nb > 1) {
+        th_tensor *buf = new_mat(Og, nb * L, input->dtype);
+        rc = buf ? TH_OK : thnn_last_status();
+        for (int64_t n = 0; n < g.N && !rc; n += nb) {
+            const int64_t m = n + nb <= g.N ? nb : g.N - n, cols = m * L;
+            im2col_rows(x, n, col, &g, m, 0, g.OH);
+            for (int64_t gi = 0; gi < g.G && !rc; gi++) {
+                move_rows(go, buf, n, m, g.O, gi * Og, Og, L, 1, 0);
+                /* col_g^T: (cols, K) view of the (K, cols) block */
+                rc = gemm_views(mat(grad_weight, gi * Og * K, Og, K, K, 1),
+                                mat(buf, 0, Og, cols, cols, 1),
+                                mat(col, gi * K * cols, cols, K, 1, cols), n == 0 ? 0.0 : 1.0);
+            }
+        }
+        thnn__release(buf);
+        goto done;
+    }
     const int64_t band = tile_rows(&g, input->dtype);
     for (int64_t n = 0; n < g.N && !rc; n++) {
         for (int64_t oh0 = 0; oh0 < g.OH && !rc; oh0 += band) {
