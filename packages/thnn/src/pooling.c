@@ -59,8 +59,43 @@ static inline void window_range(int64_t start, int64_t dil, int64_t k,
 }
 
 #define DEFINE_POOL(T)                                                         \
+    /* the common 2x2, stride 2 window over whole windows: the four taps    \
+       compared in window order without bounds tests (first maximum kept,  \
+       a NaN wins as in the general loop) */                                \
+    static void maxpool2x2_##T(T *out, int64_t *ind, const T *x,               \
+                               const pool_geom *g) {                           \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * g->OH * g->OW * 4 > THNN_GRAIN)") \
+        for (int64_t p = 0; p < g->planes; p++) {                              \
+            const T *xp = x + p * g->H * g->W;                                 \
+            T *op = out + p * g->OH * g->OW;                                   \
+            int64_t *ip = ind + p * g->OH * g->OW;                             \
+            for (int64_t oh = 0; oh < g->OH; oh++) {                           \
+                const int64_t r0 = 2 * oh * g->W, r1 = r0 + g->W;              \
+                for (int64_t ow = 0; ow < g->OW; ow++) {                       \
+                    const int64_t k[4] = {r0 + 2 * ow, r0 + 2 * ow + 1,        \
+                                          r1 + 2 * ow, r1 + 2 * ow + 1};       \
+                    T best = xp[k[0]];                                         \
+                    int64_t bi = k[0];                                         \
+                    for (int t = 1; t < 4; t++) { /* selects, not branches */ \
+                        const T v = xp[k[t]];                                  \
+                        const int take = (v > best) | ((v != v) & (best == best)); \
+                        best = take ? v : best;                                \
+                        bi = take ? k[t] : bi;                                 \
+                    }                                                          \
+                    op[oh * g->OW + ow] = best;                                \
+                    ip[oh * g->OW + ow] = bi;                                  \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }                                                                          \
     static void maxpool_##T(T *out, int64_t *ind, const T *x,                  \
                             const pool_geom *g) {                              \
+        if (g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 &&            \
+            g->ph == 0 && g->pw == 0 && g->dh == 1 && g->dw == 1 &&            \
+            2 * g->OH <= g->H && 2 * g->OW <= g->W) {                          \
+            maxpool2x2_##T(out, ind, x, g);                                    \
+            return;                                                            \
+        }                                                                      \
         _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * g->OH * g->OW * g->kh * g->kw > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             const T *xp = x + p * g->H * g->W;                                 \
