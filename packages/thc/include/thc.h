@@ -120,6 +120,39 @@ int thc_launch_config_for(int64_t n, int threads_per_block, int64_t max_grid,
 int thc_strided_offset(int ndim, const int64_t *sizes, const int64_t *strides,
                        int64_t linear, int64_t *offset);
 
+/* ---- element-wise kernels (device memory; need a GPU) ---------------- */
+/* Dtype codes are libTH's (th_dtype); these kernels take float32 and
+ * float64. */
+typedef enum thc_dtype {
+    THC_FLOAT32 = 0,
+    THC_FLOAT64 = 1
+} thc_dtype;
+
+typedef enum thc_binary_op {
+    THC_ADD = 0,
+    THC_MUL = 1
+} thc_binary_op;
+
+/* A strided view: sizes and strides in elements; a broadcast input has
+ * stride 0 along the broadcast dims. */
+typedef struct thc_layout {
+    int32_t ndim;
+    int64_t sizes[THC_MAX_DIMS];
+    int64_t strides[THC_MAX_DIMS];
+} thc_layout;
+
+/* Checks a layout (ndim range, sizes >= 0) and gives its element count. */
+int thc_layout_numel(const thc_layout *layout, int64_t *numel);
+
+int thc_fill(void *data, int dtype, const thc_layout *layout, double value, void *stream);
+/* dst and src have the same sizes and dtype. */
+int thc_copy(void *dst, const thc_layout *dst_layout, const void *src,
+             const thc_layout *src_layout, int dtype, void *stream);
+/* out = a op b, all of out's sizes; a and b already broadcast to them. */
+int thc_binary(int op, int dtype, void *out, const thc_layout *out_layout,
+               const void *a, const thc_layout *a_layout,
+               const void *b, const thc_layout *b_layout, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

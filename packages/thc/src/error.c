@@ -45,21 +45,3 @@ THC_API void thc_clear_error(void) {
 THC_API int thc_abi_version_major(void) { return THC_ABI_VERSION_MAJOR; }
 THC_API int thc_abi_version_minor(void) { return THC_ABI_VERSION_MINOR; }
 THC_API const char *thc_version(void) { return THC_VERSION_STRING; }
-
-#ifdef THC_NO_CUDA
-/* Host-only build: no devices, and the reason says why. */
-THC_API int thc_has_cuda(void) { return 0; }
-
-THC_API int thc_device_count(int *count) {
-    if (!count) return thc__error(THC_ERR_VALUE, "thc_device_count: count is NULL");
-    *count = 0;
-    thc__set_cuda_error_text("libTHC was built without CUDA (EMBER_NO_CUDA=1)");
-    return THC_OK;
-}
-
-THC_API const thc_device_ops *thc_cuda_device_ops(void) {
-    return thc__error_null(THC_ERR_RUNTIME,
-                           "thc_cuda_device_ops: libTHC was built without CUDA "
-                           "(EMBER_NO_CUDA=1); rebuild ember-thc with nvcc");
-}
-#endif

@@ -1,0 +1,68 @@
+// Device query and the CUDA runtime's device function table for the
+// caching allocator.
+#include <cuda_runtime.h>
+#include <stdio.h>
+
+#include "thc_internal.h"
+
+// Keeps the runtime's text and sets the last error; returns the status.
+static int cuda_fail(const char *what, cudaError_t err) {
+    thc__set_cuda_error_text(cudaGetErrorString(err));
+    return thc__error(err == cudaErrorMemoryAllocation ? THC_ERR_MEMORY : THC_ERR_RUNTIME,
+                      "%s: CUDA error %d (%s): %s", what, (int)err, cudaGetErrorName(err),
+                      cudaGetErrorString(err));
+}
+
+extern "C" THC_API int thc_has_cuda(void) { return 1; }
+
+extern "C" THC_API int thc_device_count(int *count) {
+    if (!count) return thc__error(THC_ERR_VALUE, "thc_device_count: count is NULL");
+    int n = 0;
+    cudaError_t err = cudaGetDeviceCount(&n);
+    if (err != cudaSuccess) {
+        // no driver or no GPU: zero devices, the reason kept for messages
+        thc__set_cuda_error_text(cudaGetErrorString(err));
+        cudaGetLastError();
+        n = 0;
+    }
+    *count = n;
+    return THC_OK;
+}
+
+static int cuda_malloc(void *, void **ptr, size_t nbytes) {
+    cudaError_t err = cudaMalloc(ptr, nbytes);
+    if (err == cudaErrorMemoryAllocation) {
+        cudaGetLastError();   // not sticky: clear it so later calls work
+        return THC_ERR_MEMORY;
+    }
+    return err == cudaSuccess ? THC_OK : cuda_fail("cudaMalloc", err);
+}
+
+static int cuda_free(void *, void *ptr) {
+    cudaError_t err = cudaFree(ptr);
+    return err == cudaSuccess ? THC_OK : cuda_fail("cudaFree", err);
+}
+
+static int cuda_stream_synchronize(void *, void *stream) {
+    cudaError_t err = cudaStreamSynchronize((cudaStream_t)stream);
+    return err == cudaSuccess ? THC_OK : cuda_fail("cudaStreamSynchronize", err);
+}
+
+static int cuda_stream_query(void *, void *stream) {
+    cudaError_t err = cudaStreamQuery((cudaStream_t)stream);
+    if (err == cudaSuccess) return 1;
+    if (err == cudaErrorNotReady) return 0;
+    cuda_fail("cudaStreamQuery", err);
+    return -1;
+}
+
+static int cuda_mem_info(void *, size_t *free_bytes, size_t *total_bytes) {
+    cudaError_t err = cudaMemGetInfo(free_bytes, total_bytes);
+    return err == cudaSuccess ? THC_OK : cuda_fail("cudaMemGetInfo", err);
+}
+
+static const thc_device_ops cuda_ops = {
+    NULL, cuda_malloc, cuda_free, cuda_stream_synchronize, cuda_stream_query, cuda_mem_info,
+};
+
+extern "C" THC_API const thc_device_ops *thc_cuda_device_ops(void) { return &cuda_ops; }
