@@ -50,6 +50,10 @@ void thc_clear_error(void);
  * thc_cuda_error_text(). */
 int thc_device_count(int *count);
 const char *thc_cuda_error_text(void);
+/* The calling thread's current device, and waiting for all its work. */
+int thc_get_device(int *device);
+int thc_set_device(int device);
+int thc_synchronize(void);
 
 /* ---- the device functions the allocator runs on --------------------- */
 /* malloc returns THC_OK, THC_ERR_MEMORY when the device is full, or another

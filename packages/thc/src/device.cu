@@ -29,6 +29,28 @@ extern "C" THC_API int thc_device_count(int *count) {
     return THC_OK;
 }
 
+extern "C" THC_API int thc_get_device(int *device) {
+    if (!device) return thc__error(THC_ERR_VALUE, "thc_get_device: device is NULL");
+    cudaError_t err = cudaGetDevice(device);
+    return err == cudaSuccess ? THC_OK : cuda_fail("thc_get_device", err);
+}
+
+extern "C" THC_API int thc_set_device(int device) {
+    int n = 0;
+    thc_device_count(&n);
+    if (device < 0 || device >= n)
+        return thc__error(THC_ERR_VALUE, "thc_set_device: device %d does not exist (%d device%s%s%s)",
+                          device, n, n == 1 ? "" : "s", n ? "" : ": ",
+                          n ? "" : thc_cuda_error_text());
+    cudaError_t err = cudaSetDevice(device);
+    return err == cudaSuccess ? THC_OK : cuda_fail("thc_set_device", err);
+}
+
+extern "C" THC_API int thc_synchronize(void) {
+    cudaError_t err = cudaDeviceSynchronize();
+    return err == cudaSuccess ? THC_OK : cuda_fail("thc_synchronize", err);
+}
+
 static int cuda_malloc(void *, void **ptr, size_t nbytes) {
     cudaError_t err = cudaMalloc(ptr, nbytes);
     if (err == cudaErrorMemoryAllocation) {

@@ -15,6 +15,20 @@ THC_API int thc_device_count(int *count) {
     return THC_OK;
 }
 
+THC_API int thc_get_device(int *device) {
+    (void)device;
+    return thc__error(THC_ERR_RUNTIME, "thc_get_device: %s", no_cuda);
+}
+
+THC_API int thc_set_device(int device) {
+    (void)device;
+    return thc__error(THC_ERR_RUNTIME, "thc_set_device: %s", no_cuda);
+}
+
+THC_API int thc_synchronize(void) {
+    return thc__error(THC_ERR_RUNTIME, "thc_synchronize: %s", no_cuda);
+}
+
 THC_API const thc_device_ops *thc_cuda_device_ops(void) {
     return thc__error_null(THC_ERR_RUNTIME, "thc_cuda_device_ops: %s", no_cuda);
 }

@@ -83,6 +83,10 @@ int main(void) {
         printf("test_gpu: skipped (no CUDA device: %s)\n", thc_cuda_error_text());
         return check_report("test_gpu");
     }
+    int dev = -1;
+    CHECK(thc_get_device(&dev) == THC_OK && dev == 0);
+    CHECK(thc_set_device(0) == THC_OK);
+    ERR(thc_set_device(n), THC_ERR_VALUE, "does not exist");
     const thc_device_ops *ops = thc_cuda_device_ops();
     CHECK(ops != NULL);
     thc_allocator *a = ops ? thc_allocator_new(ops) : NULL;
