@@ -1,0 +1,111 @@
+"""Build script run by poetry-core (``[tool.poetry.build] script``).
+
+1. builds libTHC with the package's Makefile: with nvcc when it is found
+   (through $NVCC, PATH, $CUDA_HOME, /usr/local/cuda), host-side only when
+   EMBER_NO_CUDA=1 (the Makefile stops with a message when neither holds),
+2. copies the library, header and pkg-config file into ember/thc/,
+3. compiles the cffi extension ember/thc/_thc_cffi against it, linked with
+   an $ORIGIN rpath so the installed package finds its own libTHC.so.
+
+libTHC.so itself links libcudart.so with an absolute rpath into the CUDA
+toolkit it was built with (CUDA_LIB in the Makefile).
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PKG = HERE / "ember" / "thc"
+
+# the C callbacks through which a Python object serves as the allocator's device
+CALLBACKS = """
+extern "Python" int _thc_py_malloc(void *ctx, void **ptr, size_t nbytes);
+extern "Python" int _thc_py_free(void *ctx, void *ptr);
+extern "Python" int _thc_py_stream_synchronize(void *ctx, void *stream);
+extern "Python" int _thc_py_stream_query(void *ctx, void *stream);
+extern "Python" int _thc_py_mem_info(void *ctx, size_t *free_bytes, size_t *total_bytes);
+"""
+
+
+def cdef_from_header(text: str) -> str:
+    """The header as cffi's cdef reads it: preprocessor lines dropped
+    (numeric #defines kept), the C++ guard blocks skipped, plus the
+    Python callbacks."""
+    keep, in_cplusplus = [], False
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("#ifdef __cplusplus"):
+            in_cplusplus = True
+        elif in_cplusplus:
+            in_cplusplus = not s.startswith("#endif")
+        elif s.startswith("#"):
+            m = re.match(r"#define\s+(THC_\w+)\s+(-?\d+)\s*$", s)
+            if m:
+                keep.append(f"#define {m.group(1)} {m.group(2)}")
+        else:
+            keep.append(line)
+    return "\n".join(keep) + CALLBACKS
+
+
+def build_library() -> Path:
+    no_cuda = os.environ.get("EMBER_NO_CUDA") == "1"
+    build_dir = os.environ.get("THC_BUILD_DIR", "build/wheel-nocuda" if no_cuda else "build/wheel")
+    jobs = os.environ.get("THC_MAKE_JOBS", "2")
+    env = dict(os.environ, PYTHON=sys.executable)
+    try:
+        subprocess.check_call(["make", "-C", str(HERE), f"-j{jobs}", f"BUILD={build_dir}"], env=env)
+    except subprocess.CalledProcessError:
+        sys.exit("ember-thc: building libTHC failed (see above). Without a CUDA toolkit, "
+                 "build the host-side library only: EMBER_NO_CUDA=1 pip install ...")
+    return HERE / build_dir
+
+
+def install_into_package(build: Path) -> None:
+    lib_dir, inc_dir = PKG / "lib", PKG / "include"
+    for d in (lib_dir, inc_dir):
+        shutil.rmtree(d, ignore_errors=True)
+    (lib_dir / "pkgconfig").mkdir(parents=True)
+    inc_dir.mkdir(parents=True)
+    shutil.copy2(build / "lib" / "libTHC.so", lib_dir / "libTHC.so")
+    shutil.copy2(HERE / "include" / "thc.h", inc_dir / "thc.h")
+    pc = (build / "lib" / "pkgconfig" / "thc.pc").read_text()
+    # relocatable: paths relative to the .pc file's own folder
+    pc = re.sub(r"^prefix=.*$", "prefix=${pcfiledir}/../..", pc, flags=re.M)
+    (lib_dir / "pkgconfig" / "thc.pc").write_text(pc)
+
+
+def build_extension(build: Path) -> None:
+    import cffi
+
+    ffi = cffi.FFI()
+    ffi.cdef(cdef_from_header((HERE / "include" / "thc.h").read_text()))
+    ffi.set_source(
+        "ember.thc._thc_cffi",
+        '#include "thc.h"',
+        include_dirs=[str(HERE / "include")],
+        library_dirs=[str(PKG / "lib")],
+        libraries=["THC"],
+        extra_link_args=["-Wl,-rpath,$ORIGIN/lib"],
+        extra_compile_args=["-O2"],
+    )
+    tmp = build / "cffi"
+    tmp.mkdir(parents=True, exist_ok=True)
+    out = ffi.compile(tmpdir=str(tmp), verbose=False)
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    for old in PKG.glob("_thc_cffi*.so"):
+        old.unlink()
+    shutil.copy2(out, PKG / f"_thc_cffi{suffix}")
+
+
+def main() -> None:
+    build = build_library()
+    install_into_package(build)
+    build_extension(build)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+"""Device query and the front's ember.cuda, with and without a GPU."""
+import pytest
+
+import ember
+import ember.thc as thc
+
+
+def test_version_and_abi():
+    assert thc.__version__ == "0.1.0"
+    import importlib
+    _lib = importlib.import_module("ember.thc._lib")
+    assert _lib.lib.thc_abi_version_major() == _lib.ABI_MAJOR
+
+
+def test_device_count_matches_availability():
+    n = thc.device_count()
+    assert n >= 0
+    assert thc.is_available() == (n > 0)
+    if n == 0:
+        assert thc.cuda_error_text() != ""
+
+
+@pytest.mark.skipif(thc.device_count() > 0, reason="checks the no-GPU behaviour")
+def test_without_a_gpu_calls_fail_clearly():
+    for call in (thc.current_device, thc.synchronize, thc.memory_allocated,
+                 lambda: thc.set_device(0)):
+        with pytest.raises(RuntimeError, match="no CUDA device is available"):
+            call()
+    thc.empty_cache()   # nothing cached: a no-op
+    with pytest.raises(TypeError, match="device index"):
+        thc.set_device("0")
+
+
+@pytest.mark.skipif(thc.device_count() > 0, reason="checks the no-GPU behaviour")
+def test_front_without_a_gpu():
+    assert ember.cuda.is_available() is False
+    assert ember.cuda.device_count() == 0
+    for call in (ember.cuda.current_device, ember.cuda.synchronize,
+                 ember.cuda.memory_allocated, lambda: ember.cuda.set_device(0)):
+        with pytest.raises(RuntimeError, match="ember-thc"):
+            call()
+
+
+@pytest.mark.skipif(thc.built_with_cuda(), reason="a host-only build")
+def test_host_only_build_says_so():
+    assert "EMBER_NO_CUDA" in thc.cuda_error_text()
+    with pytest.raises(RuntimeError, match="built without CUDA"):
+        thc.CachingAllocator()
+
+
+@pytest.mark.gpu
+def test_gpu_device_and_allocator():
+    assert thc.current_device() == 0
+    thc.set_device(0)
+    with pytest.raises(ValueError, match="does not exist"):
+        thc.set_device(thc.device_count())
+    a = thc.CachingAllocator()
+    p = a.malloc(1000)
+    assert p != 0 and a.stats()["reserved_bytes"] == 2 << 20
+    with pytest.raises(thc.OutOfMemoryError, match="CUDA out of memory"):
+        a.malloc(1 << 50)
+    a.free(p)
+    a.empty_cache()
+    assert a.stats()["reserved_bytes"] == 0
+    thc.synchronize()
+
+
+@pytest.mark.gpu
+def test_gpu_front():
+    # no GPU tensor backend yet: the front reports CUDA as unavailable,
+    # but the device and memory calls reach ember-thc
+    assert ember.cuda.is_available() is False and ember.cuda.device_count() == 0
+    assert ember.cuda.current_device() == 0
+    ember.cuda.synchronize()
+    assert ember.cuda.memory_allocated() == 0
+    ember.cuda.empty_cache()
