@@ -1,6 +1,8 @@
-"""ember.cuda: GPU availability and seeding.  The CUDA backend is the
-separate ember-thc package (``pip install ember[cuda]``); without it nothing
-here fails: is_available() is False and the seeding calls do nothing."""
+"""ember.cuda: GPU availability, seeding, the current device and memory
+statistics.  The CUDA backend is the separate ember-thc package (``pip
+install ember[cuda]``); without it or without a GPU, is_available() is
+False, the seeding calls and empty_cache() do nothing, and the calls that
+need a device raise a RuntimeError saying why (naming ember-thc)."""
 from .. import backends as _backends
 
 
@@ -10,6 +12,60 @@ def is_available():
 
 def device_count():
     return _backends.get_backend("cuda").device_count() if is_available() else 0
+
+
+def _thc(what):
+    """ember.thc with a device present, or a RuntimeError saying why not."""
+    try:
+        import ember.thc as thc
+    except ImportError as e:
+        if isinstance(e, ModuleNotFoundError) and e.name in ("ember.thc", "ember"):
+            raise RuntimeError(f"{what}: Ember has no CUDA support here: ember-thc is not "
+                               f"installed (pip install ember-thc)") from None
+        raise RuntimeError(f"{what}: ember-thc failed to import: {e}") from e
+    if thc.device_count() == 0:
+        raise RuntimeError(f"{what}: ember-thc found no CUDA device ({thc.cuda_error_text()})")
+    return thc
+
+
+def current_device():
+    return _thc("current_device").current_device()
+
+
+def set_device(device):
+    _thc("set_device").set_device(getattr(device, "index", device))
+
+
+def synchronize(device=None):
+    _thc("synchronize").synchronize()
+
+
+def memory_allocated(device=None):
+    return _thc("memory_allocated").memory_allocated()
+
+
+def max_memory_allocated(device=None):
+    return _thc("max_memory_allocated").max_memory_allocated()
+
+
+def memory_reserved(device=None):
+    return _thc("memory_reserved").memory_reserved()
+
+
+def max_memory_reserved(device=None):
+    return _thc("max_memory_reserved").max_memory_reserved()
+
+
+def reset_peak_memory_stats(device=None):
+    _thc("reset_peak_memory_stats").reset_peak_memory_stats()
+
+
+def empty_cache():
+    try:  # nothing is cached without ember-thc
+        import ember.thc as thc
+    except ImportError:
+        return
+    thc.empty_cache()
 
 
 def manual_seed(seed):
