@@ -275,9 +275,13 @@ static int new_segment(thc_allocator *a, int small, size_t size, void *stream,
 
 static int malloc_locked(thc_allocator *a, void **ptr, size_t nbytes, void *stream) {
     size_t size = thc_allocator_round_size(nbytes);
-    if (size < nbytes)
+    /* no device holds half the address space; this also keeps the segment
+     * rounding below from overflowing */
+    if (size < nbytes || nbytes > SIZE_MAX / 2) {
+        a->stats.num_ooms++;
         return thc__error(THC_ERR_MEMORY, "CUDA out of memory. Tried to allocate %zu bytes, "
                           "more than any device holds", nbytes);
+    }
     int small = size < SMALL_LIMIT;
     int rc = process_pending(a, 0);
     if (rc != THC_OK) return rc;

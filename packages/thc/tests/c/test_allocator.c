@@ -231,6 +231,9 @@ static void test_bad_input(void) {
     ERR(thc_allocator_free(a, p), THC_ERR_VALUE, "or was freed already");
     ERR(thc_allocator_record_stream(a, &x, S(1)), THC_ERR_VALUE, "not a live allocation");
     ERR(thc_allocator_malloc(a, &p, SIZE_MAX, S(0)), THC_ERR_MEMORY, "Tried to allocate");
+    ERR(thc_allocator_malloc(a, &p, SIZE_MAX - 4096, S(0)), THC_ERR_MEMORY, "Tried to allocate");
+    ERR(thc_allocator_malloc(a, &p, SIZE_MAX / 2 + 1, S(0)), THC_ERR_MEMORY, "Tried to allocate");
+    CHECK(f.mallocs == 1);   /* none of these reached the device */
     ERR(thc_allocator_malloc(NULL, &p, 1, S(0)), THC_ERR_VALUE, "allocator or ptr is NULL");
     ERR(thc_allocator_stats(a, NULL), THC_ERR_VALUE, "is NULL");
     CHECK(thc_allocator_free(a, NULL) == THC_OK);
