@@ -46,6 +46,14 @@ CASES = [
     ("avg_pool3d", [(2, 1, 4, 5, 4)], [(3, 2, 2), (1, 2, 2), (1, 0, 1), True, False, 5]),
     ("adaptive_max_pool2d", [(2, 3, 7, 5)], [(3, 2), True]),
     ("adaptive_max_pool2d", [(1, 2, 4, 9)], [(4, 4), False]),
+    ("upsample_nearest2d", [(2, 3, 4, 5)], [(7, 9), (None, None)]),
+    ("upsample_nearest2d", [(1, 2, 3, 3)], [(6, 7), (2.0, 2.5)]),
+    ("upsample_bilinear2d", [(2, 3, 4, 5)], [(7, 9), False, (None, None)]),
+    ("upsample_bilinear2d", [(1, 2, 3, 4)], [(5, 8), True, (None, None)]),
+    ("reflection_pad", [(2, 3, 6)], [(2, 3)]),
+    ("reflection_pad", [(1, 2, 4, 5)], [(1, 2, 3, 0)]),
+    ("replication_pad", [(2, 1, 3, 4)], [(2, 1, 0, 3)]),
+    ("replication_pad", [(1, 2, 2, 3, 2)], [(1, 1, 2, 0, 1, 2)]),
 ]
 
 
@@ -77,7 +85,8 @@ def test_thnn_is_the_cpu_provider():
     assert "cpu" in _kernels.providers()
     for name in ("conv2d", "max_pool2d", "avg_pool2d", "relu", "layer_norm", "batch_norm",
                  "cross_entropy", "conv3d", "conv_transpose2d", "max_pool3d", "avg_pool3d",
-                 "adaptive_max_pool2d"):
+                 "adaptive_max_pool2d", "upsample_nearest2d", "upsample_bilinear2d",
+                 "reflection_pad", "replication_pad", "embedding_bag"):
         assert _kernels.kernel(name) is not _kernels.COMPOSED[name]
 
 
@@ -140,3 +149,37 @@ def test_other_dtypes_fall_back_to_composed():
     assert y.grad_fn.name() != "AvgPool2DBackward0"
     np.testing.assert_allclose(y.detach().numpy()[0, 0, 0, 0],
                                x.detach().numpy()[0, 0, :2, :2].sum() / 3, rtol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_kernel(mode):
+    """Differentiable arguments by position: weight (0) and per_sample_weights (4)."""
+    g = np.random.default_rng()
+    w = g.standard_normal((7, 4))
+    idx = ember.tensor(g.integers(0, 7, 9), dtype=ember.int64)
+    offsets = ember.tensor([0, 3, 3, 7, 9], dtype=ember.int64)  # an empty bag too
+    psw = g.standard_normal(9) if mode == "sum" else None
+    fast, composed = _kernels.kernel("embedding_bag"), _kernels.COMPOSED["embedding_bag"]
+
+    def args():
+        wt = ember.tensor(w, requires_grad=True)
+        pt = None if psw is None else ember.tensor(psw, requires_grad=True)
+        return wt, pt
+    (wa, pa), (wb, pb) = args(), args()
+    a = fast(wa, idx, offsets, mode, pa, 2)
+    b = composed(wb, idx, offsets, mode, pb, 2)
+    assert type(a.grad_fn) is not type(b.grad_fn)
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12, atol=1e-12)
+    gout = ember.randn(a.shape, dtype=ember.float64)
+    a.backward(gout)
+    b.backward(gout)
+    np.testing.assert_allclose(wa.grad.numpy(), wb.grad.numpy(), rtol=1e-12, atol=1e-12)
+    if psw is not None:
+        np.testing.assert_allclose(pa.grad.numpy(), pb.grad.numpy(), rtol=1e-12, atol=1e-12)
+    wt, pt = args()
+    inputs = (wt,) if pt is None else (wt, pt)
+
+    def f(*ts):
+        return fast(ts[0], idx, offsets, mode, ts[1] if len(ts) > 1 else None, 2)
+    assert gradcheck(f, inputs)
+    assert gradgradcheck(f, inputs)

@@ -33,6 +33,8 @@ NODE_NAMES = {
     "batch_norm": "NativeBatchNormBackward0", "layer_norm": "NativeLayerNormBackward0",
     "group_norm": "NativeGroupNormBackward0", "embedding": "EmbeddingBackward0",
     "embedding_bag": "EmbeddingBagBackward0",
+    "upsample_nearest2d": "UpsampleNearest2DBackward0",
+    "upsample_bilinear2d": "UpsampleBilinear2DBackward0",
 }
 
 

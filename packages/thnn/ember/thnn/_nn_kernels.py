@@ -283,6 +283,94 @@ class adaptive_max_pool2d:
         return (_k.adaptive_max_pool2d_backward_input(g.contiguous(), x_shape, ind),)
 
 
+class upsample_nearest2d:
+    """(input, output_size, scales)"""
+    differentiable = 1
+
+    @staticmethod
+    def forward(x, output_size, scales):
+        if not _floats(x):
+            return NotImplemented
+        return _k.upsample_nearest2d_forward(x, output_size, scales), (tuple(x.shape), scales)
+
+    @staticmethod
+    def backward(ctx, g, inputs, needs):
+        shape, scales = ctx
+        return (_k.upsample_nearest2d_backward_input(g.contiguous(), shape, scales),)
+
+
+class upsample_bilinear2d:
+    """(input, output_size, align_corners, scales)"""
+    differentiable = 1
+
+    @staticmethod
+    def forward(x, output_size, align_corners, scales):
+        if not _floats(x):
+            return NotImplemented
+        out = _k.upsample_bilinear2d_forward(x, output_size, align_corners, scales)
+        return out, (tuple(x.shape), align_corners, scales)
+
+    @staticmethod
+    def backward(ctx, g, inputs, needs):
+        shape, align_corners, scales = ctx
+        return (_k.upsample_bilinear2d_backward_input(g.contiguous(), shape, align_corners,
+                                                      scales),)
+
+
+def _padding_kernel(kind):
+    """reflection_pad / replication_pad over 1, 2 or 3 spatial dimensions."""
+    class pad:
+        __doc__ = "(input, padding): F.pad order, last dimension first"
+        differentiable = 1
+
+        @staticmethod
+        def forward(x, padding):
+            k = len(padding) // 2
+            if not _floats(x) or k not in (1, 2, 3) or x.ndim != k + 2:
+                return NotImplemented
+            out = getattr(_k, f"{kind}_pad{k}d_forward")(x, padding)
+            return out, (tuple(x.shape), tuple(padding), k)
+
+        @staticmethod
+        def backward(ctx, g, inputs, needs):
+            shape, padding, k = ctx
+            bwd = getattr(_k, f"{kind}_pad{k}d_backward_input")
+            return (bwd(g.contiguous(), shape, padding),)
+    pad.__name__ = pad.__qualname__ = f"{kind}_pad"
+    return pad
+
+
+reflection_pad = _padding_kernel("reflection")
+replication_pad = _padding_kernel("replication")
+
+
+class embedding_bag:
+    """(weight, indices, offsets, mode, per_sample_weights, padding_idx); offsets
+    hold B + 1 entries (the last one the number of indices)"""
+    differentiable = (0, 4)  # weight and per_sample_weights
+
+    @staticmethod
+    def forward(weight, indices, offsets, mode, per_sample_weights, padding_idx):
+        if not _floats(weight, per_sample_weights) or (
+                per_sample_weights is not None and per_sample_weights.dtype != weight.dtype):
+            return NotImplemented
+        out, offset2bag, bag_size, max_indices = _k.embedding_bag_forward(
+            weight, indices, offsets, mode, per_sample_weights, True, padding_idx)
+        return out, (offset2bag, bag_size, max_indices, indices, mode, padding_idx)
+
+    @staticmethod
+    def backward(ctx, g, inputs, needs):
+        offset2bag, bag_size, max_indices, indices, mode, padding_idx = ctx
+        weight, per_sample_weights = inputs
+        g = g.contiguous()
+        gw = _k.embedding_bag_backward_params(
+            g, indices, offset2bag, bag_size, max_indices, weight.shape[0], mode,
+            per_sample_weights, padding_idx) if needs[0] else None
+        gp = _k.embedding_bag_backward_per_sample_weights(
+            g, weight, indices, offset2bag, mode, padding_idx) if needs[1] else None
+        return gw, gp
+
+
 def nn_kernels():
     """{kernel name: spec} for ember.nn."""
     return {name: spec for name, spec in globals().items()
