@@ -116,7 +116,7 @@ THNN_API int thnn_batch_norm_forward(th_tensor *output, th_tensor *save_mean,
                                      const th_tensor *bias, int training,
                                      double momentum, double eps) {
     static const char fn[] = "batch_norm";
-    int64_t N, C, L;
+    int64_t N = 0, C = 0, L = 0;
     int rc;
     if ((rc = geometry(fn, input, &N, &C, &L))) return rc;
     const int dt = input->dtype;
@@ -191,7 +191,7 @@ THNN_API int thnn_batch_norm_backward_input(th_tensor *grad_input,
                                             const th_tensor *save_invstd,
                                             int training) {
     static const char fn[] = "batch_norm_backward_input";
-    int64_t N, C, L;
+    int64_t N = 0, C = 0, L = 0;
     int rc;
     if ((rc = geometry(fn, input, &N, &C, &L))) return rc;
     if ((rc = check_grad(fn, grad_output, input, save_mean, save_invstd, C))) return rc;
@@ -230,7 +230,7 @@ THNN_API int thnn_batch_norm_backward_params(th_tensor *grad_weight,
                                              const th_tensor *save_mean,
                                              const th_tensor *save_invstd) {
     static const char fn[] = "batch_norm_backward_params";
-    int64_t N, C, L;
+    int64_t N = 0, C = 0, L = 0;
     int rc;
     if ((rc = geometry(fn, input, &N, &C, &L))) return rc;
     if ((rc = check_grad(fn, grad_output, input, save_mean, save_invstd, C))) return rc;

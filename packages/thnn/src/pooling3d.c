@@ -85,6 +85,7 @@ static inline int64_t avg_window(const pool3d_geom *g, const int64_t *o,
         const int64_t vol = g->in[0] * g->in[1] * g->in[2];                    \
         const int64_t ovol = g->out[0] * g->out[1] * g->out[2];                \
         const int64_t kvol = g->k[0] * g->k[1] * g->k[2];                      \
+        (void)kvol; /* read by the OpenMP clause only */                       \
         _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * ovol * kvol > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             const T *xp = x + p * vol;                                         \
@@ -124,6 +125,7 @@ static inline int64_t avg_window(const pool3d_geom *g, const int64_t *o,
         const int64_t vol = g->in[0] * g->in[1] * g->in[2];                    \
         const int64_t ovol = g->out[0] * g->out[1] * g->out[2];                \
         const int64_t kvol = g->k[0] * g->k[1] * g->k[2];                      \
+        (void)kvol; /* read by the OpenMP clause only */                       \
         _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * ovol * kvol > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             const T *xp = x + p * vol;                                         \
@@ -149,6 +151,7 @@ static inline int64_t avg_window(const pool3d_geom *g, const int64_t *o,
         const int64_t vol = g->in[0] * g->in[1] * g->in[2];                    \
         const int64_t ovol = g->out[0] * g->out[1] * g->out[2];                \
         const int64_t kvol = g->k[0] * g->k[1] * g->k[2];                      \
+        (void)kvol; /* read by the OpenMP clause only */                       \
         _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * ovol * kvol > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             T *gp = gin + p * vol;                                             \
