@@ -220,3 +220,23 @@ def test_no_bags_and_empty_input(rng):
                                            "at least 1"):
         F.embedding_bag(E([1, 2]), w, ember.tensor([], dtype=ember.int64),
                         include_last_offset=True)
+
+
+@pytest.mark.parametrize("composed", [False, True])
+def test_include_last_offset_before_the_end(monkeypatch, composed):
+    """With include_last_offset, indices after the last offset belong to no
+    bag (as PyTorch)."""
+    from ember.nn import _kernels
+    if composed:
+        monkeypatch.setenv("EMBER_NN_KERNELS", "composed")
+    _kernels.reset()
+    try:
+        w = ember.randn(5, 3, dtype=ember.float64)
+        x = ember.tensor([0, 1, 2, 3, 4])
+        psw = ember.rand(5, dtype=ember.float64)
+        out = F.embedding_bag(x, w, ember.tensor([0, 2, 3]), mode="sum",
+                              per_sample_weights=psw, include_last_offset=True)
+        expect = ember.stack([w[0] * psw[0] + w[1] * psw[1], w[2] * psw[2]])
+        assert ember.allclose(out, expect)
+    finally:
+        _kernels.reset()

@@ -86,6 +86,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
             if bounds.size == 0:
                 raise RuntimeError("include_last_offset: number of offset should be at "
                                    "least 1")
+            if bounds[-1] < len(indices):  # entries after the last offset are in no bag
+                indices = indices.narrow(0, 0, int(bounds[-1]))
+                if per_sample_weights is not None:
+                    per_sample_weights = per_sample_weights.narrow(0, 0, int(bounds[-1]))
         else:
             bounds = np.append(bounds, len(indices))
         if bounds.size == 1:  # no bags at all
