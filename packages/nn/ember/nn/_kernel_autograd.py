@@ -102,7 +102,6 @@ def wrap(name, spec, composed, tensor_type):
     positions = tuple(range(n)) if isinstance(n, int) else tuple(n)
     cls = node_class(KernelNode, name, node_name=NODE_NAMES.get(name), spec=spec,
                      composed=composed)
-    cls.spec = spec  # node_class made the spec's functions static; keep the object
     forward = spec.forward
     recompute_args = RECOMPUTE_ARGS.get(name)
 
