@@ -25,6 +25,8 @@ CASES = [
     ("relu", [(3, 4, 5)], []),
     ("layer_norm", [(3, 4, 5), (4, 5), (4, 5)], [(4, 5), 1e-5]),
     ("layer_norm", [(6, 7), None, None], [(7,), 1e-3]),
+    ("group_norm", [(3, 6, 4, 2), (6,), (6,)], [3, 1e-5]),
+    ("group_norm", [(2, 4, 5), None, None], [4, 1e-3]),
     ("batch_norm", [(4, 3, 5), (3,), (3,)],
      [("randn", (3,)), ("rand", (3,)), True, 0.1, 1e-5]),
     ("batch_norm", [(5, 3, 2, 2), None, (3,)], [None, None, True, 0.3, 1e-5]),
@@ -83,7 +85,8 @@ def _make(case, dtype, seed):
 def test_thnn_is_the_cpu_provider():
     _kernels.reset()
     assert "cpu" in _kernels.providers()
-    for name in ("conv2d", "max_pool2d", "avg_pool2d", "relu", "layer_norm", "batch_norm",
+    for name in ("conv2d", "max_pool2d", "avg_pool2d", "relu", "layer_norm", "group_norm",
+                 "batch_norm",
                  "cross_entropy", "conv3d", "conv_transpose2d", "max_pool3d", "avg_pool3d",
                  "adaptive_max_pool2d", "upsample_nearest2d", "upsample_bilinear2d",
                  "reflection_pad", "replication_pad", "embedding_bag"):

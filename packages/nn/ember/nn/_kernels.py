@@ -211,6 +211,23 @@ def layer_norm(input, weight, bias, normalized_shape, eps):
     return out
 
 
+def group_norm(input, weight, bias, num_groups, eps):
+    """Normalises each sample's num_groups channel groups (input (N, C, *),
+    C divisible by num_groups); weight, bias (C,) or None."""
+    n, c = input.shape[:2]
+    x = input.reshape(n, num_groups, -1)
+    mean = x.mean(-1, keepdim=True)
+    centered = x - mean
+    var = (centered * centered).mean(-1, keepdim=True)
+    out = (centered * (var + eps).rsqrt()).reshape(input.shape)
+    shape = (1, c) + (1,) * (input.dim() - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     """Normalises over every dimension but 1 (the channels).  In training
     the batch statistics are used and the running ones (when given)
@@ -247,6 +264,7 @@ def cross_entropy(input, target, weight, reduction, ignore_index):
 
 
 COMPOSED = {"conv2d": conv2d, "max_pool2d": max_pool2d, "avg_pool2d": avg_pool2d,
-            "relu": relu, "layer_norm": layer_norm, "batch_norm": batch_norm,
+            "relu": relu, "layer_norm": layer_norm, "group_norm": group_norm,
+            "batch_norm": batch_norm,
             "cross_entropy": cross_entropy}
 COMPOSED.update(__import__("ember.nn._composed_more", fromlist=["KERNELS"]).KERNELS)

@@ -125,6 +125,31 @@ class layer_norm:
         return gx, gw, gb
 
 
+class group_norm:
+    """(input, weight, bias, num_groups, eps)"""
+    differentiable = 3
+
+    @staticmethod
+    def forward(x, w, b, num_groups, eps):
+        if not _floats(x, w, b) or any(t is not None and t.dtype != x.dtype for t in (w, b)):
+            return NotImplemented
+        out, mean, rstd = _k.group_norm_forward(x, num_groups, w, b, eps)
+        return out, (num_groups, mean, rstd)
+
+    @staticmethod
+    def backward(ctx, g, inputs, needs):
+        num_groups, mean, rstd = ctx
+        x, w, _ = inputs
+        g = g.contiguous()
+        gx = _k.group_norm_backward_input(g, x, num_groups, w, mean, rstd) \
+            if needs[0] else None
+        gw = gb = None
+        if needs[1] or needs[2]:
+            gw, gb = _k.group_norm_backward_params(g, x, num_groups, mean, rstd,
+                                                   need_weight=needs[1], need_bias=needs[2])
+        return gx, gw, gb
+
+
 class batch_norm:
     """(input, weight, bias, running_mean, running_var, training, momentum, eps)"""
     differentiable = 3
