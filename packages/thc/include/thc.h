@@ -19,8 +19,8 @@
 extern "C" {
 #endif
 
-#define THC_ABI_VERSION_MAJOR 0
-#define THC_ABI_VERSION_MINOR 1
+#define THC_ABI_VERSION_MAJOR 1
+#define THC_ABI_VERSION_MINOR 0
 #define THC_MAX_DIMS 16
 
 /* ---- status codes: each maps to one Python exception type ---------- */
@@ -39,6 +39,9 @@ int thc_abi_version_major(void);
 int thc_abi_version_minor(void);
 const char *thc_version(void);
 int thc_has_cuda(void);           /* 1 if built with nvcc, 0 if EMBER_NO_CUDA */
+/* 1 when a host-only build runs its kernels on an emulated device of host
+ * memory (EMBER_THC_EMULATE=1 in the environment; for tests). */
+int thc_is_emulated(void);
 
 const char *thc_last_error(void);
 int thc_last_status(void);
@@ -124,38 +127,224 @@ int thc_launch_config_for(int64_t n, int threads_per_block, int64_t max_grid,
 int thc_strided_offset(int ndim, const int64_t *sizes, const int64_t *strides,
                        int64_t linear, int64_t *offset);
 
-/* ---- element-wise kernels (device memory; need a GPU) ---------------- */
-/* Dtype codes are libTH's (th_dtype); these kernels take float32 and
- * float64. */
+/* ---- tensors -------------------------------------------------------- */
+/* Dtype codes are libTH's (th_dtype), so the two libraries' tensors
+ * convert without a table. */
 typedef enum thc_dtype {
     THC_FLOAT32 = 0,
-    THC_FLOAT64 = 1
+    THC_FLOAT64 = 1,
+    THC_FLOAT16 = 2,
+    THC_BFLOAT16 = 3,
+    THC_INT8 = 4,
+    THC_UINT8 = 5,
+    THC_INT16 = 6,
+    THC_INT32 = 7,
+    THC_INT64 = 8,
+    THC_BOOL = 9,
+    THC_NUM_DTYPES = 10
 } thc_dtype;
 
+typedef void (*thc_release_fn)(void *ctx, void *data);
+
+/* A storage is device memory from the device's caching allocator, memory
+ * owned by someone else (wrapped, e.g. a CuPy array), or, for 0-d scalars
+ * standing for host numbers, a few bytes of host memory (device == -1). */
+typedef struct thc_storage {
+    void *data;
+    int64_t nbytes;
+    int64_t refcount;       /* atomic; use retain/release */
+    int64_t version;        /* bumped by in-place writes through any view */
+    int32_t device;         /* device index, or -1 for host memory */
+    int32_t flags;
+    thc_release_fn release; /* wrapped memory only */
+    void *release_ctx;
+} thc_storage;
+
+typedef struct thc_tensor {
+    thc_storage *storage;
+    int64_t offset;                  /* elements */
+    int64_t sizes[THC_MAX_DIMS];
+    int64_t strides[THC_MAX_DIMS];   /* elements */
+    int32_t ndim;
+    int32_t dtype;                   /* thc_dtype */
+    int32_t flags;                   /* THC_TENSOR_* bits */
+    int64_t refcount;                /* atomic; use retain/release */
+} thc_tensor;
+
+/* flags: a 0-d host tensor standing for a Python number (libTH's "wrapped
+ * number" rule of type promotion). */
+#define THC_TENSOR_WRAPPED_NUMBER 1
+
+/* Operation codes: the same values as libTH's th_unary_op, th_binary_op and
+ * th_reduce_op. */
+typedef enum thc_unary_op {
+    THC_NEG = 0, THC_ABS, THC_SIGN, THC_EXP, THC_EXP2, THC_EXPM1, THC_LOG,
+    THC_LOG2, THC_LOG10, THC_LOG1P, THC_SQRT, THC_RSQRT, THC_RECIPROCAL,
+    THC_SIN, THC_COS, THC_TAN, THC_ASIN, THC_ACOS, THC_ATAN, THC_SINH,
+    THC_COSH, THC_TANH, THC_ASINH, THC_ACOSH, THC_ATANH, THC_SIGMOID,
+    THC_ERF, THC_ERFC, THC_ERFINV, THC_FLOOR, THC_CEIL, THC_ROUND, THC_TRUNC,
+    THC_FRAC, THC_ISNAN, THC_ISINF, THC_ISFINITE, THC_LOGICAL_NOT,
+    THC_BITWISE_NOT, THC_SQUARE, THC_ISPOSINF, THC_ISNEGINF,
+    THC_NUM_UNARY_OPS
+} thc_unary_op;
+
 typedef enum thc_binary_op {
-    THC_ADD = 0,
-    THC_MUL = 1
+    THC_ADD = 0, THC_SUB, THC_MUL, THC_DIV, THC_FLOOR_DIVIDE,
+    THC_TRUNC_DIVIDE, THC_REMAINDER, THC_FMOD, THC_POW, THC_ATAN2,
+    THC_MAXIMUM, THC_MINIMUM, THC_EQ, THC_NE, THC_LT, THC_LE, THC_GT, THC_GE,
+    THC_LOGICAL_AND, THC_LOGICAL_OR, THC_LOGICAL_XOR, THC_BITWISE_AND,
+    THC_BITWISE_OR, THC_BITWISE_XOR, THC_LSHIFT, THC_RSHIFT, THC_HYPOT,
+    THC_COPYSIGN,
+    THC_NUM_BINARY_OPS
 } thc_binary_op;
 
-/* A strided view: sizes and strides in elements; a broadcast input has
- * stride 0 along the broadcast dims. */
-typedef struct thc_layout {
-    int32_t ndim;
-    int64_t sizes[THC_MAX_DIMS];
-    int64_t strides[THC_MAX_DIMS];
-} thc_layout;
+typedef enum thc_reduce_op {
+    THC_RED_SUM = 0, THC_RED_PROD, THC_RED_MEAN, THC_RED_AMAX, THC_RED_AMIN,
+    THC_RED_ALL, THC_RED_ANY, THC_RED_COUNT_NONZERO, THC_RED_LOGSUMEXP,
+    THC_RED_NANSUM,
+    THC_NUM_REDUCE_OPS
+} thc_reduce_op;
 
-/* Checks a layout (ndim range, sizes >= 0) and gives its element count. */
-int thc_layout_numel(const thc_layout *layout, int64_t *numel);
+/* ---- dtypes --------------------------------------------------------- */
+int64_t thc_dtype_itemsize(int dtype);
+const char *thc_dtype_name(int dtype);
+int thc_dtype_is_floating(int dtype);
+int thc_promote_types(int a, int b);
+/* libTH's th_result_type rule (0-d tensors and wrapped numbers rank lower). */
+int thc_result_type(const thc_tensor *a, const thc_tensor *b);
+/* The dtype that floating results of integer inputs take (float32 unless
+ * set; the front keeps it equal to libTH's). */
+int thc_get_default_dtype(void);
+int thc_set_default_dtype(int dtype);
 
-int thc_fill(void *data, int dtype, const thc_layout *layout, double value, void *stream);
-/* dst and src have the same sizes and dtype. */
-int thc_copy(void *dst, const thc_layout *dst_layout, const void *src,
-             const thc_layout *src_layout, int dtype, void *stream);
-/* out = a op b, all of out's sizes; a and b already broadcast to them. */
-int thc_binary(int op, int dtype, void *out, const thc_layout *out_layout,
-               const void *a, const thc_layout *a_layout,
-               const void *b, const thc_layout *b_layout, void *stream);
+/* ---- storages and tensor lifetime ------------------------------------ */
+/* Allocates on the current device from its caching allocator. */
+thc_tensor *thc_empty(int ndim, const int64_t *sizes, int dtype);
+thc_tensor *thc_empty_strided(int ndim, const int64_t *sizes,
+                              const int64_t *strides, int dtype);
+/* Device memory owned by someone else; `release(ctx, data)` runs when the
+ * last tensor over it goes (release may be NULL). */
+thc_storage *thc_storage_wrap(void *data, int64_t nbytes, int device,
+                              thc_release_fn release, void *ctx);
+thc_tensor *thc_tensor_from_storage(thc_storage *s, int64_t offset, int ndim,
+                                    const int64_t *sizes,
+                                    const int64_t *strides, int dtype);
+void thc_storage_retain(thc_storage *s);
+void thc_storage_release(thc_storage *s);
+void thc_tensor_retain(thc_tensor *t);
+void thc_tensor_release(thc_tensor *t);
+int64_t thc_numel(const thc_tensor *t);
+int thc_is_contiguous(const thc_tensor *t);
+void *thc_data_ptr(const thc_tensor *t);
+/* 0-d tensors in host memory standing for numbers: operands of the
+ * element-wise ops (their value travels as a kernel argument). */
+thc_tensor *thc_scalar_double(double v, int dtype);
+thc_tensor *thc_scalar_int64(int64_t v, int dtype);
+/* The caching allocator behind device `device`'s tensors (made on first
+ * use); NULL with an error when the device does not exist. */
+thc_allocator *thc_device_allocator(int device);
+
+/* ---- copies between host and device ---------------------------------- */
+/* host holds numel(dst) contiguous row-major elements of dst's dtype. */
+int thc_copy_from_host(thc_tensor *dst, const void *host);
+/* Writes numel(src) contiguous row-major elements of src's dtype; waits
+ * for the device. */
+int thc_copy_to_host(void *host, const thc_tensor *src);
+/* Reads element `linear` (row-major order) as double / int64. */
+int thc_get_double(const thc_tensor *t, int64_t linear, double *out);
+int thc_get_int64(const thc_tensor *t, int64_t linear, int64_t *out);
+
+/* ---- views (share storage) ------------------------------------------ */
+thc_tensor *thc_view(const thc_tensor *t, int ndim, const int64_t *sizes);
+thc_tensor *thc_reshape(const thc_tensor *t, int ndim, const int64_t *sizes);
+thc_tensor *thc_as_strided(const thc_tensor *t, int ndim, const int64_t *sizes,
+                           const int64_t *strides, int64_t offset);
+thc_tensor *thc_transpose(const thc_tensor *t, int d0, int d1);
+thc_tensor *thc_permute(const thc_tensor *t, int ndim, const int *dims);
+thc_tensor *thc_narrow(const thc_tensor *t, int dim, int64_t start,
+                       int64_t length);
+thc_tensor *thc_select(const thc_tensor *t, int dim, int64_t index);
+thc_tensor *thc_slice(const thc_tensor *t, int dim, int64_t start,
+                      int64_t stop, int64_t step);
+thc_tensor *thc_expand(const thc_tensor *t, int ndim, const int64_t *sizes);
+thc_tensor *thc_squeeze(const thc_tensor *t, int dim);
+thc_tensor *thc_squeeze_all(const thc_tensor *t);
+thc_tensor *thc_unsqueeze(const thc_tensor *t, int dim);
+thc_tensor *thc_unfold(const thc_tensor *t, int dim, int64_t size,
+                       int64_t step);
+thc_tensor *thc_diagonal(const thc_tensor *t, int64_t offset, int d0, int d1);
+thc_tensor *thc_flip_view(const thc_tensor *t, int ndim, const int *dims);
+thc_tensor *thc_alias(const thc_tensor *t);
+/* Returns the result ndim, or -1 on error. */
+int thc_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b,
+                         int64_t *out);
+
+/* ---- device copies and fills ----------------------------------------- */
+thc_tensor *thc_contiguous(const thc_tensor *t); /* new ref, maybe same t */
+thc_tensor *thc_clone(const thc_tensor *t);
+thc_tensor *thc_to_dtype(const thc_tensor *t, int dtype);
+/* dst = src broadcast to dst's shape, converted to dst's dtype. */
+int thc_copy(thc_tensor *dst, const thc_tensor *src);
+int thc_fill(thc_tensor *t, const thc_tensor *value);  /* value: 1 element */
+int thc_fill_double(thc_tensor *t, double v);
+int thc_zero(thc_tensor *t);
+
+/* ---- element-wise (libTH's semantics and promotion) ------------------- */
+thc_tensor *thc_unary(int op, const thc_tensor *a);
+int thc_unary_out(int op, thc_tensor *out, const thc_tensor *a);
+thc_tensor *thc_binary(int op, const thc_tensor *a, const thc_tensor *b);
+int thc_binary_out(int op, thc_tensor *out, const thc_tensor *a,
+                   const thc_tensor *b);
+/* a + alpha * b; alpha a 0-d (host) tensor */
+thc_tensor *thc_add_scaled(const thc_tensor *a, const thc_tensor *b,
+                           const thc_tensor *alpha);
+int thc_add_scaled_out(thc_tensor *out, const thc_tensor *a,
+                       const thc_tensor *b, const thc_tensor *alpha);
+/* lo and hi may be NULL */
+thc_tensor *thc_clamp(const thc_tensor *a, const thc_tensor *lo,
+                      const thc_tensor *hi);
+int thc_clamp_out(thc_tensor *out, const thc_tensor *a, const thc_tensor *lo,
+                  const thc_tensor *hi);
+thc_tensor *thc_where(const thc_tensor *cond, const thc_tensor *a,
+                      const thc_tensor *b);
+
+/* ---- reductions ------------------------------------------------------- */
+/* dims == NULL or ndims == 0 reduces over every dim; dtype < 0 picks the
+ * default (sum and prod of bool and integers give int64). */
+thc_tensor *thc_reduce(int op, const thc_tensor *a, int ndims, const int *dims,
+                       int keepdim, int dtype);
+thc_tensor *thc_var(const thc_tensor *a, int ndims, const int *dims,
+                    double correction, int keepdim, int take_sqrt);
+/* max/min along one dim: values and int64 indices (first occurrence; NaN
+ * wins). */
+int thc_minmax_dim(const thc_tensor *a, int dim, int keepdim, int is_max,
+                   thc_tensor **values, thc_tensor **indices);
+/* dim < -ndim: over the flattened tensor */
+thc_tensor *thc_argminmax(const thc_tensor *a, int dim, int keepdim,
+                          int is_max);
+
+/* ---- matrix products (floating dtypes) -------------------------------- */
+thc_tensor *thc_mm(const thc_tensor *a, const thc_tensor *b);
+thc_tensor *thc_bmm(const thc_tensor *a, const thc_tensor *b);
+/* beta * input + alpha * (m1 @ m2); input broadcasts to the result */
+thc_tensor *thc_addmm(const thc_tensor *input, const thc_tensor *m1,
+                      const thc_tensor *m2, double beta, double alpha);
+thc_tensor *thc_baddbmm(const thc_tensor *input, const thc_tensor *b1,
+                        const thc_tensor *b2, double beta, double alpha);
+
+/* ---- random: a counter-based (Philox 4x32-10) generator ----------------- */
+typedef struct thc_generator {
+    uint64_t seed;
+    uint64_t offset;  /* 128-bit Philox blocks consumed */
+} thc_generator;
+
+thc_generator *thc_default_generator(void);
+void thc_generator_set_seed(thc_generator *g, uint64_t seed);
+int thc_uniform_(thc_tensor *t, double low, double high, thc_generator *g);
+int thc_normal_(thc_tensor *t, double mean, double std, thc_generator *g);
+int thc_bernoulli_(thc_tensor *t, double p, thc_generator *g);
+/* integers in [low, high) */
+int thc_randint_(thc_tensor *t, int64_t low, int64_t high, thc_generator *g);
 
 #ifdef __cplusplus
 }

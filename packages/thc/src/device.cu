@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 #include <stdio.h>
 
+#include "runtime.h"
 #include "thc_internal.h"
 
 // Keeps the runtime's text and sets the last error; returns the status.
@@ -88,3 +89,29 @@ static const thc_device_ops cuda_ops = {
 };
 
 extern "C" THC_API const thc_device_ops *thc_cuda_device_ops(void) { return &cuda_ops; }
+
+extern "C" THC_API int thc_is_emulated(void) { return 0; }
+
+extern "C" const thc_device_ops *thc__device_ops(void) { return &cuda_ops; }
+
+extern "C" int thc__memcpy(void *dst, const void *src, size_t nbytes, int kind, void *stream) {
+    static const cudaMemcpyKind kinds[] = {cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+                                           cudaMemcpyDeviceToDevice};
+    cudaError_t err = cudaMemcpyAsync(dst, src, nbytes, kinds[kind], (cudaStream_t)stream);
+    // pageable host memory: the host side must be done before returning
+    if (err == cudaSuccess && kind != THC__D2D) err = cudaStreamSynchronize((cudaStream_t)stream);
+    return err == cudaSuccess ? THC_OK : cuda_fail("cudaMemcpyAsync", err);
+}
+
+extern "C" int thc__stream_wait(void *stream) {
+    cudaError_t err = cudaStreamSynchronize((cudaStream_t)stream);
+    return err == cudaSuccess ? THC_OK : cuda_fail("cudaStreamSynchronize", err);
+}
+
+extern "C" int thc__launch_status(const char *what) {
+    cudaError_t err = cudaGetLastError();
+    if (err == cudaSuccess) return THC_OK;
+    thc__set_cuda_error_text(cudaGetErrorString(err));
+    return thc__error(THC_ERR_RUNTIME, "%s: kernel launch failed: %s", what,
+                      cudaGetErrorString(err));
+}

@@ -49,21 +49,3 @@ THC_API int thc_strided_offset(int ndim, const int64_t *sizes, const int64_t *st
     *offset = thc__offset_of(ndim, sizes, strides, linear);
     return THC_OK;
 }
-
-THC_API int thc_layout_numel(const thc_layout *l, int64_t *numel) {
-    if (!l || !numel) return thc__error(THC_ERR_VALUE, "thc_layout_numel: layout or numel is NULL");
-    if (l->ndim < 0 || l->ndim > THC_MAX_DIMS)
-        return thc__error(THC_ERR_VALUE, "layout: ndim must be in [0, %d], got %d",
-                          THC_MAX_DIMS, (int)l->ndim);
-    int64_t n = 1;
-    for (int d = 0; d < l->ndim; d++) {
-        if (l->sizes[d] < 0)
-            return thc__error(THC_ERR_VALUE, "layout: size %lld of dim %d is negative",
-                              (long long)l->sizes[d], d);
-        if (l->sizes[d] && n > INT64_MAX / l->sizes[d])
-            return thc__error(THC_ERR_VALUE, "layout: the shape has more than 2^63 elements");
-        n *= l->sizes[d];
-    }
-    *numel = n;
-    return THC_OK;
-}

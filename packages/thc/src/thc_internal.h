@@ -9,12 +9,68 @@ extern "C" {
 #endif
 
 #define THC_API __attribute__((visibility("default")))
+#define THC_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define THC_MAX(a, b) ((a) > (b) ? (a) : (b))
 
 /* Sets the thread-local error and returns `status` (or NULL). */
 int thc__error(int status, const char *fmt, ...);
 void *thc__error_null(int status, const char *fmt, ...);
 /* Keeps the CUDA runtime's text for the last device failure. */
 void thc__set_cuda_error_text(const char *text);
+/* "[2, 3]" into buf (at least 256 bytes); returns buf. */
+const char *thc__shape_str(int ndim, const int64_t *sizes, char *buf);
+/* Wraps dim into [0, ndim), or sets an IndexError and returns -1. */
+int thc__wrap_dim(int dim, int ndim);
+
+/* ---- dtypes (dtype.c) ---------------------------------------------- */
+typedef uint16_t thc_half_t;   /* float16 and bfloat16 bit patterns */
+static inline int thc__is_half(int dtype) {
+    return dtype == THC_FLOAT16 || dtype == THC_BFLOAT16;
+}
+static inline int thc_dtype_is_integral(int dtype) {
+    return dtype >= THC_INT8 && dtype <= THC_INT64;
+}
+int thc__dtype_category(int dtype);   /* 0 bool, 1 integer, 2 floating */
+const char *thc__dtype_title(int dtype);   /* Float, Long, ... */
+float thc__half_to_float(thc_half_t h);
+thc_half_t thc__float_to_half(float f);
+float thc__bf16_to_float(thc_half_t h);
+thc_half_t thc__float_to_bf16(float f);
+double thc__load_double(const char *p, int dtype);   /* host memory */
+int64_t thc__load_int64(const char *p, int dtype);
+void thc__store_double(char *p, int dtype, double v);
+
+/* ---- storages and tensors (storage.c, tensor.c) --------------------- */
+/* nbytes on the current device (from its allocator). */
+thc_storage *thc__storage_new(int64_t nbytes);
+static inline char *thc__ptr(const thc_tensor *t) {
+    return (char *)t->storage->data + t->offset * thc_dtype_itemsize(t->dtype);
+}
+static inline int thc__on_host(const thc_tensor *t) { return t->storage->device < 0; }
+thc_tensor *thc__wrap(thc_storage *s, int64_t offset, int ndim,
+                      const int64_t *sizes, const int64_t *strides, int dtype);
+void thc__contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
+int64_t thc__prod(int n, const int64_t *v);
+thc_tensor *thc__empty_like(const thc_tensor *t, int dtype);  /* contiguous */
+int thc__same_shape(const thc_tensor *a, const thc_tensor *b);
+thc_tensor *thc__expand_to(const thc_tensor *t, int ndim, const int64_t *sizes);
+/* The value of a one-element tensor on the host or the device. */
+double thc__scalar_double(const thc_tensor *t);
+int64_t thc__scalar_int64(const thc_tensor *t);
+static inline void thc__bump_version(thc_tensor *t) {
+    __atomic_add_fetch(&t->storage->version, 1, __ATOMIC_RELAXED);
+}
+/* Error unless t is on a device (host scalars are operands only). */
+int thc__check_device(const char *what, const char *arg, const thc_tensor *t);
+/* The stream kernels are queued on (the default stream for now). */
+static inline void *thc__stream(void) { return NULL; }
+
+/* ---- element-wise helpers (pointwise.cu) --------------------------- */
+/* Retained t if it already has `dtype`, else a converted device copy. */
+thc_tensor *thc__cast(const thc_tensor *t, int dtype);
+int thc__check_out_shape(const thc_tensor *out, int ndim, const int64_t *sizes);
+int thc__can_cast(int from, int to);
+int thc__partial_overlap(const thc_tensor *a, const thc_tensor *b);
 
 #ifdef __cplusplus
 }

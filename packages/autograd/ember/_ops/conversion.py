@@ -3,7 +3,7 @@ in-place writes that replace values: copy_, fill_, zero_ and the random
 samplers (uniform_, normal_, ...), whose gradient for the old values is 0."""
 from .. import backends
 from .._creation import zeros_like
-from .._device import device as _device
+from .._device import device as _device, device_of
 from .._tensor import TYPE_TITLES, Tensor, _make
 from ..autograd import grad_mode
 from .define import op, raw, register
@@ -22,6 +22,37 @@ class _to_dtype:
 
     def backward(g, dtype):
         return g.to(dtype)
+
+
+def move_raw(data, target):
+    """A raw tensor's values on another device type, through the backends'
+    NumPy exchange (zero-copy on the CPU side).  NumPy has no bfloat16:
+    those values travel as float32, which holds them exactly."""
+    source = backends.get_backend(device_of(data).type)
+    dest = backends.get_backend(target.type)  # names the package to install
+    if target.type != "cpu" and not dest.is_available():
+        raise RuntimeError(f"cannot move a tensor to {target}: no {target.type} device is "
+                           "available")
+    if target.index is not None and target.index >= dest.device_count():
+        raise RuntimeError(f"cannot move a tensor to {target}: there are "
+                           f"{dest.device_count()} {target.type} devices")
+    dtype = data.dtype
+    if dtype.name == "bfloat16":
+        data = data.to(source.namespace.float32)
+    moved = dest.from_numpy(source.to_numpy(data))
+    return moved.to(dtype) if moved.dtype is not dtype else moved
+
+
+@op(function=False, method=False, node_name="ToCopyBackward0")
+class _to_device:
+    def forward(input, target):
+        return move_raw(input._data, target)
+
+    def save(out, input, target):
+        return (input.device,)
+
+    def backward(g, source):
+        return to(g, source)
 
 
 def _parse_to(args, dtype, device):
@@ -43,9 +74,8 @@ def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False,
     if device is not None:
         target = device if isinstance(device, _device) else _device(device)
         if target.type != self.device.type:
-            backends.get_backend(target.type)  # names the package to install
-            raise NotImplementedError(f"moving tensors from {self.device} to {target} is not "
-                                      "supported by this ember version")
+            moved = _to_device(self, target)
+            return moved if dtype is None else to(moved, dtype)
     if dtype is None or dtype is self._data.dtype:
         return self.clone() if copy else self
     if self._requires_grad and _mode.enabled and dtype.is_floating_point:

@@ -2,7 +2,7 @@
 Python exceptions."""
 from ._thc_cffi import ffi, lib
 
-ABI_MAJOR = 0  # the libTHC major ABI version this binding was written for
+ABI_MAJOR = 1  # the libTHC major ABI version this binding was written for
 
 if lib.thc_abi_version_major() != ABI_MAJOR:  # pragma: no cover - guards upgrades
     raise ImportError(

@@ -1,0 +1,29 @@
+/* The few device-runtime calls libTHC's tensor code makes, implemented by
+ * device.cu for the CUDA runtime and by no_cuda.c for host-only builds
+ * (no device, or the emulated device of host memory).  Internal. */
+#ifndef THC_RUNTIME_H
+#define THC_RUNTIME_H
+#include <stddef.h>
+#include "thc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { THC__H2D = 0, THC__D2H = 1, THC__D2D = 2 };
+
+/* Ordered after the work queued on `stream`; H2D and D2H return once the
+ * host side of the copy is done. */
+int thc__memcpy(void *dst, const void *src, size_t nbytes, int kind, void *stream);
+/* Waits for the work queued on `stream`. */
+int thc__stream_wait(void *stream);
+/* The device functions the allocators run on (CUDA's or the emulated
+ * device's), or NULL with an error when there is no device. */
+const thc_device_ops *thc__device_ops(void);
+/* Checks the last kernel launch; returns THC_OK or an error naming `what`. */
+int thc__launch_status(const char *what);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
