@@ -321,6 +321,11 @@ class Tensor:
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        if self._data.device != "cpu" and self.device.type != "cpu":
+            if not force:
+                raise TypeError(f"can't convert {self.device} device type tensor to numpy. "
+                                "Use Tensor.cpu() to copy the tensor to host memory first.")
+            return self.detach().cpu().numpy()
         return self._data.numpy(force=force)
 
     def __array__(self, dtype=None, copy=None):

@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define THC_ABI_VERSION_MAJOR 1
-#define THC_ABI_VERSION_MINOR 0
+#define THC_ABI_VERSION_MINOR 2
 #define THC_MAX_DIMS 16
 
 /* ---- status codes: each maps to one Python exception type ---------- */
@@ -57,6 +57,31 @@ const char *thc_cuda_error_text(void);
 int thc_get_device(int *device);
 int thc_set_device(int device);
 int thc_synchronize(void);
+
+/* ---- streams and events ---------------------------------------------- */
+/* Streams and events are opaque handles (cudaStream_t, cudaEvent_t on a
+ * GPU).  Every kernel and copy of libTHC is queued on the calling thread's
+ * current stream (NULL, the default stream, until set). */
+int thc_stream_create(void **stream);
+int thc_stream_destroy(void *stream);
+int thc_stream_synchronize(void *stream);
+/* 1 when all work queued on the stream has finished, 0 when not, -1 on
+ * error */
+int thc_stream_query(void *stream);
+void *thc_current_stream(void);
+int thc_set_current_stream(void *stream);
+/* The stream waits (on the device) for the event's recorded work. */
+int thc_stream_wait_event(void *stream, void *event);
+int thc_event_create(void **event, int enable_timing);
+int thc_event_destroy(void *event);
+int thc_event_record(void *event, void *stream);
+int thc_event_synchronize(void *event);
+int thc_event_query(void *event);   /* as thc_stream_query */
+int thc_event_elapsed_ms(void *start, void *end, float *ms);
+
+/* ---- page-locked host memory (fast, asynchronous copies) --------------- */
+int thc_host_alloc(void **ptr, size_t nbytes);
+int thc_host_free(void *ptr);
 
 /* ---- the device functions the allocator runs on --------------------- */
 /* malloc returns THC_OK, THC_ERR_MEMORY when the device is full, or another
@@ -250,6 +275,9 @@ int thc_copy_from_host(thc_tensor *dst, const void *host);
 /* Writes numel(src) contiguous row-major elements of src's dtype; waits
  * for the device. */
 int thc_copy_to_host(void *host, const thc_tensor *src);
+/* The tensor's memory is also used by work on `stream`: the allocator
+ * reuses it only after that work (see thc_allocator_record_stream). */
+int thc_tensor_record_stream(const thc_tensor *t, void *stream);
 /* Reads element `linear` (row-major order) as double / int64. */
 int thc_get_double(const thc_tensor *t, int64_t linear, double *out);
 int thc_get_int64(const thc_tensor *t, int64_t linear, int64_t *out);
@@ -322,6 +350,37 @@ int thc_minmax_dim(const thc_tensor *a, int dim, int keepdim, int is_max,
 /* dim < -ndim: over the flattened tensor */
 thc_tensor *thc_argminmax(const thc_tensor *a, int dim, int keepdim,
                           int is_max);
+
+/* ---- indexing (libTH's semantics: negative indices count from the end;
+ * an index out of range is an IndexError, found on the device and read
+ * back after the kernel) ---------------------------------------------- */
+typedef enum thc_scatter_reduce {
+    THC_SCATTER_NONE = 0, THC_SCATTER_SUM, THC_SCATTER_PROD, THC_SCATTER_MEAN,
+    THC_SCATTER_AMAX, THC_SCATTER_AMIN
+} thc_scatter_reduce;
+
+/* index: int64 or int32 */
+thc_tensor *thc_index_select(const thc_tensor *a, int dim,
+                             const thc_tensor *index);
+thc_tensor *thc_gather(const thc_tensor *a, int dim, const thc_tensor *index);
+/* In place on self; src may be a host scalar.  reduce: THC_SCATTER_NONE
+ * or THC_SCATTER_SUM (include_self is ignored for these). */
+int thc_scatter_(thc_tensor *self, int dim, const thc_tensor *index,
+                 const thc_tensor *src, int reduce, int include_self);
+int thc_index_add_(thc_tensor *self, int dim, const thc_tensor *index,
+                   const thc_tensor *src, const thc_tensor *alpha);
+int thc_index_copy_(thc_tensor *self, int dim, const thc_tensor *index,
+                    const thc_tensor *src);
+int thc_index_fill_(thc_tensor *self, int dim, const thc_tensor *index,
+                    const thc_tensor *value);
+/* value: a host scalar or a one-element device tensor */
+int thc_masked_fill_(thc_tensor *self, const thc_tensor *mask,
+                     const thc_tensor *value);
+thc_tensor *thc_masked_select(const thc_tensor *a, const thc_tensor *mask);
+thc_tensor *thc_nonzero(const thc_tensor *a);  /* (n, ndim) int64 */
+/* dtype < 0: the input's, int64 for bool and integers */
+thc_tensor *thc_cumsum(const thc_tensor *a, int dim, int dtype);
+thc_tensor *thc_cumprod(const thc_tensor *a, int dim, int dtype);
 
 /* ---- matrix products (floating dtypes) -------------------------------- */
 thc_tensor *thc_mm(const thc_tensor *a, const thc_tensor *b);

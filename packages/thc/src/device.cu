@@ -115,3 +115,80 @@ extern "C" int thc__launch_status(const char *what) {
     return thc__error(THC_ERR_RUNTIME, "%s: kernel launch failed: %s", what,
                       cudaGetErrorString(err));
 }
+
+// ---- streams, events, page-locked host memory ----------------------------------
+extern "C" THC_API int thc_stream_create(void **stream) {
+    if (!stream) return thc__error(THC_ERR_VALUE, "thc_stream_create: stream is NULL");
+    cudaError_t err = cudaStreamCreateWithFlags((cudaStream_t *)stream, cudaStreamNonBlocking);
+    return err == cudaSuccess ? THC_OK : cuda_fail("cudaStreamCreate", err);
+}
+
+extern "C" THC_API int thc_stream_destroy(void *stream) {
+    if (!stream) return THC_OK;   // the default stream is not ours to destroy
+    cudaError_t err = cudaStreamDestroy((cudaStream_t)stream);
+    return err == cudaSuccess ? THC_OK : cuda_fail("cudaStreamDestroy", err);
+}
+
+extern "C" THC_API int thc_stream_synchronize(void *stream) {
+    return cuda_stream_synchronize(NULL, stream);
+}
+
+extern "C" THC_API int thc_stream_query(void *stream) { return cuda_stream_query(NULL, stream); }
+
+extern "C" THC_API int thc_stream_wait_event(void *stream, void *event) {
+    cudaError_t err = cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)event, 0);
+    return err == cudaSuccess ? THC_OK : cuda_fail("cudaStreamWaitEvent", err);
+}
+
+extern "C" THC_API int thc_event_create(void **event, int enable_timing) {
+    if (!event) return thc__error(THC_ERR_VALUE, "thc_event_create: event is NULL");
+    cudaError_t err = cudaEventCreateWithFlags((cudaEvent_t *)event,
+                                               enable_timing ? cudaEventDefault
+                                                             : cudaEventDisableTiming);
+    return err == cudaSuccess ? THC_OK : cuda_fail("cudaEventCreate", err);
+}
+
+extern "C" THC_API int thc_event_destroy(void *event) {
+    cudaError_t err = cudaEventDestroy((cudaEvent_t)event);
+    return err == cudaSuccess ? THC_OK : cuda_fail("cudaEventDestroy", err);
+}
+
+extern "C" THC_API int thc_event_record(void *event, void *stream) {
+    cudaError_t err = cudaEventRecord((cudaEvent_t)event, (cudaStream_t)stream);
+    return err == cudaSuccess ? THC_OK : cuda_fail("cudaEventRecord", err);
+}
+
+extern "C" THC_API int thc_event_synchronize(void *event) {
+    cudaError_t err = cudaEventSynchronize((cudaEvent_t)event);
+    return err == cudaSuccess ? THC_OK : cuda_fail("cudaEventSynchronize", err);
+}
+
+extern "C" THC_API int thc_event_query(void *event) {
+    cudaError_t err = cudaEventQuery((cudaEvent_t)event);
+    if (err == cudaSuccess) return 1;
+    if (err == cudaErrorNotReady) return 0;
+    cuda_fail("cudaEventQuery", err);
+    return -1;
+}
+
+extern "C" THC_API int thc_event_elapsed_ms(void *start, void *end, float *ms) {
+    if (!ms) return thc__error(THC_ERR_VALUE, "thc_event_elapsed_ms: ms is NULL");
+    cudaError_t err = cudaEventElapsedTime(ms, (cudaEvent_t)start, (cudaEvent_t)end);
+    return err == cudaSuccess ? THC_OK : cuda_fail("cudaEventElapsedTime", err);
+}
+
+extern "C" THC_API int thc_host_alloc(void **ptr, size_t nbytes) {
+    if (!ptr) return thc__error(THC_ERR_VALUE, "thc_host_alloc: ptr is NULL");
+    cudaError_t err = cudaHostAlloc(ptr, nbytes ? nbytes : 1, cudaHostAllocDefault);
+    if (err == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        return thc__error(THC_ERR_MEMORY, "cannot allocate %zu bytes of page-locked host memory",
+                          nbytes);
+    }
+    return err == cudaSuccess ? THC_OK : cuda_fail("cudaHostAlloc", err);
+}
+
+extern "C" THC_API int thc_host_free(void *ptr) {
+    cudaError_t err = cudaFreeHost(ptr);
+    return err == cudaSuccess ? THC_OK : cuda_fail("cudaFreeHost", err);
+}

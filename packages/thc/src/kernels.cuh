@@ -138,6 +138,14 @@ template <typename U> THC_HD inline U load_as(const void *p, int dtype, int64_t 
     }
 }
 
+// An operand of a kernel: device memory, or (p == NULL) a host scalar
+// passed by value.
+template <typename T> struct In {
+    const T *p;
+    T s;
+    THC_HD T at(int64_t off) const { return p ? p[off] : s; }
+};
+
 // ---- launching -------------------------------------------------------------
 // Per-element offsets of every operand of a geometry (thc__geom, collapsed).
 struct Offsets {

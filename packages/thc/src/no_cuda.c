@@ -4,6 +4,7 @@
  * memory is host memory and whose kernels run as host loops (the same
  * kernel sources, compiled by the host C++ compiler): the tests run the
  * whole library and its binding that way on machines without a GPU. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,6 +104,92 @@ int thc__stream_wait(void *stream) {
 
 int thc__launch_status(const char *what) {
     (void)what;
+    return THC_OK;
+}
+/* ---- streams and events of the emulated device: work is done when it is
+ * queued, so they only keep time ------------------------------------------ */
+#include <time.h>
+
+static int need_device(const char *what) {
+    return thc_is_emulated() ? THC_OK : thc__error(THC_ERR_RUNTIME, "%s: %s", what, no_cuda);
+}
+
+THC_API int thc_stream_create(void **stream) {
+    if (!stream) return thc__error(THC_ERR_VALUE, "thc_stream_create: stream is NULL");
+    if (need_device("thc_stream_create")) return thc_last_status();
+    *stream = malloc(1);   /* a distinct handle */
+    return *stream ? THC_OK : thc__error(THC_ERR_MEMORY, "thc_stream_create: out of memory");
+}
+
+THC_API int thc_stream_destroy(void *stream) {
+    free(stream);
+    return THC_OK;
+}
+
+THC_API int thc_stream_synchronize(void *stream) {
+    (void)stream;
+    return need_device("thc_stream_synchronize");
+}
+
+THC_API int thc_stream_query(void *stream) {
+    (void)stream;
+    return need_device("thc_stream_query") ? -1 : 1;
+}
+
+THC_API int thc_stream_wait_event(void *stream, void *event) {
+    (void)stream, (void)event;
+    return need_device("thc_stream_wait_event");
+}
+
+THC_API int thc_event_create(void **event, int enable_timing) {
+    (void)enable_timing;
+    if (!event) return thc__error(THC_ERR_VALUE, "thc_event_create: event is NULL");
+    if (need_device("thc_event_create")) return thc_last_status();
+    *event = calloc(1, sizeof(double));   /* the time it was recorded */
+    return *event ? THC_OK : thc__error(THC_ERR_MEMORY, "thc_event_create: out of memory");
+}
+
+THC_API int thc_event_destroy(void *event) {
+    free(event);
+    return THC_OK;
+}
+
+THC_API int thc_event_record(void *event, void *stream) {
+    (void)stream;
+    if (!event) return thc__error(THC_ERR_VALUE, "thc_event_record: event is NULL");
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    *(double *)event = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+    return THC_OK;
+}
+
+THC_API int thc_event_synchronize(void *event) {
+    (void)event;
+    return THC_OK;
+}
+
+THC_API int thc_event_query(void *event) {
+    (void)event;
+    return 1;
+}
+
+THC_API int thc_event_elapsed_ms(void *start, void *end, float *ms) {
+    if (!start || !end || !ms)
+        return thc__error(THC_ERR_VALUE, "thc_event_elapsed_ms: NULL argument");
+    *ms = (float)(*(double *)end - *(double *)start);
+    return THC_OK;
+}
+
+THC_API int thc_host_alloc(void **ptr, size_t nbytes) {
+    if (!ptr) return thc__error(THC_ERR_VALUE, "thc_host_alloc: ptr is NULL");
+    if (need_device("thc_host_alloc")) return thc_last_status();
+    return emu_malloc(NULL, ptr, nbytes) ? thc__error(THC_ERR_MEMORY, "thc_host_alloc: cannot "
+                                                      "allocate %zu bytes", nbytes)
+                                         : THC_OK;
+}
+
+THC_API int thc_host_free(void *ptr) {
+    free(ptr);
     return THC_OK;
 }
 #else

@@ -8,14 +8,6 @@ using namespace thc;
 
 namespace {
 
-// An operand of a kernel: device memory, or (p == NULL) a host scalar
-// passed by value.
-template <typename T> struct In {
-    const T *p;
-    T s;
-    THC_HD T at(int64_t off) const { return p ? p[off] : s; }
-};
-
 template <typename T> T host_value(const thc_tensor *t) {
     if (thc_dtype_is_floating(t->dtype)) return convert<T>(thc__scalar_double(t));
     return convert<T>(thc__scalar_int64(t));

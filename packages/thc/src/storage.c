@@ -223,3 +223,22 @@ int64_t thc__scalar_int64(const thc_tensor *t) {
     thc_get_int64(t, 0, &v);
     return v;
 }
+
+/* ---- the current stream ------------------------------------------------ */
+static __thread void *current_stream;
+
+void *thc__stream(void) { return current_stream; }
+
+THC_API void *thc_current_stream(void) { return current_stream; }
+
+THC_API int thc_set_current_stream(void *stream) {
+    current_stream = stream;
+    return THC_OK;
+}
+
+THC_API int thc_tensor_record_stream(const thc_tensor *t, void *stream) {
+    if (thc__check_device("record_stream", "the tensor", t)) return thc_last_status();
+    thc_storage *s = t->storage;
+    if (s->flags & 1) return THC_OK;   /* wrapped memory: its owner's business */
+    return thc_allocator_record_stream(allocators[s->device], s->data, stream);
+}

@@ -62,8 +62,8 @@ static inline void thc__bump_version(thc_tensor *t) {
 }
 /* Error unless t is on a device (host scalars are operands only). */
 int thc__check_device(const char *what, const char *arg, const thc_tensor *t);
-/* The stream kernels are queued on (the default stream for now). */
-static inline void *thc__stream(void) { return NULL; }
+/* The calling thread's current stream, on which kernels are queued. */
+void *thc__stream(void);
 
 /* ---- element-wise helpers (pointwise.cu) --------------------------- */
 /* Retained t if it already has `dtype`, else a converted device copy. */

@@ -23,22 +23,34 @@ def _float_outputs(outputs):
 
 
 def _values(outputs):
-    return [o.detach().numpy().astype(np.float64).ravel() for o in outputs]
+    return [o.detach().cpu().numpy().astype(np.float64).ravel() for o in outputs]
 
 
 def _numerical_jacobians(func, inputs, diff, eps):
     """[input][output] -> (n_in, n_out) matrices of central differences."""
     jacobians = []
     for x in diff:
-        arr = x.detach().numpy()  # a view: perturbs x's storage in place
+        on_cpu = x.device.type == "cpu"
+        # on the CPU a view perturbs x's storage in place; elsewhere a host
+        # copy is written back to the device after each change
+        arr = x.detach().numpy() if on_cpu else x.detach().cpu().numpy()
+        from .._creation import from_numpy
+
+        def write_back():
+            if not on_cpu:
+                x.detach().copy_(from_numpy(arr))
+
         columns = []
         for idx in np.ndindex(arr.shape):
             orig = arr[idx]
             arr[idx] = orig + eps
+            write_back()
             plus = _values(_float_outputs(_tuple(func(*inputs))))
             arr[idx] = orig - eps
+            write_back()
             minus = _values(_float_outputs(_tuple(func(*inputs))))
             arr[idx] = orig
+            write_back()
             columns.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
         if not columns:  # an empty input: (0, n_out) Jacobians
             outs = _values(_float_outputs(_tuple(func(*inputs))))
@@ -60,7 +72,7 @@ def _analytical_jacobians(outputs, diff):
         for m in range(o.numel()):
             flat[:] = 0
             flat[m] = 1
-            seed = tensor(flat.reshape(tuple(o.shape)), dtype=o.dtype)
+            seed = tensor(flat.reshape(tuple(o.shape)), dtype=o.dtype, device=o.device)
             grads = autograd_grad([o], diff, [seed], retain_graph=True, allow_unused=True)
             for i, g in enumerate(grads):
                 if g is not None:
@@ -68,7 +80,7 @@ def _analytical_jacobians(outputs, diff):
                         raise GradcheckError(f"Gradient for input {i} has shape "
                                              f"{tuple(g.shape)}, expected "
                                              f"{tuple(diff[i].shape)}")
-                    result[i][j][:, m] = g.detach().numpy().astype(np.float64).ravel()
+                    result[i][j][:, m] = g.detach().cpu().numpy().astype(np.float64).ravel()
     return result
 
 
@@ -114,7 +126,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     inputs = _tuple(inputs)
     outputs = _float_outputs(_tuple(func(*inputs)))
     if grad_outputs is None:
-        grad_outputs = tuple(randn(tuple(o.shape), dtype=o.dtype, requires_grad=True)
+        grad_outputs = tuple(randn(tuple(o.shape), dtype=o.dtype, device=o.device,
+                                   requires_grad=True)
                              for o in outputs if o._requires_grad)
     grad_outputs = _tuple(grad_outputs)
     n_in = len(inputs)

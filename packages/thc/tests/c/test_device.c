@@ -172,6 +172,28 @@ static void test_random(void) {
     thc_tensor_release(t);
 }
 
+/* work queued on a stream of our own, timed by two events */
+static void test_streams(void) {
+    void *stream = NULL, *start = NULL, *end = NULL;
+    CHECK(thc_stream_create(&stream) == THC_OK && stream != NULL);
+    CHECK(thc_event_create(&start, 1) == THC_OK && thc_event_create(&end, 1) == THC_OK);
+    CHECK(thc_set_current_stream(stream) == THC_OK && thc_current_stream() == stream);
+    CHECK(thc_event_record(start, stream) == THC_OK);
+    thc_tensor *t = thc_empty(1, (int64_t[]){1000}, THC_FLOAT32);
+    CHECK(t && thc_fill_double(t, 2.5) == THC_OK);
+    CHECK(thc_event_record(end, stream) == THC_OK);
+    CHECK(thc_event_synchronize(end) == THC_OK && thc_event_query(end) == 1);
+    float ms = -1;
+    CHECK(thc_event_elapsed_ms(start, end, &ms) == THC_OK && ms >= 0);
+    CHECK(thc_stream_synchronize(stream) == THC_OK && thc_stream_query(stream) == 1);
+    double v = 0;
+    CHECK(thc_get_double(t, 999, &v) == THC_OK && v == 2.5);
+    thc_tensor_release(t);   /* freed on the stream it was made on */
+    CHECK(thc_set_current_stream(NULL) == THC_OK);
+    CHECK(thc_event_destroy(start) == THC_OK && thc_event_destroy(end) == THC_OK);
+    CHECK(thc_stream_destroy(stream) == THC_OK);
+}
+
 #ifndef THC_TEST_NO_CUDA_OPS
 static void test_allocator_oom(void) {
     const thc_device_ops *ops = thc_cuda_device_ops();
@@ -208,6 +230,7 @@ int main(void) {
     test_reductions();
     test_matmul();
     test_random();
+    test_streams();
     CHECK(thc_synchronize() == THC_OK);
 #ifndef THC_TEST_NO_CUDA_OPS
     test_allocator_oom();

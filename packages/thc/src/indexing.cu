@@ -1,0 +1,639 @@
+// Indexing on the device: index_select, gather, scatter (set and sum),
+// index_add/copy/fill, masked_fill, masked_select, nonzero, cumsum and
+// cumprod.  Indices are checked on the device: a kernel records the first
+// out-of-range index in a two-element flag tensor, read back afterwards,
+// and skips the write.  Sums into shared targets use atomics where the
+// hardware has them, else one device thread does the whole scatter.
+#include "ops.cuh"
+
+using namespace thc;
+
+namespace {
+
+// The walk of scatter/gather: `sizes` is the iteration shape; the target
+// (self or input) steps by tstr except along `dim`, where the index picks
+// the position.
+struct SgGeom {
+    int32_t ndim, dim;
+    int64_t dim_size, dim_stride;
+    int64_t sizes[THC_MAX_DIMS], tstr[THC_MAX_DIMS], istr[THC_MAX_DIMS], ostr[THC_MAX_DIMS];
+    THC_HD void at(int64_t i, int64_t *t, int64_t *ix, int64_t *o) const {
+        *t = *ix = *o = 0;
+        for (int d = ndim - 1; d >= 0; d--) {
+            int64_t s = sizes[d], k = i % s;
+            i /= s;
+            if (d != dim) *t += k * tstr[d];
+            *ix += k * istr[d];
+            *o += k * ostr[d];
+        }
+    }
+};
+
+// the index at `ix` made non-negative, or -1 after recording it as bad
+THC_HD inline int64_t read_index(const void *index, int index_dtype, int64_t ix, int64_t size,
+                                 int64_t *flag) {
+    int64_t j = index_dtype == THC_INT32 ? ((const int32_t *)index)[ix]
+                                         : ((const int64_t *)index)[ix];
+    if (j < -size || j >= size) {
+        if (flag[0] == 0) {   // a benign race: some bad index is reported
+            flag[0] = 1;
+            flag[1] = j;
+        }
+        return -1;
+    }
+    return j < 0 ? j + size : j;
+}
+
+template <typename T> THC_HD inline void atomic_add(T *p, T v) {
+#ifdef __CUDA_ARCH__
+    if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value ||
+                  std::is_same<T, int32_t>::value) {
+        atomicAdd(p, v);
+    } else if constexpr (std::is_same<T, int64_t>::value) {
+        atomicAdd((unsigned long long *)p, (unsigned long long)v);
+    } else {
+        *p = (T)(*p + v);   // only reached from the serial path
+    }
+#else
+    *p = (T)(*p + v);
+#endif
+}
+
+template <typename T> constexpr bool has_atomic_add() {
+    return std::is_same<T, float>::value || std::is_same<T, double>::value ||
+           std::is_same<T, int32_t>::value || std::is_same<T, int64_t>::value;
+}
+
+// Runs f(0 .. n-1) in one device thread (writes that may collide and have
+// no atomic).
+template <typename F> struct Serial {
+    F f;
+    int64_t n;
+    THC_HD void operator()(int64_t) const {
+        for (int64_t i = 0; i < n; i++) f(i);
+    }
+};
+
+template <typename T> struct GatherFn {
+    T *out;
+    const T *src;
+    const void *index;
+    int index_dtype;
+    int64_t *flag;
+    SgGeom g;
+    THC_HD void operator()(int64_t i) const {
+        int64_t t, ix, o;
+        g.at(i, &t, &ix, &o);
+        int64_t j = read_index(index, index_dtype, ix, g.dim_size, flag);
+        if (j >= 0) out[o] = src[t + j * g.dim_stride];
+    }
+};
+
+template <typename T> struct ScatterFn {
+    T *self;
+    In<T> src;   // defined in the element-wise file's pattern: pointer or value
+    const void *index;
+    int index_dtype;
+    int64_t *flag;
+    int add;
+    T alpha;
+    SgGeom g;
+    THC_HD void operator()(int64_t i) const {
+        int64_t t, ix, o;
+        g.at(i, &t, &ix, &o);
+        int64_t j = read_index(index, index_dtype, ix, g.dim_size, flag);
+        if (j < 0) return;
+        T v = src.p ? src.p[o] : src.s;
+        if (add) atomic_add(self + t + j * g.dim_stride, (T)(alpha * v));
+        else self[t + j * g.dim_stride] = v;
+    }
+};
+
+int check_index(const char *op, const thc_tensor *index) {
+    if (thc__check_device(op, "index", index)) return thc_last_status();
+    if (index->dtype != THC_INT64 && index->dtype != THC_INT32)
+        return thc__error(THC_ERR_TYPE, "%s(): Expected dtype int64 or int32 for index, but got "
+                          "%s", op, thc__dtype_title(index->dtype));
+    return THC_OK;
+}
+
+int ne_dim(const thc_tensor *t) { return t->ndim ? t->ndim : 1; }
+int64_t ne_size(const thc_tensor *t, int d) { return t->ndim ? t->sizes[d] : 1; }
+int64_t ne_stride(const thc_tensor *t, int d) { return t->ndim ? t->strides[d] : 0; }
+
+// the flag tensor (zeroed), and its check after the kernel
+thc_tensor *new_flag(void) {
+    int64_t two = 2;
+    thc_tensor *f = thc_empty(1, &two, THC_INT64);
+    if (f && thc_zero(f)) {
+        thc_tensor_release(f);
+        return NULL;
+    }
+    return f;
+}
+
+int check_flag(thc_tensor *flag, int dim, int64_t size) {
+    int64_t h[2];
+    int rc = thc_copy_to_host(h, flag);
+    thc_tensor_release(flag);
+    if (rc) return rc;
+    if (h[0])
+        return thc__error(THC_ERR_INDEX, "index %lld is out of bounds for dimension %d with size "
+                          "%lld", (long long)h[1], dim, (long long)size);
+    return THC_OK;
+}
+
+// geometry over `iter` (the iteration shape: index's for gather/scatter)
+SgGeom sg_geom(const thc_tensor *target, int dim, const thc_tensor *iter,
+               const int64_t *istr, const thc_tensor *other) {
+    SgGeom g;
+    g.ndim = iter->ndim;
+    g.dim = dim;
+    g.dim_size = ne_size(target, dim);
+    g.dim_stride = ne_stride(target, dim);
+    for (int d = 0; d < THC_MAX_DIMS; d++) {
+        bool in = d < iter->ndim;
+        g.sizes[d] = in ? iter->sizes[d] : 1;
+        g.tstr[d] = in && d < target->ndim ? target->strides[d] : 0;
+        g.istr[d] = in ? istr[d] : 0;
+        g.ostr[d] = in && other && d < other->ndim ? other->strides[d] : 0;
+    }
+    return g;
+}
+
+template <typename T>
+int run_scatter(thc_tensor *self, const thc_tensor *src, const thc_tensor *index, SgGeom g,
+                int64_t n, int add, T alpha, int64_t *flag, const char *what) {
+    In<T> s;
+    if (thc__on_host(src)) {
+        s.p = NULL;
+        s.s = thc_dtype_is_floating(src->dtype) ? convert<T>(thc__scalar_double(src))
+                                                : convert<T>(thc__scalar_int64(src));
+    } else {
+        s.p = (const T *)thc__ptr(src);
+        s.s = T();
+    }
+    ScatterFn<T> f{(T *)thc__ptr(self), s, thc__ptr(index), index->dtype, flag, add, alpha, g};
+    if (add && !has_atomic_add<T>())
+        return for_each(what, 1, Serial<ScatterFn<T>>{f, n}, thc__stream());
+    return for_each(what, n, f, thc__stream());
+}
+
+// self[..., index[i], ...] (op)= src[i] walking `iter`'s shape; src is
+// converted to self's dtype first (a host scalar stays a value)
+int scatter_walk(const char *what, thc_tensor *self, int dim, const thc_tensor *index,
+                 const int64_t *istr, const thc_tensor *iter, const thc_tensor *src, int add,
+                 const thc_tensor *alpha) {
+    thc_tensor *s = thc__cast(src, self->dtype);
+    if (!s) return thc_last_status();
+    thc_tensor *flag = new_flag();
+    int rc = flag ? THC_OK : thc_last_status();
+    SgGeom g = sg_geom(self, dim, iter, istr, thc__on_host(s) ? NULL : s);
+    int64_t n = thc_numel(iter);
+    if (!rc && n > 0) {
+        int64_t *fp = (int64_t *)thc__ptr(flag);
+        switch (self->dtype) {
+            THC_CASES_COMPUTE(rc = run_scatter<scalar_t>(
+                                  self, s, index, g, n, add,
+                                  alpha ? (thc_dtype_is_floating(alpha->dtype)
+                                               ? convert<scalar_t>(thc__scalar_double(alpha))
+                                               : convert<scalar_t>(thc__scalar_int64(alpha)))
+                                        : convert<scalar_t>(1),
+                                  fp, what))
+        default:
+            rc = thc__error(THC_ERR_NOT_IMPLEMENTED, "%s: %s tensors are not supported on the "
+                            "GPU yet", what, thc_dtype_name(self->dtype));
+        }
+    }
+    thc_tensor_release(s);
+    if (flag) {
+        int frc = check_flag(flag, dim, g.dim_size);
+        if (!rc) rc = frc;
+    }
+    if (!rc) thc__bump_version(self);
+    return rc;
+}
+
+}  // namespace
+
+// ---- gather and index_select ------------------------------------------------------
+namespace {
+
+thc_tensor *gather_walk(const char *what, const thc_tensor *a, int dim, const thc_tensor *index,
+                        const int64_t *istr, int out_ndim, const int64_t *out_sizes) {
+    thc_tensor *out = thc_empty(out_ndim, out_sizes, a->dtype);
+    if (!out || thc_numel(out) == 0) return out;
+    thc_tensor *flag = new_flag();
+    if (!flag) {
+        thc_tensor_release(out);
+        return NULL;
+    }
+    SgGeom g = sg_geom(a, dim, out, istr, out);
+    int rc = THC_OK;
+    int64_t *fp = (int64_t *)thc__ptr(flag);
+    switch (a->dtype) {
+        THC_CASES_ALL(rc = for_each(what, thc_numel(out),
+                                    GatherFn<scalar_t>{(scalar_t *)thc__ptr(out),
+                                                       (const scalar_t *)thc__ptr(a),
+                                                       thc__ptr(index), index->dtype, fp, g},
+                                    thc__stream()))
+    }
+    int frc = check_flag(flag, dim, g.dim_size);
+    if (!rc) rc = frc;
+    if (rc) {
+        thc_tensor_release(out);
+        return NULL;
+    }
+    return out;
+}
+
+}  // namespace
+
+extern "C" THC_API thc_tensor *thc_gather(const thc_tensor *a, int dim, const thc_tensor *index) {
+    if (thc__check_device("gather", "input", a) || check_index("gather", index)) return NULL;
+    if ((dim = thc__wrap_dim(dim, a->ndim)) < 0) return NULL;
+    if (ne_dim(index) != ne_dim(a))
+        return (thc_tensor *)thc__error_null(THC_ERR_RUNTIME, "Index tensor must have the same "
+                                             "number of dimensions as input tensor");
+    char b1[256], b2[256];
+    for (int d = 0; d < a->ndim; d++)
+        if (d != dim && index->sizes[d] > a->sizes[d])
+            return (thc_tensor *)thc__error_null(
+                THC_ERR_RUNTIME, "Size does not match at dimension %d expected index %s to be "
+                "smaller than self %s apart from dimension %d", d,
+                thc__shape_str(index->ndim, index->sizes, b1),
+                thc__shape_str(a->ndim, a->sizes, b2), dim);
+    return gather_walk("gather", a, dim, index, index->strides, index->ndim, index->sizes);
+}
+
+extern "C" THC_API thc_tensor *thc_index_select(const thc_tensor *a, int dim,
+                                                const thc_tensor *index) {
+    if (thc__check_device("index_select", "input", a) || check_index("index_select", index))
+        return NULL;
+    if ((dim = thc__wrap_dim(dim, a->ndim)) < 0) return NULL;
+    if (index->ndim > 1)
+        return (thc_tensor *)thc__error_null(THC_ERR_INDEX, "index_select(): Index is supposed "
+                                             "to be a vector");
+    int64_t sizes[THC_MAX_DIMS], istr[THC_MAX_DIMS] = {0};
+    int nd = a->ndim;
+    for (int d = 0; d < nd; d++) sizes[d] = a->sizes[d];
+    if (nd == 0) {   // a 0-d input: the result keeps the index's shape
+        int64_t one = 1;
+        thc_tensor *v = thc_view(a, 1, &one);
+        if (!v) return NULL;
+        int64_t n = thc_numel(index);
+        istr[0] = index->ndim ? index->strides[0] : 0;
+        thc_tensor *r = gather_walk("index_select", v, 0, index, istr, 1, &n);
+        thc_tensor_release(v);
+        if (r && index->ndim == 0) {
+            thc_tensor *s = thc_view(r, 0, NULL);
+            thc_tensor_release(r);
+            r = s;
+        }
+        return r;
+    }
+    sizes[dim] = thc_numel(index);
+    istr[dim] = index->ndim ? index->strides[0] : 0;
+    return gather_walk("index_select", a, dim, index, istr, nd, sizes);
+}
+
+// ---- scatter family --------------------------------------------------------------
+extern "C" THC_API int thc_scatter_(thc_tensor *self, int dim, const thc_tensor *index,
+                                    const thc_tensor *src, int reduce, int include_self) {
+    (void)include_self;
+    if (thc__check_device("scatter", "self", self) || check_index("scatter", index))
+        return thc_last_status();
+    if (!src) return thc__error(THC_ERR_VALUE, "scatter: src is NULL");
+    if ((dim = thc__wrap_dim(dim, self->ndim)) < 0) return thc_last_status();
+    if (reduce != THC_SCATTER_NONE && reduce != THC_SCATTER_SUM)
+        return thc__error(THC_ERR_NOT_IMPLEMENTED, "scatter_reduce: only reduce='sum' and plain "
+                          "scatter run on the GPU in this version of ember-thc");
+    if (ne_dim(index) != ne_dim(self))
+        return thc__error(THC_ERR_RUNTIME, "Index tensor must have the same number of dimensions "
+                          "as self tensor");
+    bool host = thc__on_host(src);
+    if (!host && ne_dim(src) != ne_dim(index))
+        return thc__error(THC_ERR_RUNTIME, "Index tensor must have the same number of dimensions "
+                          "as src tensor");
+    if (!host && src->dtype != self->dtype)
+        return thc__error(THC_ERR_RUNTIME, "scatter(): Expected self.dtype to be equal to "
+                          "src.dtype");
+    char b1[256], b2[256], b3[256];
+    for (int d = 0; d < self->ndim; d++) {
+        bool bad = d != dim && index->sizes[d] > self->sizes[d];
+        bad = bad || (!host && index->sizes[d] > src->sizes[d]);
+        if (bad)
+            return thc__error(THC_ERR_RUNTIME, "Expected index %s to be smaller than self %s "
+                              "apart from dimension %d%s%s",
+                              thc__shape_str(index->ndim, index->sizes, b1),
+                              thc__shape_str(self->ndim, self->sizes, b2), dim,
+                              host ? "" : " and to be smaller size than src ",
+                              host ? "" : thc__shape_str(src->ndim, src->sizes, b3));
+    }
+    return scatter_walk("scatter", self, dim, index, index->strides, index, src,
+                        reduce == THC_SCATTER_SUM, NULL);
+}
+
+namespace {
+
+// index_add/copy/fill: `index` (a vector) picks positions along dim of self
+// for the slices of `iter` (src, or self's shape with dim = len(index))
+int index_family(const char *what, thc_tensor *self, int dim, const thc_tensor *index,
+                 const thc_tensor *src, int add, const thc_tensor *alpha) {
+    if (thc__check_device(what, "self", self) || check_index(what, index))
+        return thc_last_status();
+    if (!src) return thc__error(THC_ERR_VALUE, "%s: source is NULL", what);
+    if ((dim = thc__wrap_dim(dim, self->ndim)) < 0) return thc_last_status();
+    if (index->ndim > 1)
+        return thc__error(THC_ERR_INDEX, "%s(): Index is supposed to be a vector", what);
+    int64_t n = thc_numel(index);
+    thc_tensor iter = *self;
+    if (iter.ndim == 0) {
+        iter.ndim = 1;
+        iter.sizes[0] = 1;
+        iter.strides[0] = 0;
+    }
+    iter.sizes[dim] = n;
+    const thc_tensor *it = &iter;
+    if (!thc__on_host(src)) {
+        char b1[256], b2[256];
+        bool ok = ne_dim(src) == ne_dim(self);
+        for (int d = 0; ok && d < ne_dim(self); d++) ok = ne_size(src, d) == iter.sizes[d];
+        if (!ok)
+            return thc__error(THC_ERR_RUNTIME, "%s(): Source/destination tensor must have same "
+                              "slice shapes; source %s, destination %s, index length %lld", what,
+                              thc__shape_str(src->ndim, src->sizes, b1),
+                              thc__shape_str(self->ndim, self->sizes, b2), (long long)n);
+        if (src->dtype != self->dtype)
+            return thc__error(THC_ERR_RUNTIME, "%s(): self (%s) and source (%s) must have the "
+                              "same scalar type", what, thc__dtype_title(self->dtype),
+                              thc__dtype_title(src->dtype));
+        it = src->ndim ? src : &iter;
+    }
+    int64_t istr[THC_MAX_DIMS] = {0};
+    istr[dim] = index->ndim ? index->strides[0] : 0;
+    thc_tensor target = *self;   // a 0-d self walks as a vector of one
+    if (target.ndim == 0) {
+        target.ndim = 1;
+        target.sizes[0] = 1;
+        target.strides[0] = 0;
+    }
+    int rc = scatter_walk(what, &target, dim, index, istr, it, src, add, alpha);
+    return rc;
+}
+
+}  // namespace
+
+extern "C" THC_API int thc_index_add_(thc_tensor *self, int dim, const thc_tensor *index,
+                                      const thc_tensor *src, const thc_tensor *alpha) {
+    return index_family("index_add_", self, dim, index, src, 1, alpha);
+}
+
+extern "C" THC_API int thc_index_copy_(thc_tensor *self, int dim, const thc_tensor *index,
+                                       const thc_tensor *src) {
+    return index_family("index_copy_", self, dim, index, src, 0, NULL);
+}
+
+extern "C" THC_API int thc_index_fill_(thc_tensor *self, int dim, const thc_tensor *index,
+                                       const thc_tensor *value) {
+    if (value && !thc__on_host(value) && thc_numel(value) != 1)
+        return thc__error(THC_ERR_RUNTIME, "index_fill_ only supports a 0-dimensional value "
+                          "tensor, but got tensor with %d dimension(s).", value->ndim);
+    thc_tensor *v = value && !thc__on_host(value)
+                        ? (thc_dtype_is_floating(value->dtype)
+                               ? thc_scalar_double(thc__scalar_double(value), value->dtype)
+                               : thc_scalar_int64(thc__scalar_int64(value), value->dtype))
+                        : NULL;
+    int rc = index_family("index_fill_", self, dim, index, v ? v : value, 0, NULL);
+    thc_tensor_release(v);
+    return rc;
+}
+
+// ---- masked fill ------------------------------------------------------------------
+namespace {
+
+template <typename T> struct MaskedFillFn {
+    T *self;
+    const bool *mask;
+    T value;
+    Offsets g;
+    THC_HD void operator()(int64_t i) const {
+        int64_t off[2];
+        g.at<2>(i, off);
+        if (mask[off[1]]) self[off[0]] = value;
+    }
+};
+
+}  // namespace
+
+extern "C" THC_API int thc_masked_fill_(thc_tensor *self, const thc_tensor *mask,
+                                        const thc_tensor *value) {
+    if (thc__check_device("masked_fill_", "self", self) ||
+        thc__check_device("masked_fill_", "mask", mask))
+        return thc_last_status();
+    if (mask->dtype != THC_BOOL)
+        return thc__error(THC_ERR_RUNTIME, "masked_fill_ only supports boolean masks, but got "
+                          "mask with dtype %s", thc_dtype_name(mask->dtype));
+    if (!value || thc_numel(value) != 1)
+        return thc__error(THC_ERR_RUNTIME, "masked_fill_ only supports a 0-dimensional value "
+                          "tensor, but got tensor with %d dimension(s).", value ? value->ndim : 0);
+    int64_t shape[THC_MAX_DIMS];
+    int nd = thc_broadcast_shapes(self->ndim, self->sizes, mask->ndim, mask->sizes, shape);
+    if (nd < 0) return thc_last_status();
+    char b1[256], b2[256];
+    bool same = nd == self->ndim;
+    for (int d = 0; same && d < nd; d++) same = shape[d] == self->sizes[d];
+    if (!same)
+        return thc__error(THC_ERR_RUNTIME, "masked_fill_: the mask %s does not broadcast to self "
+                          "%s", thc__shape_str(mask->ndim, mask->sizes, b1),
+                          thc__shape_str(self->ndim, self->sizes, b2));
+    const thc_tensor *ops[2] = {self, mask};
+    thc__geom g;
+    thc__geom_init(&g, self->ndim, self->sizes, 2, ops);
+    g.offsets[0] = g.offsets[1] = 0;
+    double dv = thc__scalar_double(value);
+    int64_t iv = thc__scalar_int64(value);
+    bool fl = thc_dtype_is_floating(value->dtype);
+    int rc = THC_OK;
+    switch (self->dtype) {
+        THC_CASES_ALL(rc = for_each("masked_fill_", g.numel,
+                                    MaskedFillFn<scalar_t>{(scalar_t *)thc__ptr(self),
+                                                           (const bool *)thc__ptr(mask),
+                                                           fl ? convert<scalar_t>(dv)
+                                                              : convert<scalar_t>(iv),
+                                                           Offsets::of(g)},
+                                    thc__stream()))
+    }
+    if (!rc) thc__bump_version(self);
+    return rc;
+}
+
+// ---- nonzero and masked_select: count, then one device thread writes ----------------
+namespace {
+
+struct NonzeroFn {
+    int64_t *out;
+    const bool *nz;   // a contiguous bool tensor: element != 0
+    int64_t n;
+    int ndim;
+    int64_t sizes[THC_MAX_DIMS];
+    THC_HD void operator()(int64_t) const {
+        int64_t row = 0;
+        for (int64_t i = 0; i < n; i++) {
+            if (!nz[i]) continue;
+            int64_t rest = i;
+            for (int d = ndim - 1; d >= 0; d--) {
+                out[row * ndim + d] = rest % sizes[d];
+                rest /= sizes[d];
+            }
+            row++;
+        }
+    }
+};
+
+template <typename T> struct SelectFn {
+    T *out;
+    const T *a;     // contiguous, broadcast to the mask's shape already
+    const bool *m;  // contiguous
+    int64_t n;
+    THC_HD void operator()(int64_t) const {
+        int64_t k = 0;
+        for (int64_t i = 0; i < n; i++)
+            if (m[i]) out[k++] = a[i];
+    }
+};
+
+// a contiguous bool tensor of (a != 0), and how many are set
+thc_tensor *nonzero_mask(const thc_tensor *a, int64_t *count) {
+    thc_tensor *zero = thc_scalar_int64(0, THC_INT64);
+    thc_tensor *nz = zero ? thc_binary(THC_NE, a, zero) : NULL;
+    thc_tensor_release(zero);
+    thc_tensor *c = nz ? thc_reduce(THC_RED_COUNT_NONZERO, nz, 0, NULL, 0, -1) : NULL;
+    int rc = c ? thc_get_int64(c, 0, count) : thc_last_status();
+    thc_tensor_release(c);
+    if (rc) {
+        thc_tensor_release(nz);
+        return NULL;
+    }
+    return nz;
+}
+
+}  // namespace
+
+extern "C" THC_API thc_tensor *thc_nonzero(const thc_tensor *a) {
+    if (thc__check_device("nonzero", "input", a)) return NULL;
+    int64_t count = 0;
+    thc_tensor *nz = nonzero_mask(a, &count);
+    if (!nz) return NULL;
+    int64_t sizes[2] = {count, a->ndim};
+    thc_tensor *out = thc_empty(2, sizes, THC_INT64);
+    int rc = out ? THC_OK : thc_last_status();
+    if (!rc && count > 0 && a->ndim > 0) {
+        NonzeroFn f{(int64_t *)thc__ptr(out), (const bool *)thc__ptr(nz), thc_numel(a), a->ndim,
+                    {0}};
+        for (int d = 0; d < a->ndim; d++) f.sizes[d] = a->sizes[d];
+        rc = for_each("nonzero", 1, f, thc__stream());
+    }
+    thc_tensor_release(nz);
+    if (rc) {
+        thc_tensor_release(out);
+        return NULL;
+    }
+    return out;
+}
+
+extern "C" THC_API thc_tensor *thc_masked_select(const thc_tensor *a, const thc_tensor *mask) {
+    if (thc__check_device("masked_select", "input", a) ||
+        thc__check_device("masked_select", "mask", mask))
+        return NULL;
+    if (mask->dtype != THC_BOOL)
+        return (thc_tensor *)thc__error_null(THC_ERR_RUNTIME, "masked_select: expected BoolTensor "
+                                             "for mask");
+    int64_t shape[THC_MAX_DIMS];
+    int nd = thc_broadcast_shapes(a->ndim, a->sizes, mask->ndim, mask->sizes, shape);
+    if (nd < 0) return NULL;
+    thc_tensor *ae = thc_expand(a, nd, shape), *me = ae ? thc_expand(mask, nd, shape) : NULL;
+    thc_tensor *ac = me ? thc_contiguous(ae) : NULL, *mc = ac ? thc_contiguous(me) : NULL;
+    int64_t count = 0;
+    thc_tensor *cnt = mc ? thc_reduce(THC_RED_COUNT_NONZERO, mc, 0, NULL, 0, -1) : NULL;
+    int rc = cnt ? thc_get_int64(cnt, 0, &count) : thc_last_status();
+    thc_tensor *out = rc ? NULL : thc_empty(1, &count, a->dtype);
+    if (!rc && !out) rc = thc_last_status();
+    if (!rc && count > 0) switch (a->dtype) {
+        THC_CASES_ALL(rc = for_each("masked_select", 1,
+                                    SelectFn<scalar_t>{(scalar_t *)thc__ptr(out),
+                                                       (const scalar_t *)thc__ptr(ac),
+                                                       (const bool *)thc__ptr(mc), thc_numel(mc)},
+                                    thc__stream()))
+    }
+    thc_tensor *all[] = {ae, me, ac, mc, cnt};
+    for (thc_tensor *t : all) thc_tensor_release(t);
+    if (rc) {
+        thc_tensor_release(out);
+        return NULL;
+    }
+    return out;
+}
+
+// ---- cumulative sums and products: a thread per line along dim ------------------
+namespace {
+
+template <typename T> struct ScanFn {
+    typedef typename std::conditional<std::is_floating_point<T>::value, double, int64_t>::type A;
+    T *out;        // contiguous, a's shape
+    const T *in;   // contiguous
+    int64_t len, inner;
+    int prod;
+    THC_HD void operator()(int64_t line) const {
+        int64_t base = (line / inner) * len * inner + line % inner;
+        A acc = prod ? A(1) : A(0);
+        for (int64_t k = 0; k < len; k++) {
+            A v = (A)in[base + k * inner];
+            acc = prod ? (A)(acc * v) : (A)(acc + v);
+            out[base + k * inner] = (T)acc;
+        }
+    }
+};
+
+thc_tensor *scan(const char *what, const thc_tensor *a, int dim, int dtype, int prod) {
+    if (thc__check_device(what, "input", a)) return NULL;
+    if ((dim = thc__wrap_dim(dim, a->ndim)) < 0) return NULL;
+    int od = dtype >= 0 ? dtype : (thc_dtype_is_floating(a->dtype) ? a->dtype : THC_INT64);
+    int ct = thc__is_half(od) ? THC_FLOAT32 : od;
+    thc_tensor *x = thc__cast(a, ct), *xc = x ? thc_contiguous(x) : NULL;
+    thc_tensor *out = xc ? thc_empty(a->ndim, a->sizes, ct) : NULL;
+    int rc = out ? THC_OK : thc_last_status();
+    int64_t len = a->ndim ? a->sizes[dim] : 1, inner = 1;
+    for (int d = dim + 1; d < a->ndim; d++) inner *= a->sizes[d];
+    int64_t lines = len ? thc_numel(a) / len : 0;
+    if (!rc && lines > 0) switch (ct) {
+        THC_CASES_COMPUTE(rc = for_each(what, lines,
+                                        ScanFn<scalar_t>{(scalar_t *)thc__ptr(out),
+                                                         (const scalar_t *)thc__ptr(xc), len,
+                                                         inner, prod},
+                                        thc__stream()))
+    }
+    thc_tensor_release(x);
+    thc_tensor_release(xc);
+    if (!rc && ct != od) {
+        thc_tensor *o2 = thc_to_dtype(out, od);
+        thc_tensor_release(out);
+        out = o2;
+        if (!o2) rc = thc_last_status();
+    }
+    if (rc) {
+        thc_tensor_release(out);
+        return NULL;
+    }
+    return out;
+}
+
+}  // namespace
+
+extern "C" THC_API thc_tensor *thc_cumsum(const thc_tensor *a, int dim, int dtype) {
+    return scan("cumsum", a, dim, dtype, 0);
+}
+
+extern "C" THC_API thc_tensor *thc_cumprod(const thc_tensor *a, int dim, int dtype) {
+    return scan("cumprod", a, dim, dtype, 1);
+}
