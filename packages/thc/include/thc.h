@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define THC_ABI_VERSION_MAJOR 1
-#define THC_ABI_VERSION_MINOR 2
+#define THC_ABI_VERSION_MINOR 3
 #define THC_MAX_DIMS 16
 
 /* ---- status codes: each maps to one Python exception type ---------- */
@@ -390,6 +390,14 @@ thc_tensor *thc_addmm(const thc_tensor *input, const thc_tensor *m1,
                       const thc_tensor *m2, double beta, double alpha);
 thc_tensor *thc_baddbmm(const thc_tensor *input, const thc_tensor *b1,
                         const thc_tensor *b2, double beta, double alpha);
+
+/* cuBLAS runs the products of float32, float64, float16 and bfloat16 when
+ * it can be loaded (from `path` if set before the first product, else
+ * libcublas.so.13 through the dynamic linker; EMBER_THC_CUBLAS=0 turns it
+ * off); otherwise libTHC's own kernel does. */
+int thc_cublas_set_path(const char *path);
+int thc_cublas_available(void);
+const char *thc_cublas_error_text(void);  /* why it is not available */
 
 /* ---- random: a counter-based (Philox 4x32-10) generator ----------------- */
 typedef struct thc_generator {

@@ -146,8 +146,33 @@ thc_tensor *product(const char *name, const thc_tensor *input, const thc_tensor 
         c = thc_expand(input, batched ? 3 : 2, batched ? shape : shape + 1);
         if (!c) return NULL;
     }
+    int dt = a->dtype;
+    if (batch == 0 || m == 0 || n == 0) {
+        thc_tensor_release(c);
+        return thc_empty(batched ? 3 : 2, batched ? shape : shape + 1, dt);
+    }
+    {   // cuBLAS, when it is loaded and the layouts suit it
+        thc_tensor *out = thc_empty(batched ? 3 : 2, batched ? shape : shape + 1, dt);
+        bool with_c = c && beta != 0;
+        int rc = out ? (with_c ? thc_copy(out, c) : THC_OK) : thc_last_status();
+        if (!rc) {
+            Mat ma = mat_of(a, batched), mb = mat_of(b, batched);
+            rc = thc__cublas_gemm(dt, batch, m, n, k, alpha, ma.p, ma.rs, ma.cs, ma.bs, mb.p,
+                                  mb.rs, mb.cs, mb.bs, with_c ? beta : 0.0, thc__ptr(out),
+                                  thc__stream());
+        }
+        if (rc != -1) {
+            thc_tensor_release(c);
+            if (rc) {
+                thc_tensor_release(out);
+                return NULL;
+            }
+            return out;
+        }
+        thc_tensor_release(out);   // not for cuBLAS: libTHC's kernel below
+    }
     // 16-bit floats: computed in float32, rounded once at the end
-    int dt = a->dtype, ct = thc__is_half(dt) ? THC_FLOAT32 : dt;
+    int ct = thc__is_half(dt) ? THC_FLOAT32 : dt;
     thc_tensor *ca = thc__cast(a, ct), *cb = ca ? thc__cast(b, ct) : NULL;
     thc_tensor *cc = cb && c ? thc__cast(c, ct) : NULL;
     thc_tensor *out = cb && (cc || !c) ? thc_empty(batched ? 3 : 2, batched ? shape : shape + 1, ct)

@@ -65,6 +65,14 @@ int thc__check_device(const char *what, const char *arg, const thc_tensor *t);
 /* The calling thread's current stream, on which kernels are queued. */
 void *thc__stream(void);
 
+/* ---- cuBLAS (cublas.c) --------------------------------------------- */
+/* out (batch, m, n) contiguous = alpha * A B + beta * out; returns -1
+ * (no error set) when cuBLAS is missing or the layout does not suit it. */
+int thc__cublas_gemm(int dtype, int64_t batch, int64_t m, int64_t n, int64_t k, double alpha,
+                     const void *a, int64_t ars, int64_t acs, int64_t abs_,
+                     const void *b, int64_t brs, int64_t bcs, int64_t bbs, double beta, void *c,
+                     void *stream);
+
 /* ---- element-wise helpers (pointwise.cu) --------------------------- */
 /* Retained t if it already has `dtype`, else a converted device copy. */
 thc_tensor *thc__cast(const thc_tensor *t, int dtype);

@@ -31,3 +31,26 @@ def check(status: int) -> None:
     if status != lib.THC_OK:
         message = ffi.string(lib.thc_last_error()).decode(errors="replace")
         raise _EXCEPTIONS.get(status, RuntimeError)(message or f"libTHC status {status}")
+
+
+def _cublas_from_wheel():
+    """libcublas.so.13 of the nvidia-cublas wheel, if installed (the
+    dynamic linker does not look inside site-packages)."""
+    import importlib.util
+    import os
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return None
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        for sub in ("cu13/lib", "cublas/lib"):
+            path = os.path.join(root, sub, "libcublas.so.13")
+            if os.path.exists(path):
+                return path
+    return None
+
+
+if lib.thc_has_cuda():
+    _path = _cublas_from_wheel()
+    if _path:
+        lib.thc_cublas_set_path(_path.encode())
