@@ -106,8 +106,9 @@ def test_map_location_forms():
         roundtrip(t, map_location=3)
     with pytest.raises(NotImplementedError, match="mmap"):
         roundtrip(t, mmap=True)
-    with pytest.raises(ember.backends.BackendError, match="ember-thc"):
-        roundtrip(t, map_location="cuda")
+    if not ember.cuda.is_available():   # without ember-thc, or without a device
+        with pytest.raises(RuntimeError, match="ember-thc|no cuda device"):
+            roundtrip(t, map_location="cuda")
 
 
 # ---- safety ------------------------------------------------------------------

@@ -657,7 +657,7 @@ extern "C" THC_API int thc_add_scaled_out(thc_tensor *out, const thc_tensor *a,
     if (!thc_dtype_is_floating(ct) && thc_dtype_is_floating(alpha->dtype))
         return thc__error(THC_ERR_RUNTIME, "For integral input tensors, argument alpha must not "
                           "be a floating point number.");
-    if (ct == THC_BOOL && alpha->dtype != THC_BOOL && thc__scalar_int64(alpha) != 1)
+    if (ct != THC_BOOL && alpha->dtype == THC_BOOL)
         return thc__error(THC_ERR_RUNTIME, "Boolean alpha only supported for Boolean results.");
     int64_t shape[THC_MAX_DIMS];
     int nd = thc_broadcast_shapes(a->ndim, a->sizes, b->ndim, b->sizes, shape);
@@ -675,7 +675,13 @@ extern "C" THC_API int thc_add_scaled_out(thc_tensor *out, const thc_tensor *a,
         rc = run_into(out, ct, ins, 2, [&](thc_tensor *dst) {
             thc__geom g = geometry(dst, 2, ins);
             int r = THC_OK;
-            if (ct == THC_BOOL) return binary_kernel(THC_ADD, ct, dst, ca, cb);
+            if (ct == THC_BOOL) {   // a or (alpha and b)
+                if (thc__scalar_double(alpha) != 0) return binary_kernel(THC_ADD, ct, dst, ca, cb);
+                thc_tensor *no = thc_scalar_int64(0, THC_BOOL);
+                int r2 = no ? binary_kernel(THC_ADD, ct, dst, ca, no) : thc_last_status();
+                thc_tensor_release(no);
+                return r2;
+            }
             switch (ct) {
                 THC_CASES_FLOAT(r = for_each("add", g.numel,
                                              AxpyFn<scalar_t>{(scalar_t *)thc__ptr(dst),

@@ -280,7 +280,14 @@ extern "C" THC_API thc_tensor *thc_reduce(int op, const thc_tensor *a, int ndims
     case THC_RED_COUNT_NONZERO:
         return reduce_into(a, ndims, dims, keepdim, K_COUNT, in, THC_INT64, false);
     default:   // THC_RED_LOGSUMEXP
-        return logsumexp(a, ndims, dims, keepdim, fl ? in : thc_get_default_dtype());
+    {   // 16-bit floats: computed in float32, rounded once at the end
+        int od = fl ? in : thc_get_default_dtype();
+        if (!thc__is_half(od)) return logsumexp(a, ndims, dims, keepdim, od);
+        thc_tensor *r = logsumexp(a, ndims, dims, keepdim, THC_FLOAT32);
+        thc_tensor *o = r ? thc_to_dtype(r, od) : NULL;
+        thc_tensor_release(r);
+        return o;
+    }
     }
 }
 
@@ -355,8 +362,6 @@ int minmax(const thc_tensor *a, int ndims, const int *dims, int keepdim, int is_
     if (thc_numel(a) == 0 && P.M == 0 && (!dims || ndims == 0))
         return thc__error(THC_ERR_RUNTIME, "%s(): Expected reduction dim to be specified for "
                           "input.numel() == 0.", name);
-    if (a->dtype == THC_BOOL && values)
-        return thc__error(THC_ERR_TYPE, "\"%s_cuda\" not implemented for 'Bool'", name);
     int ct = thc__is_half(a->dtype) ? THC_FLOAT32 : a->dtype;
     thc_tensor *x = thc__cast(a, ct);
     if (!x) return thc_last_status();

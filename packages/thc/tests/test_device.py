@@ -11,7 +11,7 @@ front = pytest.mark.skipif(not hasattr(ember, "Tensor"),
 
 
 def test_version_and_abi():
-    assert thc.__version__ == "0.1.0"
+    assert thc.__version__ == "0.2.0"
     import importlib
     _lib = importlib.import_module("ember.thc._lib")
     assert _lib.lib.thc_abi_version_major() == _lib.ABI_MAJOR
@@ -49,9 +49,22 @@ def test_front_without_a_gpu():
 
 @pytest.mark.skipif(thc.built_with_cuda(), reason="a host-only build")
 def test_host_only_build_says_so():
-    assert "EMBER_NO_CUDA" in thc.cuda_error_text()
     with pytest.raises(RuntimeError, match="built without CUDA"):
         thc.CachingAllocator()
+    if not thc.is_emulated():
+        assert "EMBER_NO_CUDA" in thc.cuda_error_text()
+        assert thc.device_count() == 0
+
+
+@pytest.mark.skipif(not thc.is_emulated(), reason="checks the emulated device")
+def test_the_emulated_device():
+    assert thc.device_count() == 1 and thc.current_device() == 0
+    before = thc.memory_allocated()
+    t = thc.zeros(1000)   # tensors come from the device's caching allocator
+    assert thc.memory_allocated() >= before + 4000
+    del t
+    assert thc.memory_allocated() == before
+    assert not thc.cublas_available()
 
 
 @pytest.mark.gpu
@@ -74,10 +87,12 @@ def test_gpu_device_and_allocator():
 @front
 @pytest.mark.gpu
 def test_gpu_front():
-    # no GPU tensor backend yet: the front reports CUDA as unavailable,
-    # but the device and memory calls reach ember-thc
-    assert ember.cuda.is_available() is False and ember.cuda.device_count() == 0
+    assert ember.cuda.is_available() and ember.cuda.device_count() >= 1
     assert ember.cuda.current_device() == 0
+    before = ember.cuda.memory_allocated()
+    t = ember.ones(1 << 20, device="cuda")
+    assert ember.cuda.memory_allocated() >= before + (4 << 20)
+    assert t.sum().item() == 1 << 20
     ember.cuda.synchronize()
-    assert ember.cuda.memory_allocated() == 0
+    del t
     ember.cuda.empty_cache()

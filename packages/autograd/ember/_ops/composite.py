@@ -327,12 +327,14 @@ _register(median, samples=[S(T(3, 5)), S(T(3, 4), 1), S(T(3, 4), 0, True)])
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Each element (or slice along dim) repeated `repeats` times."""
     if repeats is None:  # repeat_interleave(repeats_tensor): indices
-        return tensor(np.repeat(np.arange(input.numel()), input.numpy()))
+        return tensor(np.repeat(np.arange(input.numel()), input.cpu().numpy()),
+                      device=input.device)
     if dim is None:
         input, dim = input.reshape(-1), 0
     dim %= max(input.ndim, 1)
     if isinstance(repeats, Tensor) and repeats.numel() > 1:
-        index = tensor(np.repeat(np.arange(input.shape[dim]), repeats.numpy()))
+        index = tensor(np.repeat(np.arange(input.shape[dim]), repeats.cpu().numpy()),
+                       device=input.device)
         return input.index_select(dim, index)
     r = int(repeats)
     expanded = input.unsqueeze(dim + 1)

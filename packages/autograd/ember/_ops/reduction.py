@@ -212,7 +212,7 @@ def _select_backward(g, shape, dim, indices, keepdim):
     if not keepdim:
         g = g.unsqueeze(dim)
         indices = indices.unsqueeze(dim)
-    return zeros(shape, dtype=g.dtype).scatter(dim, indices, g)
+    return zeros(shape, dtype=g.dtype, device=g.device).scatter(dim, indices, g)
 
 
 def _define_extreme_dim(name, result_type):

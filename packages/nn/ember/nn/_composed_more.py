@@ -275,7 +275,7 @@ def _max_pool_nd(input, kernel_size, stride, padding, dilation, ceil_mode, retur
     for i, (size, o) in enumerate(zip(sizes, osz)):
         shape = [1] * len(sizes)
         shape[i] = o
-        start = (ember.arange(o) * stride[i] - padding[i]).view(*shape)
+        start = (ember.arange(o, device=out.device) * stride[i] - padding[i]).view(*shape)
         pos = start + offsets[i] * dilation[i]
         index = pos if index is None else index * size + pos
     return out, index

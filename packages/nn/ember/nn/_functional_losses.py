@@ -49,7 +49,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
                          reduction="mean"):
     """x where y = 1, max(0, margin − x) where y = −1."""
     reduction = _reduction(size_average, reduce, reduction)
-    zeros = ember.zeros((), dtype=input.dtype)
+    zeros = ember.zeros((), dtype=input.dtype, device=input.device)
     hinge = ember.where(target != 1, (margin - input).clamp(min=0), zeros)
     same = ember.where(target != -1, input, zeros)
     return F._reduce(hinge + same, reduction)
@@ -79,7 +79,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     sq1 = (input1 * input1).sum(dim) + eps
     sq2 = (input2 * input2).sum(dim) + eps
     cos = dot / (sq1 * sq2).sqrt()
-    zeros = ember.zeros((), dtype=cos.dtype)
+    zeros = ember.zeros((), dtype=cos.dtype, device=cos.device)
     loss = (ember.where(target == 1, 1 - cos, zeros)
             + ember.where(target == -1, (cos - margin).clamp(min=0), zeros))
     return F._reduce(loss, reduction)
@@ -118,7 +118,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     z = (margin - picked + x).clamp(min=0)
     if p == 2:
         z = z * z
-    other = ember.arange(c).view(1, c) != t          # the target's own term is left out
+    # the target's own term is left out
+    other = ember.arange(c, device=t.device).view(1, c) != t
     z = z * other.to(z.dtype)
     if weight is not None:
         z = z * weight.index_select(0, t.reshape(-1)).view(n, 1)
@@ -224,7 +225,8 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
         loss = input - target * (input + eps).log()
     if full:
         stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
-        loss = loss + ember.where(target > 1, stirling, ember.zeros((), dtype=stirling.dtype))
+        loss = loss + ember.where(target > 1, stirling, ember.zeros((), dtype=stirling.dtype,
+                                                                device=stirling.device))
     return F._reduce(loss, reduction)
 
 
@@ -234,7 +236,8 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     if isinstance(var, (int, float)):
         if var < 0:
             raise ValueError("var has negative entry/entries")
-        var = ember.full(tuple(input.shape), float(var), dtype=input.dtype)
+        var = ember.full(tuple(input.shape), float(var), dtype=input.dtype,
+                         device=input.device)
     elif var.numel() and bool((var < 0).any()):
         raise ValueError("var has negative entry/entries")
     if tuple(var.shape) != tuple(input.shape):

@@ -163,8 +163,8 @@ def max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_
         return out
     k = idx.squeeze(-1)
     ki, kj = k // kw, k % kw
-    rows = ember.arange(oh).view(oh, 1) * sh - ph + ki * dh
-    cols = ember.arange(ow).view(1, ow) * sw - pw + kj * dw
+    rows = ember.arange(oh, device=input.device).view(oh, 1) * sh - ph + ki * dh
+    cols = ember.arange(ow, device=input.device).view(1, ow) * sw - pw + kj * dw
     return out, rows * w + cols
 
 
@@ -181,7 +181,7 @@ def avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad
         return total / divisor_override
     # how many elements each window averages: the padded image counts 1
     # where count_include_pad (not the ceil-mode overhang), else the input only
-    ones = ember.ones(1, 1, h, w, dtype=input.dtype)
+    ones = ember.ones(1, 1, h, w, dtype=input.dtype, device=input.device)
     if count_include_pad:
         ones = _pad_hw(ones, ph, 0, pw, 0, 1.0)
         ones = _pad_hw(ones, 0, ph, 0, pw, 1.0)

@@ -325,7 +325,7 @@ def one_hot(tensor, num_classes=-1):
     if tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) >= num_classes):
         raise RuntimeError("Class values must be smaller than num_classes." if tensor.numel()
                            and int(tensor.min()) >= 0 else "Class values must be non-negative.")
-    out = ember.zeros(*tensor.shape, num_classes, dtype=ember.int64)
+    out = ember.zeros(*tensor.shape, num_classes, dtype=ember.int64, device=tensor.device)
     return out.scatter(-1, tensor.unsqueeze(-1), 1)
 
 
@@ -552,8 +552,9 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 def _channel_dropout(input, p, spatial, inplace):
     """Zeroes whole channels: one Bernoulli draw per (sample, channel)."""
     shape = tuple(input.shape[:-spatial]) + (1,) * spatial
-    mask = ember.empty(shape, dtype=input.dtype).bernoulli_(1.0 - p) / (1.0 - p) \
-        if p < 1 else ember.zeros(shape, dtype=input.dtype)
+    mask = ember.empty(shape, dtype=input.dtype,
+                       device=input.device).bernoulli_(1.0 - p) / (1.0 - p) \
+        if p < 1 else ember.zeros(shape, dtype=input.dtype, device=input.device)
     return input.mul_(mask) if inplace else input * mask
 
 

@@ -86,7 +86,7 @@ def eye_(tensor):
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     with ember.no_grad():
-        return tensor.copy_(ember.eye(*tensor.shape, dtype=tensor.dtype))
+        return tensor.copy_(ember.eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
 
 
 def dirac_(tensor, groups=1):

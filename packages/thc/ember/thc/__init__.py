@@ -1,9 +1,14 @@
 """ember.thc: the binding of libTHC, Ember's GPU backend (CUDA).
 
-What exists so far: device query, current device, synchronization, the
-caching device allocator and its statistics.  Without a GPU (or a driver)
+Device query, current device, synchronization, the caching device
+allocator and its statistics, and raw GPU tensors (``ember.thc.Tensor``,
+no autograd) with PyTorch's names: ``ember.thc.randn(3, 4)``,
+``ember.thc.tensor([1, 2])``, ...  Without a GPU (or a driver)
 ``device_count()`` is 0 and ``is_available()`` is False; the reason is in
-``cuda_error_text()``.  Tensors on the GPU do not exist yet: see the README.
+``cuda_error_text()``.
+
+The tensor functions load on first use (module ``__getattr__``), so that
+``import ember.thc`` stays cheap and works on machines without a device.
 """
 from ._lib import OutOfMemoryError, check as _check, ffi as _ffi, lib as _lib
 from ._allocator import CachingAllocator, round_size
@@ -14,7 +19,31 @@ __all__ = ["CachingAllocator", "OutOfMemoryError", "round_size", "built_with_cud
            "device_count", "is_available", "cuda_error_text", "current_device",
            "set_device", "synchronize", "memory_stats", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "max_memory_reserved",
-           "reset_peak_memory_stats", "empty_cache"]
+           "reset_peak_memory_stats", "empty_cache", "get_include", "get_lib_dir",
+           "is_emulated", "cublas_available"]
+
+
+def get_include():
+    """Folder holding thc.h, for building C code against libTHC."""
+    import os
+    return os.path.join(os.path.dirname(__file__), "include")
+
+
+def get_lib_dir():
+    """Folder holding libTHC.so (and pkgconfig/thc.pc)."""
+    import os
+    return os.path.join(os.path.dirname(__file__), "lib")
+
+
+def is_emulated():
+    """True on a host-only build run with EMBER_THC_EMULATE=1: one device
+    whose memory is host memory (for tests)."""
+    return bool(_lib.thc_is_emulated())
+
+
+def cublas_available():
+    """True when matrix products run through cuBLAS (loaded on first use)."""
+    return bool(_lib.thc_cublas_available())
 
 
 def built_with_cuda():
@@ -62,43 +91,65 @@ def synchronize():
     _check(_lib.thc_synchronize())
 
 
-_default_allocator = None
-
-
-def _allocator():
-    """The process's allocator over the CUDA runtime, made on first use."""
-    global _default_allocator
-    if _default_allocator is None:
-        _require_device("the CUDA caching allocator")
-        _default_allocator = CachingAllocator()
-    return _default_allocator
+def _device_allocator():
+    """The caching allocator that the current device's tensors come from
+    (libTHC's, made on first use)."""
+    _require_device("the CUDA caching allocator")
+    a = _lib.thc_device_allocator(current_device())
+    if a == _ffi.NULL:
+        _check(_lib.thc_last_status())
+    return a
 
 
 def memory_stats():
-    return _allocator().stats()
+    """The current device's allocator counters (tensors' memory), as a dict."""
+    from ._allocator import _STAT_FIELDS
+    s = _ffi.new("thc_alloc_stats *")
+    _check(_lib.thc_allocator_stats(_device_allocator(), s))
+    return {name: getattr(s, name) for name in _STAT_FIELDS}
 
 
 def memory_allocated():
-    return _allocator().stats()["allocated_bytes"]
+    return memory_stats()["allocated_bytes"]
 
 
 def max_memory_allocated():
-    return _allocator().stats()["max_allocated_bytes"]
+    return memory_stats()["max_allocated_bytes"]
 
 
 def memory_reserved():
-    return _allocator().stats()["reserved_bytes"]
+    return memory_stats()["reserved_bytes"]
 
 
 def max_memory_reserved():
-    return _allocator().stats()["max_reserved_bytes"]
+    return memory_stats()["max_reserved_bytes"]
 
 
 def reset_peak_memory_stats():
-    _allocator().reset_peak_stats()
+    _check(_lib.thc_allocator_reset_peak_stats(_device_allocator()))
 
 
 def empty_cache():
-    # nothing is cached before the allocator's first use, on any machine
-    if _default_allocator is not None:
-        _default_allocator.empty_cache()
+    """Gives cached, unused device memory back to the driver; a no-op
+    without a device."""
+    if device_count() > 0:
+        _check(_lib.thc_allocator_empty_cache(_device_allocator()))
+
+
+def __getattr__(name):
+    """The tensor API (Tensor, tensor, zeros, randn, cat, ...), loaded from
+    _functions on the first access to one of its names."""
+    if name.startswith("_"):  # submodules and dunders: the import system's
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ._functions import namespace
+    try:
+        value = namespace[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__():
+    from ._functions import namespace
+    return sorted(set(globals()) | set(namespace))

@@ -1,0 +1,108 @@
+"""Build script run by poetry-core (``[tool.poetry.build] script``).
+
+Builds against the INSTALLED ember-thc, found with ``import ember.thc``
+(its header folder and libTHC.so): pip needs ember-thc in the build
+environment, from [build-system].requires — as a wheel in a folder named
+by PIP_FIND_LINKS — or already installed with --no-build-isolation.
+
+1. builds libTHCUNN with the package's Makefile (THC_INCLUDE/THC_LIB_DIR set
+   from ember.thc): with nvcc, or as host C++ with EMBER_NO_CUDA=1 (then it
+   runs only on libTHC's emulated device),
+2. copies the library, header and pkg-config file into ember/thcunn/,
+3. compiles the cffi extension ember/thcunn/_thcunn_cffi, linked with $ORIGIN
+   rpaths to its own libTHCUNN.so and to ember/thc/lib/libTHC.so.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PKG = HERE / "ember" / "thcunn"
+
+
+def cdef_from_header(text: str) -> str:
+    """thcunn.h as cffi's cdef reads it: preprocessor lines dropped (numeric
+    THCUNN_ #defines kept), the C++ guards skipped, and thc_tensor and thc_generator
+    pointers declared as void * so that ember.thc's tensors (cdata of another FFI)
+    pass straight through."""
+    keep, in_cplusplus = [], False
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("#ifdef __cplusplus"):
+            in_cplusplus = True
+        elif in_cplusplus:
+            in_cplusplus = not s.startswith("#endif")
+        elif s.startswith("#"):
+            m = re.match(r"#define\s+(THCUNN_\w+)\s+(-?\d+)\s*$", s)
+            if m:
+                keep.append(f"#define {m.group(1)} {m.group(2)}")
+        else:
+            keep.append(line)
+    text = re.sub(r"\bthc_tensor\s*\*", "void *", "\n".join(keep))
+    return re.sub(r"\bthc_generator\s*\*", "void *", text) + "\n"
+
+
+def th_paths():
+    import ember.thc as th  # the installed ember-thc
+    return th.get_include(), th.get_lib_dir()
+
+
+def build_library(th_inc: str, th_lib: str) -> Path:
+    config = "-nocuda" if os.environ.get("EMBER_NO_CUDA") == "1" else ""
+    build_dir = os.environ.get("THCUNN_BUILD_DIR", f"build/wheel{config}")
+    env = dict(os.environ, PYTHON=sys.executable, THC_INCLUDE=th_inc, THC_LIB_DIR=th_lib)
+    jobs = os.environ.get("THCUNN_MAKE_JOBS", "2")
+    subprocess.check_call(["make", "-C", str(HERE), f"-j{jobs}", f"BUILD={build_dir}",
+                           f"THC_INCLUDE={th_inc}", f"THC_LIB_DIR={th_lib}"], env=env)
+    return HERE / build_dir
+
+
+def install_into_package(build: Path) -> None:
+    lib_dir, inc_dir = PKG / "lib", PKG / "include"
+    for d in (lib_dir, inc_dir):
+        shutil.rmtree(d, ignore_errors=True)
+    (lib_dir / "pkgconfig").mkdir(parents=True)
+    inc_dir.mkdir(parents=True)
+    shutil.copy2(build / "lib" / "libTHCUNN.so", lib_dir / "libTHCUNN.so")
+    shutil.copy2(HERE / "include" / "thcunn.h", inc_dir / "thcunn.h")
+    pc = (build / "lib" / "pkgconfig" / "thcunn.pc").read_text()
+    pc = re.sub(r"^prefix=.*$", "prefix=${pcfiledir}/../..", pc, flags=re.M)
+    (lib_dir / "pkgconfig" / "thcunn.pc").write_text(pc)
+
+
+def build_extension(build: Path, th_inc: str, th_lib: str) -> None:
+    import cffi
+
+    ffi = cffi.FFI()
+    ffi.cdef(cdef_from_header((HERE / "include" / "thcunn.h").read_text()))
+    ffi.set_source(
+        "ember.thcunn._thcunn_cffi",
+        '#include "thcunn.h"',
+        include_dirs=[str(HERE / "include"), th_inc],
+        library_dirs=[str(PKG / "lib"), th_lib],
+        libraries=["THCUNN", "THC"],
+        extra_link_args=["-Wl,-rpath,$ORIGIN/lib", "-Wl,-rpath,$ORIGIN/../thc/lib"],
+        extra_compile_args=["-O2"],
+    )
+    tmp = build / "cffi"
+    tmp.mkdir(parents=True, exist_ok=True)
+    out = ffi.compile(tmpdir=str(tmp), verbose=False)
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    for old in PKG.glob("_thcunn_cffi*.so"):
+        old.unlink()
+    shutil.copy2(out, PKG / f"_thcunn_cffi{suffix}")
+
+
+def main() -> None:
+    th_inc, th_lib = th_paths()
+    build = build_library(th_inc, th_lib)
+    install_into_package(build)
+    build_extension(build, th_inc, th_lib)
+
+
+if __name__ == "__main__":
+    main()

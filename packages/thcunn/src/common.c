@@ -1,0 +1,91 @@
+/* Errors, library facts and argument checks. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "thcunn_internal.h"
+
+static __thread char last_message[1024];
+static __thread int last_status;
+
+int thcunn__error(int status, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_message, sizeof last_message, fmt, ap);
+    va_end(ap);
+    last_status = status;
+    return status;
+}
+
+int thcunn__from_thc(void) {
+    int status = thc_last_status();
+    return thcunn__error(status ? status : THC_ERR_RUNTIME, "%s", thc_last_error());
+}
+
+THCUNN_API const char *thcunn_last_error(void) { return last_message; }
+THCUNN_API int thcunn_last_status(void) { return last_status; }
+THCUNN_API void thcunn_clear_error(void) {
+    last_message[0] = '\0';
+    last_status = THC_OK;
+}
+THCUNN_API int thcunn_abi_version_major(void) { return THCUNN_ABI_VERSION_MAJOR; }
+THCUNN_API int thcunn_abi_version_minor(void) { return THCUNN_ABI_VERSION_MINOR; }
+THCUNN_API const char *thcunn_version(void) { return THCUNN_VERSION_STRING; }
+
+#ifdef THCUNN_NO_CUDA
+THCUNN_API int thcunn_has_cuda(void) { return 0; }
+#else
+THCUNN_API int thcunn_has_cuda(void) { return 1; }
+#endif
+
+int thcunn__check_runtime(const char *what) {
+    if (thcunn_has_cuda() && !thc_has_cuda())
+        return thcunn__error(THC_ERR_RUNTIME, "%s: libTHCUNN was built with CUDA but the loaded "
+                             "libTHC was not; install an ember-thc built with CUDA", what);
+    if (!thcunn_has_cuda() && !thc_is_emulated())
+        return thcunn__error(THC_ERR_RUNTIME, "%s: libTHCUNN was built without CUDA "
+                             "(EMBER_NO_CUDA=1); it runs only on libTHC's emulated device "
+                             "(EMBER_THC_EMULATE=1): rebuild ember-thcunn with nvcc", what);
+    return THC_OK;
+}
+
+const char *thcunn__shape_str(int ndim, const int64_t *sizes, char *buf) {
+    int pos = 0;
+    buf[pos++] = '[';
+    for (int i = 0; i < ndim && pos < 200; i++)
+        pos += snprintf(buf + pos, 256 - pos, i ? ", %lld" : "%lld", (long long)sizes[i]);
+    buf[pos++] = ']';
+    buf[pos] = '\0';
+    return buf;
+}
+
+int64_t thcunn__numel(const thc_tensor *t) {
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) n *= t->sizes[i];
+    return n;
+}
+
+int thcunn__check_tensor(const char *what, const char *arg, const thc_tensor *t, int floating) {
+    if (!t) return thcunn__error(THC_ERR_VALUE, "%s: %s is NULL", what, arg);
+    if (t->storage->device < 0)
+        return thcunn__error(THC_ERR_RUNTIME, "%s: %s is not a tensor on a CUDA device", what,
+                             arg);
+    if (floating && t->dtype != THC_FLOAT32 && t->dtype != THC_FLOAT64)
+        return thcunn__error(THC_ERR_TYPE, "%s: %s must be float32 or float64, got %s", what,
+                             arg, thc_dtype_name(t->dtype));
+    return THC_OK;
+}
+
+int thcunn__check_output(const char *what, const char *arg, const thc_tensor *t, int ndim,
+                         const int64_t *sizes, int dtype) {
+    if (thcunn__check_tensor(what, arg, t, 0)) return thcunn_last_status();
+    int same = t->ndim == ndim && t->dtype == dtype;
+    for (int i = 0; same && i < ndim; i++) same = t->sizes[i] == sizes[i];
+    char b1[256], b2[256];
+    if (!same)
+        return thcunn__error(THC_ERR_RUNTIME, "%s: %s must be a %s tensor of shape %s, got %s %s",
+                             what, arg, thc_dtype_name(dtype), thcunn__shape_str(ndim, sizes, b1),
+                             thc_dtype_name(t->dtype), thcunn__shape_str(t->ndim, t->sizes, b2));
+    if (!thc_is_contiguous(t))
+        return thcunn__error(THC_ERR_RUNTIME, "%s: %s must be contiguous", what, arg);
+    return THC_OK;
+}

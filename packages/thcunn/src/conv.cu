@@ -1,0 +1,359 @@
+// conv2d: the input unfolded into columns (im2col) and multiplied with
+// the weight through libTHC's batched products (cuBLAS on a GPU), in
+// batch chunks whose columns stay under 256 MiB; the input gradient folds
+// columns back (col2im, a gather: no atomics).
+#include "thcunn_internal.h"
+
+using namespace thcunn;
+
+namespace {
+
+struct Conv {
+    int64_t N, C, H, W, O, kh, kw, OH, OW, sh, sw, ph, pw, dh, dw, G;
+    int64_t K() const { return C * kh * kw; }   // column rows (all groups)
+    int64_t L() const { return OH * OW; }
+};
+
+// cols[n, (c, i, j), (oh, ow)] = x[n, c, oh*sh - ph + i*dh, ow*sw - pw + j*dw] or 0
+template <typename T> struct Im2colFn {
+    T *cols;
+    const T *x;
+    Conv g;
+    THCUNN_HD void operator()(int64_t idx) const {
+        int64_t L = g.OH * g.OW, K = g.C * g.kh * g.kw;
+        int64_t l = idx % L, k = (idx / L) % K, n = idx / (L * K);
+        int64_t j = k % g.kw, i = (k / g.kw) % g.kh, c = k / (g.kw * g.kh);
+        int64_t h = (l / g.OW) * g.sh - g.ph + i * g.dh, w = (l % g.OW) * g.sw - g.pw + j * g.dw;
+        cols[idx] = (h >= 0 && h < g.H && w >= 0 && w < g.W)
+                        ? x[((n * g.C + c) * g.H + h) * g.W + w]
+                        : T(0);
+    }
+};
+
+// gx[n, c, h, w] = sum of the columns entries that read x[n, c, h, w]
+template <typename T> struct Col2imFn {
+    T *gx;
+    const T *cols;
+    Conv g;
+    THCUNN_HD void operator()(int64_t idx) const {
+        int64_t w = idx % g.W, h = (idx / g.W) % g.H, c = (idx / (g.W * g.H)) % g.C,
+                n = idx / (g.W * g.H * g.C);
+        int64_t L = g.OH * g.OW, K = g.C * g.kh * g.kw;
+        T acc = 0;
+        for (int64_t i = 0; i < g.kh; i++) {
+            int64_t t = h + g.ph - i * g.dh;
+            if (t < 0 || t % g.sh) continue;
+            int64_t oh = t / g.sh;
+            if (oh >= g.OH) continue;
+            for (int64_t j = 0; j < g.kw; j++) {
+                int64_t u = w + g.pw - j * g.dw;
+                if (u < 0 || u % g.sw) continue;
+                int64_t ow = u / g.sw;
+                if (ow >= g.OW) continue;
+                acc += cols[(n * K + (c * g.kh + i) * g.kw + j) * L + oh * g.OW + ow];
+            }
+        }
+        gx[idx] = acc;
+    }
+};
+
+int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
+    return (in + 2 * p - d * (k - 1) - 1) / s + 1;
+}
+
+int geometry(const char *what, const thc_tensor *input_or_null, const int64_t *in_shape,
+             const int64_t *w_shape, const int64_t *stride, const int64_t *padding,
+             const int64_t *dilation, int64_t groups, Conv *g) {
+    (void)input_or_null;
+    if (!stride || !padding || !dilation)
+        return thcunn__error(THC_ERR_VALUE, "%s: stride, padding and dilation must not be NULL",
+                             what);
+    if (groups < 1) return thcunn__error(THC_ERR_RUNTIME, "%s: non-positive groups is not "
+                                         "supported", what);
+    for (int i = 0; i < 2; i++)
+        if (stride[i] < 1 || padding[i] < 0 || dilation[i] < 1)
+            return thcunn__error(THC_ERR_RUNTIME, "%s: stride and dilation must be positive and "
+                                 "padding non-negative", what);
+    g->N = in_shape[0];
+    g->C = in_shape[1];
+    g->H = in_shape[2];
+    g->W = in_shape[3];
+    g->O = w_shape[0];
+    g->kh = w_shape[2];
+    g->kw = w_shape[3];
+    g->sh = stride[0];
+    g->sw = stride[1];
+    g->ph = padding[0];
+    g->pw = padding[1];
+    g->dh = dilation[0];
+    g->dw = dilation[1];
+    g->G = groups;
+    char a[256], b[256];
+    if (g->C != w_shape[1] * groups || g->O % groups)
+        return thcunn__error(THC_ERR_RUNTIME, "Given groups=%lld, weight of size %s, expected "
+                             "input%s to have %lld channels, but got %lld channels instead",
+                             (long long)groups, thcunn__shape_str(4, w_shape, a),
+                             thcunn__shape_str(4, in_shape, b), (long long)(w_shape[1] * groups),
+                             (long long)g->C);
+    g->OH = out_size(g->H, g->kh, g->sh, g->ph, g->dh);
+    g->OW = out_size(g->W, g->kw, g->sw, g->pw, g->dw);
+    if (g->OH < 1 || g->OW < 1 || g->H + 2 * g->ph < g->dh * (g->kh - 1) + 1 ||
+        g->W + 2 * g->pw < g->dw * (g->kw - 1) + 1)
+        return thcunn__error(THC_ERR_RUNTIME, "%s: Calculated output size is too small for "
+                             "input %s and kernel %lldx%lld", what,
+                             thcunn__shape_str(4, in_shape, a), (long long)g->kh,
+                             (long long)g->kw);
+    return THC_OK;
+}
+
+int64_t chunk_of(const Conv &g, int dtype) {
+    int64_t per = g.K() * g.L() * (dtype == THC_FLOAT64 ? 8 : 4);
+    int64_t n = per > 0 ? ((int64_t)256 << 20) / per : g.N;
+    return n < 1 ? 1 : n > g.N ? g.N : n;
+}
+
+template <typename T> int im2col(thc_tensor *cols, const thc_tensor *x, const Conv &g) {
+    return for_each("conv2d im2col", thcunn__numel(cols),
+                    Im2colFn<T>{data<T>(cols), data<T>(x), g});
+}
+
+// views: a narrowed (batch or group) slice reshaped to 3 dims
+thc_tensor *slice3(const thc_tensor *t, int dim, int64_t start, int64_t len, int64_t d0,
+                   int64_t d1, int64_t d2) {
+    thc_tensor *n = thc_narrow(t, dim, start, len);
+    if (!n) return NULL;
+    int64_t shape[3] = {d0, d1, d2};
+    thc_tensor *r = thc_reshape(n, 3, shape);
+    thc_tensor_release(n);
+    return r;
+}
+
+// w (O, C/G, kh, kw) as the G slices (O/G, K/G), expanded over nb samples
+thc_tensor *weight_group(const thc_tensor *w, const Conv &g, int64_t grp, int64_t nb,
+                         int transpose) {
+    int64_t og = g.O / g.G, kg = g.K() / g.G;
+    int64_t shape2[2] = {g.O, kg};
+    thc_tensor *w2 = thc_view(w, 2, shape2);
+    thc_tensor *wg = w2 ? thc_narrow(w2, 0, grp * og, og) : NULL;
+    thc_tensor *wt = wg && transpose ? thc_transpose(wg, 0, 1) : NULL;
+    thc_tensor *src = transpose ? wt : wg;
+    thc_tensor *u = src ? thc_unsqueeze(src, 0) : NULL;
+    int64_t shape3[3] = {nb, transpose ? kg : og, transpose ? og : kg};
+    thc_tensor *e = u ? thc_expand(u, 3, shape3) : NULL;
+    thc_tensor *all[] = {w2, wg, wt, u};
+    for (thc_tensor *p : all) thc_tensor_release(p);
+    return e;
+}
+
+int copy_release(thc_tensor *dst, thc_tensor *src) {   // releases both
+    int rc = dst && src && !thc_copy(dst, src) ? THC_OK : thcunn__from_thc();
+    thc_tensor_release(dst);
+    thc_tensor_release(src);
+    return rc;
+}
+
+int check_common(const char *what, const thc_tensor *a, const char *an, const thc_tensor *w) {
+    if (thcunn__check_tensor(what, an, a, 1) || thcunn__check_tensor(what, "weight", w, 1))
+        return thcunn_last_status();
+    char s[256];
+    if (w->ndim != 4)
+        return thcunn__error(THC_ERR_RUNTIME, "%s: weight should be 4-dimensional, got %s", what,
+                             thcunn__shape_str(w->ndim, w->sizes, s));
+    if (a->ndim != 4)
+        return thcunn__error(THC_ERR_RUNTIME, "Expected 4-dimensional input for 4-dimensional "
+                             "weight %s, but got %d-dimensional input of size %s",
+                             thcunn__shape_str(4, w->sizes, s), a->ndim,
+                             thcunn__shape_str(a->ndim, a->sizes, s));
+    if (a->dtype != w->dtype)
+        return thcunn__error(THC_ERR_RUNTIME, "%s: input and weight must have the same dtype",
+                             what);
+    return THC_OK;
+}
+
+}  // namespace
+
+extern "C" THCUNN_API int thcunn_conv2d_forward(thc_tensor *output, const thc_tensor *input,
+                                                const thc_tensor *weight, const thc_tensor *bias,
+                                                const int64_t *stride, const int64_t *padding,
+                                                const int64_t *dilation, int64_t groups) {
+    const char *what = "conv2d_forward";
+    Conv g;
+    if (thcunn__check_runtime(what) || check_common(what, input, "input", weight) ||
+        geometry(what, input, input->sizes, weight->sizes, stride, padding, dilation, groups, &g))
+        return thcunn_last_status();
+    int64_t os[4] = {g.N, g.O, g.OH, g.OW};
+    if (thcunn__check_output(what, "output", output, 4, os, input->dtype) ||
+        (bias && (thcunn__check_tensor(what, "bias", bias, 1) || bias->ndim != 1 ||
+                  bias->sizes[0] != g.O || bias->dtype != input->dtype)))
+        return thcunn_last_status() ? thcunn_last_status()
+                                    : thcunn__error(THC_ERR_RUNTIME, "%s: bias should be a vector "
+                                                    "of %lld", what, (long long)g.O);
+    if (g.N == 0) return THC_OK;
+    int64_t nb = chunk_of(g, input->dtype), og = g.O / g.G, kg = g.K() / g.G, L = g.L();
+    thc_tensor *x = thc_contiguous(input), *w = x ? thc_contiguous(weight) : NULL;
+    int64_t cshape[3] = {nb, g.K(), L};
+    thc_tensor *cols = w ? thc_empty(3, cshape, input->dtype) : NULL;
+    int rc = cols ? THC_OK : thcunn__from_thc();
+    for (int64_t n0 = 0; !rc && n0 < g.N; n0 += nb) {
+        int64_t m = g.N - n0 < nb ? g.N - n0 : nb;
+        thc_tensor *xc = thc_narrow(x, 0, n0, m), *cc = thc_narrow(cols, 0, 0, m);
+        if (!xc || !cc) rc = thcunn__from_thc();
+        Conv gc = g;
+        gc.N = m;
+        if (!rc) THCUNN_FLOATING(input->dtype, rc = im2col<scalar_t>(cc, xc, gc))
+        for (int64_t grp = 0; !rc && grp < g.G; grp++) {
+            thc_tensor *wg = weight_group(w, g, grp, m, 0);
+            thc_tensor *cg = thc_narrow(cc, 1, grp * kg, kg);
+            thc_tensor *prod = wg && cg ? thc_bmm(wg, cg) : NULL;   // (m, O/G, L)
+            thc_tensor *oc = slice3(output, 0, n0, m, m, g.O, L);
+            thc_tensor *dst = oc ? thc_narrow(oc, 1, grp * og, og) : NULL;
+            rc = copy_release(dst, prod);
+            thc_tensor_release(wg);
+            thc_tensor_release(cg);
+            thc_tensor_release(oc);
+        }
+        thc_tensor_release(xc);
+        thc_tensor_release(cc);
+    }
+    if (!rc && bias) {
+        int64_t bshape[4] = {1, g.O, 1, 1};
+        thc_tensor *bv = thc_view(bias, 4, bshape);
+        if (!bv || thc_binary_out(THC_ADD, output, output, bv)) rc = thcunn__from_thc();
+        thc_tensor_release(bv);
+    }
+    thc_tensor *all[] = {x, w, cols};
+    for (thc_tensor *p : all) thc_tensor_release(p);
+    return rc;
+}
+
+extern "C" THCUNN_API int thcunn_conv2d_backward_input(thc_tensor *grad_input,
+                                                       const thc_tensor *grad_output,
+                                                       const thc_tensor *weight,
+                                                       const int64_t *stride,
+                                                       const int64_t *padding,
+                                                       const int64_t *dilation, int64_t groups) {
+    const char *what = "conv2d_backward_input";
+    Conv g;
+    if (thcunn__check_runtime(what) || check_common(what, grad_input, "grad_input", weight) ||
+        geometry(what, grad_input, grad_input->sizes, weight->sizes, stride, padding, dilation,
+                 groups, &g))
+        return thcunn_last_status();
+    int64_t os[4] = {g.N, g.O, g.OH, g.OW};
+    if (!thc_is_contiguous(grad_input))
+        return thcunn__error(THC_ERR_RUNTIME, "%s: grad_input must be contiguous", what);
+    if (thcunn__check_tensor(what, "grad_output", grad_output, 1) || grad_output->ndim != 4 ||
+        grad_output->sizes[0] != os[0] || grad_output->sizes[1] != os[1] ||
+        grad_output->sizes[2] != os[2] || grad_output->sizes[3] != os[3])
+        return thcunn__error(THC_ERR_RUNTIME, "%s: grad_output does not match the convolution's "
+                             "output", what);
+    if (g.N == 0) return THC_OK;
+    int64_t nb = chunk_of(g, grad_input->dtype), og = g.O / g.G, kg = g.K() / g.G, L = g.L();
+    thc_tensor *go = thc_contiguous(grad_output), *w = go ? thc_contiguous(weight) : NULL;
+    int64_t cshape[3] = {nb, g.K(), L};
+    thc_tensor *cols = w ? thc_empty(3, cshape, grad_input->dtype) : NULL;
+    int rc = cols ? THC_OK : thcunn__from_thc();
+    for (int64_t n0 = 0; !rc && n0 < g.N; n0 += nb) {
+        int64_t m = g.N - n0 < nb ? g.N - n0 : nb;
+        thc_tensor *cc = thc_narrow(cols, 0, 0, m);
+        thc_tensor *gc = slice3(go, 0, n0, m, m, g.O, L);
+        if (!cc || !gc) rc = thcunn__from_thc();
+        for (int64_t grp = 0; !rc && grp < g.G; grp++) {   // cols_g = W_g^T @ gout_g
+            thc_tensor *wt = weight_group(w, g, grp, m, 1);
+            thc_tensor *gg = thc_narrow(gc, 1, grp * og, og);
+            thc_tensor *prod = wt && gg ? thc_bmm(wt, gg) : NULL;   // (m, K/G, L)
+            rc = copy_release(thc_narrow(cc, 1, grp * kg, kg), prod);
+            thc_tensor_release(wt);
+            thc_tensor_release(gg);
+        }
+        thc_tensor *gx = rc ? NULL : thc_narrow(grad_input, 0, n0, m);
+        Conv gm = g;
+        gm.N = m;
+        if (!rc && !gx) rc = thcunn__from_thc();
+        if (!rc)
+            THCUNN_FLOATING(grad_input->dtype,
+                            rc = for_each(what, thcunn__numel(gx),
+                                          Col2imFn<scalar_t>{data<scalar_t>(gx),
+                                                             data<scalar_t>(cc), gm}))
+        thc_tensor *tmp[] = {cc, gc, gx};
+        for (thc_tensor *p : tmp) thc_tensor_release(p);
+    }
+    thc_tensor *all[] = {go, w, cols};
+    for (thc_tensor *p : all) thc_tensor_release(p);
+    return rc;
+}
+
+extern "C" THCUNN_API int thcunn_conv2d_backward_params(thc_tensor *grad_weight,
+                                                        thc_tensor *grad_bias,
+                                                        const thc_tensor *grad_output,
+                                                        const thc_tensor *input,
+                                                        const int64_t *stride,
+                                                        const int64_t *padding,
+                                                        const int64_t *dilation, int64_t groups) {
+    const char *what = "conv2d_backward_params";
+    if (thcunn__check_runtime(what) || thcunn__check_tensor(what, "input", input, 1) ||
+        thcunn__check_tensor(what, "grad_output", grad_output, 1))
+        return thcunn_last_status();
+    if (input->ndim != 4 || grad_output->ndim != 4)
+        return thcunn__error(THC_ERR_RUNTIME, "%s: expected 4-d input and grad_output", what);
+    if (!grad_weight && !grad_bias) return THC_OK;
+    int64_t O = grad_output->sizes[1];
+    if (groups < 1 || input->sizes[1] % groups)
+        return thcunn__error(THC_ERR_RUNTIME, "%s: groups must divide the input channels", what);
+    if (grad_bias && thcunn__check_output(what, "grad_bias", grad_bias, 1, &O, input->dtype))
+        return thcunn_last_status();
+    if (grad_weight && (thcunn__check_tensor(what, "grad_weight", grad_weight, 1) ||
+                        grad_weight->ndim != 4 || grad_weight->sizes[0] != O ||
+                        !thc_is_contiguous(grad_weight)))
+        return thcunn__error(THC_ERR_RUNTIME, "%s: grad_weight must be a contiguous (O, C/groups, "
+                             "kH, kW) tensor", what);
+    int rc = THC_OK;
+    if (grad_bias) {
+        int dims[3] = {0, 2, 3};
+        thc_tensor *s = thc_reduce(THC_RED_SUM, grad_output, 3, dims, 0, -1);
+        rc = s && !thc_copy(grad_bias, s) ? THC_OK : thcunn__from_thc();
+        thc_tensor_release(s);
+        if (rc || !grad_weight) return rc;
+    }
+    Conv g;
+    if (geometry(what, input, input->sizes, grad_weight->sizes, stride, padding, dilation, groups,
+                 &g))
+        return thcunn_last_status();
+    if (grad_output->sizes[0] != g.N || grad_output->sizes[2] != g.OH ||
+        grad_output->sizes[3] != g.OW)
+        return thcunn__error(THC_ERR_RUNTIME, "%s: grad_output does not match the convolution's "
+                             "output", what);
+    if (thc_zero(grad_weight)) return thcunn__from_thc();
+    if (g.N == 0) return THC_OK;
+    int64_t nb = chunk_of(g, input->dtype), og = g.O / g.G, kg = g.K() / g.G, L = g.L();
+    thc_tensor *x = thc_contiguous(input), *go = x ? thc_contiguous(grad_output) : NULL;
+    int64_t cshape[3] = {nb, g.K(), L}, wshape[3] = {g.G, og, kg};
+    thc_tensor *cols = go ? thc_empty(3, cshape, input->dtype) : NULL;
+    thc_tensor *gw = cols ? thc_view(grad_weight, 3, wshape) : NULL;
+    rc = gw ? THC_OK : thcunn__from_thc();
+    int zero = 0;
+    for (int64_t n0 = 0; !rc && n0 < g.N; n0 += nb) {
+        int64_t m = g.N - n0 < nb ? g.N - n0 : nb;
+        thc_tensor *xc = thc_narrow(x, 0, n0, m), *cc = thc_narrow(cols, 0, 0, m);
+        thc_tensor *gc = slice3(go, 0, n0, m, m, g.O, L);
+        Conv gm = g;
+        gm.N = m;
+        if (!xc || !cc || !gc) rc = thcunn__from_thc();
+        if (!rc) THCUNN_FLOATING(input->dtype, rc = im2col<scalar_t>(cc, xc, gm))
+        for (int64_t grp = 0; !rc && grp < g.G; grp++) {   // sum_n gout_g @ cols_g^T
+            thc_tensor *gg = thc_narrow(gc, 1, grp * og, og);
+            thc_tensor *cg = thc_narrow(cc, 1, grp * kg, kg);
+            thc_tensor *ct = cg ? thc_transpose(cg, 1, 2) : NULL;
+            thc_tensor *prod = gg && ct ? thc_bmm(gg, ct) : NULL;   // (m, O/G, K/G)
+            thc_tensor *s = prod ? thc_reduce(THC_RED_SUM, prod, 1, &zero, 0, -1) : NULL;
+            thc_tensor *dst = s ? thc_select(gw, 0, grp) : NULL;
+            if (!dst || thc_binary_out(THC_ADD, dst, dst, s)) rc = thcunn__from_thc();
+            thc_tensor *tmp[] = {gg, cg, ct, prod, s, dst};
+            for (thc_tensor *p : tmp) thc_tensor_release(p);
+        }
+        thc_tensor *tmp[] = {xc, cc, gc};
+        for (thc_tensor *p : tmp) thc_tensor_release(p);
+    }
+    thc_tensor *all[] = {x, go, cols, gw};
+    for (thc_tensor *p : all) thc_tensor_release(p);
+    return rc;
+}

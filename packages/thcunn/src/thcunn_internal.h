@@ -1,0 +1,96 @@
+/* Shared by libTHCUNN's sources: errors, argument checks and the
+ * portable launch layer (the kernels compile with nvcc for the GPU, or
+ * with the host C++ compiler against libTHC's emulated device).
+ * Internal. */
+#ifndef THCUNN_INTERNAL_H
+#define THCUNN_INTERNAL_H
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "thcunn.h"
+
+#define THCUNN_API __attribute__((visibility("default")))
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Sets the thread-local error and returns `status`. */
+int thcunn__error(int status, const char *fmt, ...);
+/* Copies libTHC's last error (after a libTHC call failed). */
+int thcunn__from_thc(void);
+/* Errors unless this build of libTHCUNN can run on the loaded libTHC:
+ * a CUDA build needs a CUDA libTHC, a host build libTHC's emulated
+ * device. */
+int thcunn__check_runtime(const char *what);
+/* "[2, 3]" into buf (at least 256 bytes). */
+const char *thcunn__shape_str(int ndim, const int64_t *sizes, char *buf);
+/* Checks a device tensor argument (not NULL, on a device, float32/64 when
+ * `floating`); `what` and `arg` name it in the message. */
+int thcunn__check_tensor(const char *what, const char *arg, const thc_tensor *t, int floating);
+/* Checks that an output has exactly this shape and is contiguous. */
+int thcunn__check_output(const char *what, const char *arg, const thc_tensor *t, int ndim,
+                         const int64_t *sizes, int dtype);
+int64_t thcunn__numel(const thc_tensor *t);
+#ifdef __cplusplus
+}
+#endif
+
+#ifdef __cplusplus
+#ifdef __CUDACC__
+#include <cuda_runtime.h>
+#define THCUNN_HD __host__ __device__
+#else
+#define THCUNN_HD
+#endif
+
+namespace thcunn {
+
+#ifdef __CUDACC__
+template <typename F> __global__ void for_each_kernel(int64_t n, F f) {
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) f(i);
+}
+
+// f(i) for i in [0, n) on the device, on libTHC's current stream
+template <typename F> int for_each(const char *what, int64_t n, const F &f) {
+    if (n <= 0) return THC_OK;
+    thc_launch_config cfg;
+    if (thc_launch_config_for(n, 256, 65535 * 8, &cfg)) return thcunn__from_thc();
+    for_each_kernel<<<(unsigned)cfg.grid, cfg.block, 0, (cudaStream_t)thc_current_stream()>>>(n, f);
+    cudaError_t err = cudaGetLastError();
+    return err == cudaSuccess ? THC_OK
+                              : thcunn__error(THC_ERR_RUNTIME, "%s: kernel launch failed: %s",
+                                              what, cudaGetErrorString(err));
+}
+
+template <typename T> __device__ inline void atomic_add(T *p, T v) { atomicAdd(p, v); }
+#else
+template <typename F> int for_each(const char *, int64_t n, const F &f) {
+    for (int64_t i = 0; i < n; i++) f(i);
+    return THC_OK;
+}
+
+template <typename T> inline void atomic_add(T *p, T v) { *p += v; }
+#endif
+
+template <typename T> inline T *data(const thc_tensor *t) {
+    return (T *)thc_data_ptr(t);
+}
+
+}  // namespace thcunn
+
+// runs BODY with scalar_t = float or double for a float32/float64 dtype
+#define THCUNN_FLOATING(DTYPE, ...)               \
+    switch (DTYPE) {                              \
+    case THC_FLOAT32: {                           \
+        typedef float scalar_t;                   \
+        __VA_ARGS__;                              \
+    } break;                                      \
+    default: {                                    \
+        typedef double scalar_t;                  \
+        __VA_ARGS__;                              \
+    } break;                                      \
+    }
+#endif
+#endif
