@@ -64,6 +64,8 @@ def as_tensor(data, dtype=None, device=None):
     right dtype is returned as is; a NumPy array is wrapped)."""
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype is dtype else data.to(dtype)
+    if device is None and hasattr(data, "__cuda_array_interface__"):
+        device = "cuda"   # CuPy, Numba, ...: shared device memory, as PyTorch
     return _make(namespace(device).as_tensor(_strip(data), dtype=dtype))
 
 

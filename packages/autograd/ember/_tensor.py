@@ -328,6 +328,23 @@ class Tensor:
             return self.detach().cpu().numpy()
         return self._data.numpy(force=force)
 
+    @property
+    def __cuda_array_interface__(self):
+        """Zero-copy exchange with CuPy and other CUDA libraries (CUDA
+        tensors only)."""
+        if self.device.type != "cuda":
+            raise AttributeError(f"{self.device} tensors have no __cuda_array_interface__; "
+                                 "it is for CUDA tensors")
+        if self._requires_grad:
+            raise RuntimeError("Can't get __cuda_array_interface__ on a tensor that requires "
+                               "grad. Use tensor.detach() first.")
+        return self._data.__cuda_array_interface__
+
+    def record_stream(self, stream):
+        """The CUDA caching allocator reuses this tensor's memory only after
+        the work queued on `stream` so far."""
+        self._data.record_stream(stream)
+
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
         if dtype is not None:

@@ -124,3 +124,27 @@ def test_gradcheck_on_the_device(info, sample, layout):
         assert info.name in NOT_ON_THE_GPU_YET, f"{info.name}: {e}"
         return
     assert info.name not in NOT_ON_THE_GPU_YET, f"{info.name} works now: update the list"
+
+
+def test_cuda_array_interface_and_streams_through_the_front():
+    t = ember.arange(6.0, device="cuda")
+    cai = t.__cuda_array_interface__
+    assert cai["shape"] == (6,) and cai["data"][0] == t.data_ptr()
+
+    class Foreign:   # another CUDA library's array over t's memory
+        __cuda_array_interface__ = cai
+
+    shared = ember.as_tensor(Foreign())
+    assert shared.is_cuda
+    shared.mul_(2)
+    assert t.cpu().tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        ember.ones(2, device="cuda", requires_grad=True).__cuda_array_interface__
+    with pytest.raises(AttributeError):
+        ember.ones(2).__cuda_array_interface__
+    s = ember.cuda.Stream()
+    with ember.cuda.stream(s):
+        y = t + 1
+    y.record_stream(s)
+    s.synchronize()
+    assert ember.cuda.current_stream() == ember.cuda.default_stream()

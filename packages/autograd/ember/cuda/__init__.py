@@ -74,3 +74,10 @@ def manual_seed(seed):
 
 
 manual_seed_all = manual_seed
+
+
+# ---- streams and events (ember.thc's objects) ------------------------------------
+def __getattr__(name):
+    if name in ("Stream", "Event", "current_stream", "default_stream", "set_stream", "stream"):
+        return getattr(_thc(f"ember.cuda.{name}"), name)
+    raise AttributeError(f"module 'ember.cuda' has no attribute {name!r}")

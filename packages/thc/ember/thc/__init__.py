@@ -12,6 +12,7 @@ The tensor functions load on first use (module ``__getattr__``), so that
 """
 from ._lib import OutOfMemoryError, check as _check, ffi as _ffi, lib as _lib
 from ._allocator import CachingAllocator, round_size
+from ._streams import Event, Stream, current_stream, default_stream, set_stream, stream
 
 __version__ = _ffi.string(_lib.thc_version()).decode()
 
@@ -20,7 +21,8 @@ __all__ = ["CachingAllocator", "OutOfMemoryError", "round_size", "built_with_cud
            "set_device", "synchronize", "memory_stats", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "max_memory_reserved",
            "reset_peak_memory_stats", "empty_cache", "get_include", "get_lib_dir",
-           "is_emulated", "cublas_available"]
+           "is_emulated", "cublas_available", "Stream", "Event", "current_stream",
+           "default_stream", "set_stream", "stream"]
 
 
 def get_include():

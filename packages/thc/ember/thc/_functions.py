@@ -22,6 +22,7 @@ from ._tensor import (Tensor, _check_cuda, default_float, dtype_code, int64_arra
 from ._tensor import scalar_tensor as _scalar_tensor
 from . import _tensor_getitem, _tensor_index, _tensor_math, _tensor_ops, _tensor_shape
 from ._tensor_shape import cat, gen_ptr
+from ._interop import from_cuda_array
 
 functions = {}
 
@@ -82,8 +83,13 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 @_register
 def as_tensor(data, dtype=None, device=None):
+    """Shares `data`'s memory when it is a device tensor or has
+    ``__cuda_array_interface__`` (CuPy, Numba); else copies it."""
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype is dtype else data.to(dtype)
+    if hasattr(data, "__cuda_array_interface__"):
+        t = from_cuda_array(data)
+        return t if dtype is None or t.dtype is dtype else t.to(dtype)
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -381,6 +387,7 @@ functions["Generator"] = Generator
 functions["default_generator"] = default_generator
 functions["Tensor"] = Tensor
 functions["cat"] = cat
+functions["from_cuda_array"] = from_cuda_array
 
 
 def _namespace():

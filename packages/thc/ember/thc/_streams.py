@@ -1,0 +1,130 @@
+"""CUDA streams and events as Python objects (libTHC's handles).  Work is
+queued on the calling thread's current stream: ``with ember.thc.stream(s):``
+makes `s` current for the block."""
+import contextlib
+import weakref
+
+from ._lib import check, ffi, lib
+
+
+class Stream:
+    """A CUDA stream (non-blocking with respect to the default stream).
+    ``Stream(_handle=0)`` stands for the default stream."""
+
+    def __init__(self, _handle=None):
+        self._owned = _handle is None
+        if self._owned:
+            h = ffi.new("void **")
+            check(lib.thc_stream_create(h))
+            self._handle = h[0]
+        else:
+            self._handle = ffi.cast("void *", _handle)
+
+    def __del__(self):
+        if getattr(self, "_owned", False) and self._handle:
+            lib.thc_stream_destroy(self._handle)
+            self._handle = ffi.NULL
+
+    @property
+    def cuda_stream(self):
+        """The cudaStream_t as an integer (0: the default stream)."""
+        return int(ffi.cast("uintptr_t", self._handle))
+
+    def query(self):
+        """True when all work queued on the stream has finished."""
+        r = lib.thc_stream_query(self._handle)
+        if r < 0:
+            check(lib.thc_last_status() or lib.THC_ERR_RUNTIME)
+        return bool(r)
+
+    def synchronize(self):
+        check(lib.thc_stream_synchronize(self._handle))
+
+    def wait_event(self, event):
+        check(lib.thc_stream_wait_event(self._handle, event._handle))
+
+    def wait_stream(self, stream):
+        """Later work on this stream waits for what `stream` has queued."""
+        self.wait_event(stream.record_event())
+
+    def record_event(self, event=None):
+        event = event or Event()
+        event.record(self)
+        return event
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and self.cuda_stream == other.cuda_stream
+
+    def __hash__(self):
+        return hash(self.cuda_stream)
+
+    def __repr__(self):
+        return f"<ember.cuda.Stream cuda_stream={self.cuda_stream:#x}>"
+
+
+class Event:
+    """A CUDA event: a point in a stream's work, to wait for or time."""
+
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+        h = ffi.new("void **")
+        check(lib.thc_event_create(h, int(bool(enable_timing))))
+        self._handle = h[0]
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            lib.thc_event_destroy(self._handle)
+            self._handle = ffi.NULL
+
+    def record(self, stream=None):
+        check(lib.thc_event_record(self._handle, (stream or current_stream())._handle))
+
+    def wait(self, stream=None):
+        (stream or current_stream()).wait_event(self)
+
+    def query(self):
+        r = lib.thc_event_query(self._handle)
+        if r < 0:
+            check(lib.thc_last_status() or lib.THC_ERR_RUNTIME)
+        return bool(r)
+
+    def synchronize(self):
+        check(lib.thc_event_synchronize(self._handle))
+
+    def elapsed_time(self, end_event):
+        """Milliseconds between this event and `end_event` (both recorded,
+        made with enable_timing=True)."""
+        ms = ffi.new("float *")
+        check(lib.thc_event_elapsed_ms(self._handle, end_event._handle, ms))
+        return ms[0]
+
+
+# handle -> the Stream object set current, so current_stream() returns it
+_streams = weakref.WeakValueDictionary()
+
+
+def current_stream(device=None):
+    h = int(ffi.cast("uintptr_t", lib.thc_current_stream()))
+    return _streams.get(h) or Stream(_handle=h)
+
+
+def default_stream(device=None):
+    return Stream(_handle=0)
+
+
+def set_stream(stream):
+    _streams[stream.cuda_stream] = stream
+    check(lib.thc_set_current_stream(stream._handle))
+
+
+@contextlib.contextmanager
+def stream(s):
+    """Makes `s` the current stream inside the block (None: no change)."""
+    if s is None:
+        yield
+        return
+    previous = current_stream()
+    set_stream(s)
+    try:
+        yield s
+    finally:
+        set_stream(previous)

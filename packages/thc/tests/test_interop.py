@@ -1,0 +1,106 @@
+"""__cuda_array_interface__ both ways, streams and events, record_stream;
+CuPy round trips where CuPy and a GPU are present."""
+import numpy as np
+import pytest
+
+import ember.thc as thc
+
+needs_device = pytest.mark.skipif(thc.device_count() == 0,
+                                  reason=f"no CUDA device: {thc.cuda_error_text()}")
+
+
+class Foreign:
+    """Another library's array: just the interface, over given memory."""
+
+    def __init__(self, interface):
+        self.__cuda_array_interface__ = interface
+
+
+@needs_device
+def test_interface_of_contiguous_and_strided_tensors():
+    t = thc.arange(12.0).reshape(3, 4)
+    cai = t.__cuda_array_interface__
+    assert cai["shape"] == (3, 4) and cai["typestr"] == "<f4" and cai["version"] == 3
+    assert cai["data"] == (t.data_ptr(), False) and cai["strides"] is None
+    v = t.t()
+    assert v.__cuda_array_interface__["strides"] == (4, 16)
+    with pytest.raises(TypeError, match="bfloat16"):
+        thc.zeros(2, dtype=thc.bfloat16).__cuda_array_interface__
+
+
+@needs_device
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int8", "uint8", "int32",
+                                   "int64", "bool"])
+def test_wrapping_shares_memory(dtype):
+    rng = np.random.default_rng(0)
+    host = (rng.standard_normal((4, 5)) * 10).astype(dtype)
+    t = thc.from_numpy(host)
+    for view in (t, t.t(), t[1:, ::2], t.flip(0)):
+        foreign = Foreign(view.__cuda_array_interface__)
+        w = thc.as_tensor(foreign)
+        assert w.dtype is view.dtype and w.shape == view.shape
+        assert np.array_equal(w.cpu().numpy(), view.cpu().numpy())
+    w = thc.as_tensor(Foreign(t.__cuda_array_interface__))
+    w.fill_(1)   # written through the wrapper, seen by the owner
+    assert np.all(t.cpu().numpy() == np.ones_like(host))
+
+
+@needs_device
+def test_the_wrapped_object_lives_as_long_as_the_tensor():
+    import gc
+    import weakref
+    t = thc.ones(6)
+    foreign = Foreign(t.__cuda_array_interface__)
+    ref = weakref.ref(foreign)
+    w = thc.as_tensor(foreign)
+    del foreign
+    gc.collect()
+    assert ref() is not None
+    del w
+    gc.collect()
+    assert ref() is None
+
+
+@needs_device
+def test_bad_interfaces_are_refused():
+    t = thc.ones(4)
+    cai = dict(t.__cuda_array_interface__, typestr="<c8")
+    with pytest.raises(TypeError, match="cannot hold"):
+        thc.as_tensor(Foreign(cai))
+    cai = dict(t.__cuda_array_interface__, strides=(3,))
+    with pytest.raises(ValueError, match="multiples of the item size"):
+        thc.as_tensor(Foreign(cai))
+
+
+@needs_device
+def test_streams_and_events():
+    s = thc.Stream()
+    start, end = thc.Event(enable_timing=True), thc.Event(enable_timing=True)
+    assert thc.current_stream() == thc.default_stream()
+    with thc.stream(s):
+        assert thc.current_stream() is s
+        start.record()
+        x = thc.ones(1000) * 2
+        end.record()
+        x.record_stream(s)
+    assert thc.current_stream() == thc.default_stream()
+    end.synchronize()
+    assert end.query() and s.query()
+    assert start.elapsed_time(end) >= 0
+    s.wait_stream(thc.default_stream())
+    s.synchronize()
+    assert x.sum().item() == 2000
+
+
+@pytest.mark.gpu
+def test_cupy_round_trip():
+    cupy = pytest.importorskip("cupy")
+    t = thc.arange(10.0)
+    c = cupy.asarray(t)   # through __cuda_array_interface__: no copy
+    assert c.data.ptr == t.data_ptr()
+    c *= 2
+    assert t.cpu().tolist() == [2.0 * i for i in range(10)]
+    a = cupy.arange(6, dtype=cupy.float64).reshape(2, 3)[:, ::2]
+    w = thc.as_tensor(a)
+    assert w.data_ptr() == a.data.ptr and w.shape == (2, 2)
+    assert np.array_equal(w.cpu().numpy(), cupy.asnumpy(a))
