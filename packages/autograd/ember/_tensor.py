@@ -171,10 +171,26 @@ class Tensor:
         return False
 
     def is_pinned(self):
-        return False
+        """True for a CPU tensor in page-locked memory (from pin_memory)."""
+        if self.device.type != "cpu":
+            return False
+        import sys
+        thc = sys.modules.get("ember.thc")   # nothing is pinned before ember.thc loads
+        return bool(thc and thc.device_count() and thc.is_pinned(self._data))
 
-    def pin_memory(self):
-        return self
+    def pin_memory(self, device=None):
+        """A copy in page-locked host memory, from which copies to the GPU
+        are faster (needs a CUDA device; not recorded by autograd)."""
+        if self.device.type != "cpu":
+            raise RuntimeError(f"cannot pin '{self.device}' memory: only CPU tensors can be "
+                               "pinned")
+        import ember.cuda
+        import ember.thc
+        if not ember.cuda.is_available():
+            raise RuntimeError("pin_memory needs a CUDA device, and none is available")
+        if self.is_pinned():
+            return self
+        return _make(ember.thc.pin_memory(self._data.contiguous()))
 
     def __len__(self):
         return len(self._data)

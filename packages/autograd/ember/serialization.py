@@ -45,10 +45,10 @@ class UnpicklingError(pickle.UnpicklingError):
 class _StorageRef:
     """Stands for one storage inside the pickle; written as a persistent id."""
 
-    __slots__ = ("key", "dtype", "numel")
+    __slots__ = ("key", "dtype", "numel", "location")
 
-    def __init__(self, key, dtype, numel):
-        self.key, self.dtype, self.numel = key, dtype, numel
+    def __init__(self, key, dtype, numel, location="cpu"):
+        self.key, self.dtype, self.numel, self.location = key, dtype, numel, location
 
 
 class _LoadedStorage:
@@ -71,7 +71,12 @@ def _rebuild_tensor(storage, offset, size, stride, requires_grad, cls_name=None)
         cls = _parameter_class() or Tensor
     t = _new_like(cls, data, False)
     if storage.target is not None and storage.target != "cpu":
-        t = t.to(storage.target)
+        try:
+            t = t.to(storage.target)
+        except RuntimeError as e:
+            raise RuntimeError(f"{e}; the checkpoint holds tensors saved on "
+                               f"{storage.location}: load them with map_location='cpu' "
+                               "on a machine without that device") from None
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -116,8 +121,10 @@ class _Pickler(pickle.Pickler):
 
     def _reduce_tensor(self, t):
         data = t._data
-        if str(t.device) != "cpu":
+        location = str(t.device)
+        if location != "cpu":   # written from a host copy, loaded back to the device
             data = data.to("cpu") if hasattr(data, "to") else data.cpu()
+            location = "cuda:0" if location == "cuda" else location
         p = data._p
         addr = (int(ffi.cast("uintptr_t", p.storage)), data.dtype.name)
         item = data.element_size()
@@ -130,12 +137,13 @@ class _Pickler(pickle.Pickler):
         if type(t) is not Tensor and type(t).__name__ == "Parameter":
             cls_name = "ember.nn.Parameter"
         return (_rebuild_tensor,
-                (_StorageRef(key, data.dtype.name, numel), p.offset, tuple(data.shape),
+                (_StorageRef(key, data.dtype.name, numel, location), p.offset,
+                 tuple(data.shape),
                  tuple(data.stride()), bool(t.requires_grad), cls_name))
 
     def persistent_id(self, obj):
         if isinstance(obj, _StorageRef):
-            return ("storage", obj.dtype, obj.key, "cpu", obj.numel)
+            return ("storage", obj.dtype, obj.key, obj.location, obj.numel)
         return None
 
 
@@ -352,8 +360,8 @@ def zlib_error():
 def _target_of(map_location, storage, location):
     """The device map_location sends a storage saved at `location` to."""
     from ._device import device as _device
-    if map_location is None:
-        return None
+    if map_location is None:   # back to where it was saved
+        return None if location == "cpu" else location
     if isinstance(map_location, (str, _device)):
         return str(map_location)
     if isinstance(map_location, dict):

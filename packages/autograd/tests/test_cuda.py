@@ -148,3 +148,20 @@ def test_cuda_array_interface_and_streams_through_the_front():
     y.record_stream(s)
     s.synchronize()
     assert ember.cuda.current_stream() == ember.cuda.default_stream()
+
+
+def test_pinned_memory_and_the_dataloader():
+    import ember.utils.data as data
+    t = ember.arange(12.0).reshape(3, 4)
+    assert not t.is_pinned()
+    p = t.pin_memory()
+    assert p.is_pinned() and p.device.type == "cpu" and ember.equal(p, t)
+    assert p.pin_memory() is p
+    assert ember.equal(p.cuda(non_blocking=True).cpu(), t)
+    with pytest.raises(RuntimeError, match="only CPU tensors"):
+        p.cuda().pin_memory()
+    ds = data.TensorDataset(ember.randn(10, 3), ember.arange(10))
+    for workers in (0, 2):
+        batches = list(data.DataLoader(ds, batch_size=4, pin_memory=True, num_workers=workers))
+        assert len(batches) == 3
+        assert all(x.is_pinned() and y.is_pinned() for x, y in batches)

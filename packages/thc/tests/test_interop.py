@@ -104,3 +104,25 @@ def test_cupy_round_trip():
     w = thc.as_tensor(a)
     assert w.data_ptr() == a.data.ptr and w.shape == (2, 2)
     assert np.array_equal(w.cpu().numpy(), cupy.asnumpy(a))
+
+
+@needs_device
+def test_pinned_memory_lives_with_its_tensors():
+    import gc
+
+    import ember.th as th
+    from ember.thc import _interop
+    t = th.arange(10, dtype=th.float32)
+    p = thc.pin_memory(t)
+    assert thc.is_pinned(p) and not thc.is_pinned(t)
+    assert p.tolist() == t.tolist()
+    view = p[2:5]
+    assert thc.is_pinned(view)
+    before = len(_interop._pinned)
+    del p
+    gc.collect()
+    assert len(_interop._pinned) == before   # the view still holds the block
+    del view
+    gc.collect()
+    assert len(_interop._pinned) == before - 1
+    assert thc.pin_memory(th.zeros(3, dtype=th.bfloat16)).dtype is th.bfloat16

@@ -22,7 +22,7 @@ from ._tensor import (Tensor, _check_cuda, default_float, dtype_code, int64_arra
 from ._tensor import scalar_tensor as _scalar_tensor
 from . import _tensor_getitem, _tensor_index, _tensor_math, _tensor_ops, _tensor_shape
 from ._tensor_shape import cat, gen_ptr
-from ._interop import from_cuda_array
+from ._interop import from_cuda_array, is_pinned, pin_memory
 
 functions = {}
 
@@ -388,6 +388,8 @@ functions["default_generator"] = default_generator
 functions["Tensor"] = Tensor
 functions["cat"] = cat
 functions["from_cuda_array"] = from_cuda_array
+functions["pin_memory"] = pin_memory
+functions["is_pinned"] = is_pinned
 
 
 def _namespace():

@@ -86,3 +86,41 @@ def record_stream(self, stream):
 
 
 Tensor.record_stream = record_stream
+
+
+# ---- page-locked (pinned) host memory -----------------------------------------
+# [start, end) address ranges of live pinned blocks, for is_pinned()
+_pinned = {}
+
+
+def _free_pinned(p):
+    _pinned.pop(int(ffi.cast("uintptr_t", p)), None)
+    lib.thc_host_free(p)
+
+
+def pin_memory(t):
+    """A copy of CPU tensor `t` (ember.th) in page-locked host memory, from
+    which host-to-device copies run at full speed.  The memory is freed when
+    the last tensor over it goes.  Dtypes NumPy lacks (bfloat16) are
+    returned unpinned."""
+    import ember.th as th
+    np_dtype = {"bool": np.bool_}.get(t.dtype.name) or getattr(np, t.dtype.name, None)
+    if np_dtype is None:
+        return t
+    nbytes = max(t.numel() * t.element_size(), 1)
+    raw = ffi.new("void **")
+    check(lib.thc_host_alloc(raw, nbytes))
+    start = int(ffi.cast("uintptr_t", raw[0]))
+    _pinned[start] = start + nbytes
+    block = ffi.gc(ffi.cast("char *", raw[0]), _free_pinned)
+    # the array's buffer keeps `block` (and so the memory) alive
+    arr = np.frombuffer(ffi.buffer(block, nbytes), dtype=np_dtype)[:t.numel()]
+    pinned = th.from_numpy(arr.reshape(tuple(t.shape)))
+    pinned.copy_(t)
+    return pinned
+
+
+def is_pinned(t):
+    """True when CPU tensor `t` lies in page-locked memory from pin_memory."""
+    addr = t.data_ptr()
+    return any(start <= addr < end for start, end in _pinned.items())

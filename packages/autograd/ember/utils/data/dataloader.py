@@ -136,6 +136,19 @@ class DataLoader:
         return len(self._index_sampler)
 
 
+def _pin(data):
+    """The batch with its CPU tensors in page-locked memory (pin_memory=True)."""
+    if isinstance(data, ember.Tensor):
+        return data.pin_memory() if data.device.type == "cpu" else data
+    if isinstance(data, tuple) and hasattr(data, "_fields"):   # namedtuple
+        return type(data)(*(_pin(d) for d in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(_pin(d) for d in data)
+    if isinstance(data, dict):
+        return {k: _pin(v) for k, v in data.items()}
+    return data
+
+
 class _BaseIter:
     def __init__(self, loader):
         self._dataset = loader.dataset
@@ -144,6 +157,7 @@ class _BaseIter:
         self._drop_last = loader.drop_last
         self._index_sampler = loader._index_sampler
         self._collate_fn = loader.collate_fn
+        self._pin = bool(loader.pin_memory) and ember.cuda.is_available()
         self._timeout = loader.timeout
         self._generator = loader.generator
         self._num_yielded = 0
@@ -175,7 +189,7 @@ class _SingleProcessIter(_BaseIter):
         index = self._next_index()
         data = self._fetcher.fetch(index)
         self._num_yielded += 1
-        return data
+        return _pin(data) if self._pin else data
 
 
 class _MultiProcessIter(_BaseIter):
@@ -327,7 +341,7 @@ class _MultiProcessIter(_BaseIter):
                 self._shutdown_workers()
             data.reraise()
         self._num_yielded += 1
-        return data
+        return _pin(data) if self._pin else data
 
     def _shutdown_workers(self):
         if self._shutdown:
