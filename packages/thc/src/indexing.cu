@@ -164,16 +164,7 @@ SgGeom sg_geom(const thc_tensor *target, int dim, const thc_tensor *iter,
 template <typename T>
 int run_scatter(thc_tensor *self, const thc_tensor *src, const thc_tensor *index, SgGeom g,
                 int64_t n, int add, T alpha, int64_t *flag, const char *what) {
-    In<T> s;
-    if (thc__on_host(src)) {
-        s.p = NULL;
-        s.s = thc_dtype_is_floating(src->dtype) ? convert<T>(thc__scalar_double(src))
-                                                : convert<T>(thc__scalar_int64(src));
-    } else {
-        s.p = (const T *)thc__ptr(src);
-        s.s = T();
-    }
-    ScatterFn<T> f{(T *)thc__ptr(self), s, thc__ptr(index), index->dtype, flag, add, alpha, g};
+    ScatterFn<T> f{(T *)thc__ptr(self), operand<T>(src), thc__ptr(index), index->dtype, flag, add, alpha, g};
     if (add && !has_atomic_add<T>())
         return for_each(what, 1, Serial<ScatterFn<T>>{f, n}, thc__stream());
     return for_each(what, n, f, thc__stream());
@@ -195,10 +186,7 @@ int scatter_walk(const char *what, thc_tensor *self, int dim, const thc_tensor *
         switch (self->dtype) {
             THC_CASES_COMPUTE(rc = run_scatter<scalar_t>(
                                   self, s, index, g, n, add,
-                                  alpha ? (thc_dtype_is_floating(alpha->dtype)
-                                               ? convert<scalar_t>(thc__scalar_double(alpha))
-                                               : convert<scalar_t>(thc__scalar_int64(alpha)))
-                                        : convert<scalar_t>(1),
+                                  alpha ? host_value<scalar_t>(alpha) : convert<scalar_t>(1),
                                   fp, what))
         default:
             rc = thc__error(THC_ERR_NOT_IMPLEMENTED, "%s: %s tensors are not supported on the "
@@ -451,16 +439,12 @@ extern "C" THC_API int thc_masked_fill_(thc_tensor *self, const thc_tensor *mask
     thc__geom g;
     thc__geom_init(&g, self->ndim, self->sizes, 2, ops);
     g.offsets[0] = g.offsets[1] = 0;
-    double dv = thc__scalar_double(value);
-    int64_t iv = thc__scalar_int64(value);
-    bool fl = thc_dtype_is_floating(value->dtype);
     int rc = THC_OK;
     switch (self->dtype) {
         THC_CASES_ALL(rc = for_each("masked_fill_", g.numel,
                                     MaskedFillFn<scalar_t>{(scalar_t *)thc__ptr(self),
                                                            (const bool *)thc__ptr(mask),
-                                                           fl ? convert<scalar_t>(dv)
-                                                              : convert<scalar_t>(iv),
+                                                           host_value<scalar_t>(value),
                                                            Offsets::of(g)},
                                     thc__stream()))
     }

@@ -146,6 +146,25 @@ template <typename T> struct In {
     THC_HD T at(int64_t off) const { return p ? p[off] : s; }
 };
 
+// The value of a one-element tensor (host or device) as T.
+template <typename T> T host_value(const thc_tensor *t) {
+    if (thc_dtype_is_floating(t->dtype)) return convert<T>(thc__scalar_double(t));
+    return convert<T>(thc__scalar_int64(t));
+}
+
+// A kernel operand for t: its device memory, or a host scalar's value.
+template <typename T> In<T> operand(const thc_tensor *t) {
+    In<T> in;
+    if (thc__on_host(t)) {
+        in.p = NULL;
+        in.s = host_value<T>(t);
+    } else {
+        in.p = (const T *)thc__ptr(t);
+        in.s = T();
+    }
+    return in;
+}
+
 // ---- launching -------------------------------------------------------------
 // Per-element offsets of every operand of a geometry (thc__geom, collapsed).
 struct Offsets {
@@ -221,9 +240,11 @@ template <typename F> int for_each(const char *, int64_t n, const F &f, void *) 
     THC_CASE(THC_INT16, int16_t, __VA_ARGS__)     \
     THC_CASE(THC_INT32, int32_t, __VA_ARGS__)     \
     THC_CASE(THC_INT64, int64_t, __VA_ARGS__)
-#define THC_CASES_COMPUTE(...)                    \
+#define THC_CASES_NUMBER(...)                     \
     THC_CASES_FLOAT(__VA_ARGS__)                  \
-    THC_CASES_INT(__VA_ARGS__)                    \
+    THC_CASES_INT(__VA_ARGS__)
+#define THC_CASES_COMPUTE(...)                    \
+    THC_CASES_NUMBER(__VA_ARGS__)                 \
     THC_CASE(THC_BOOL, bool, __VA_ARGS__)
 #define THC_CASES_ALL(...)                              \
     THC_CASES_COMPUTE(__VA_ARGS__)                      \

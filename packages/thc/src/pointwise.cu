@@ -8,23 +8,6 @@ using namespace thc;
 
 namespace {
 
-template <typename T> T host_value(const thc_tensor *t) {
-    if (thc_dtype_is_floating(t->dtype)) return convert<T>(thc__scalar_double(t));
-    return convert<T>(thc__scalar_int64(t));
-}
-
-template <typename T> In<T> operand(const thc_tensor *t) {
-    In<T> in;
-    if (thc__on_host(t)) {
-        in.p = NULL;
-        in.s = host_value<T>(t);
-    } else {
-        in.p = (const T *)thc__ptr(t);
-        in.s = T();
-    }
-    return in;
-}
-
 // geometry of (out, inputs...) broadcast to out's shape; host scalars take
 // out's place (their kernel operand ignores it)
 thc__geom geometry(const thc_tensor *out, int n, const thc_tensor *const *in) {
@@ -644,6 +627,24 @@ template <typename T> struct WhereFn {
     }
 };
 
+// clamp's result dtype (a against lo, then against hi) and broadcast shape
+int clamp_geometry(const thc_tensor *a, const thc_tensor *lo, const thc_tensor *hi, int *rt,
+                   int *nd, int64_t *shape) {
+    *rt = a->dtype;
+    if (lo) *rt = thc_result_type(a, lo);
+    if (hi) {
+        thc_tensor tmp = *a;   // the type of (a, lo) against hi
+        tmp.dtype = *rt;
+        *rt = thc_result_type(&tmp, hi);
+    }
+    *nd = a->ndim;
+    for (int i = 0; i < *nd; i++) shape[i] = a->sizes[i];
+    for (const thc_tensor *t : {lo, hi})
+        if (t && (*nd = thc_broadcast_shapes(*nd, shape, t->ndim, t->sizes, shape)) < 0)
+            return thc_last_status();
+    return THC_OK;
+}
+
 }  // namespace
 
 extern "C" THC_API int thc_add_scaled_out(thc_tensor *out, const thc_tensor *a,
@@ -683,20 +684,13 @@ extern "C" THC_API int thc_add_scaled_out(thc_tensor *out, const thc_tensor *a,
                 return r2;
             }
             switch (ct) {
-                THC_CASES_FLOAT(r = for_each("add", g.numel,
-                                             AxpyFn<scalar_t>{(scalar_t *)thc__ptr(dst),
-                                                              operand<scalar_t>(ca),
-                                                              operand<scalar_t>(cb),
-                                                              host_value<scalar_t>(alpha),
-                                                              Offsets::of(g)},
-                                             thc__stream()))
-                THC_CASES_INT(r = for_each("add", g.numel,
-                                           AxpyFn<scalar_t>{(scalar_t *)thc__ptr(dst),
-                                                            operand<scalar_t>(ca),
-                                                            operand<scalar_t>(cb),
-                                                            host_value<scalar_t>(alpha),
-                                                            Offsets::of(g)},
-                                           thc__stream()))
+                THC_CASES_NUMBER(r = for_each("add", g.numel,
+                                              AxpyFn<scalar_t>{(scalar_t *)thc__ptr(dst),
+                                                               operand<scalar_t>(ca),
+                                                               operand<scalar_t>(cb),
+                                                               host_value<scalar_t>(alpha),
+                                                               Offsets::of(g)},
+                                              thc__stream()))
             }
             return r;
         });
@@ -729,22 +723,12 @@ extern "C" THC_API int thc_clamp_out(thc_tensor *out, const thc_tensor *a,
     if (!lo && !hi)
         return thc__error(THC_ERR_RUNTIME, "torch.clamp: At least one of 'min' or 'max' must "
                           "not be None");
-    int rt = a->dtype;
-    if (lo) rt = thc_result_type(a, lo);
-    if (hi) {
-        thc_tensor tmp = *a;   // the type of (a, lo) against hi
-        tmp.dtype = rt;
-        rt = thc_result_type(&tmp, hi);
-    }
+    int rt, nd;
+    int64_t shape[THC_MAX_DIMS];
+    if (clamp_geometry(a, lo, hi, &rt, &nd, shape)) return thc_last_status();
     if (rt == THC_BOOL)
         return thc__error(THC_ERR_TYPE, "\"clamp_cuda\" not implemented for 'Bool'");
     int ct = thc__is_half(rt) ? THC_FLOAT32 : rt;
-    int64_t shape[THC_MAX_DIMS];
-    int nd = a->ndim;
-    for (int i = 0; i < nd; i++) shape[i] = a->sizes[i];
-    for (const thc_tensor *t : {lo, hi})
-        if (t && (nd = thc_broadcast_shapes(nd, shape, t->ndim, t->sizes, shape)) < 0)
-            return thc_last_status();
     if (thc__check_out_shape(out, nd, shape)) return thc_last_status();
     if (!thc__can_cast(rt, out->dtype))
         return thc__error(THC_ERR_RUNTIME,
@@ -762,22 +746,14 @@ extern "C" THC_API int thc_clamp_out(thc_tensor *out, const thc_tensor *a,
             thc__geom g = geometry(dst, 3, ins);
             int r = THC_OK;
             switch (ct) {
-                THC_CASES_FLOAT(r = for_each("clamp", g.numel,
-                                             ClampFn<scalar_t>{(scalar_t *)thc__ptr(dst),
-                                                               operand<scalar_t>(ins[0]),
-                                                               operand<scalar_t>(ins[1]),
-                                                               operand<scalar_t>(ins[2]),
-                                                               cl != NULL, ch != NULL,
-                                                               Offsets::of(g)},
-                                             thc__stream()))
-                THC_CASES_INT(r = for_each("clamp", g.numel,
-                                           ClampFn<scalar_t>{(scalar_t *)thc__ptr(dst),
-                                                             operand<scalar_t>(ins[0]),
-                                                             operand<scalar_t>(ins[1]),
-                                                             operand<scalar_t>(ins[2]),
-                                                             cl != NULL, ch != NULL,
-                                                             Offsets::of(g)},
-                                           thc__stream()))
+                THC_CASES_NUMBER(r = for_each("clamp", g.numel,
+                                              ClampFn<scalar_t>{(scalar_t *)thc__ptr(dst),
+                                                                operand<scalar_t>(ins[0]),
+                                                                operand<scalar_t>(ins[1]),
+                                                                operand<scalar_t>(ins[2]),
+                                                                cl != NULL, ch != NULL,
+                                                                Offsets::of(g)},
+                                              thc__stream()))
             }
             return r;
         });
@@ -791,18 +767,9 @@ extern "C" THC_API int thc_clamp_out(thc_tensor *out, const thc_tensor *a,
 extern "C" THC_API thc_tensor *thc_clamp(const thc_tensor *a, const thc_tensor *lo,
                                          const thc_tensor *hi) {
     if (thc__check_device("clamp", "input", a)) return NULL;
-    int rt = a->dtype;
-    if (lo) rt = thc_result_type(a, lo);
-    if (hi) {
-        thc_tensor tmp = *a;
-        tmp.dtype = rt;
-        rt = thc_result_type(&tmp, hi);
-    }
+    int rt, nd;
     int64_t shape[THC_MAX_DIMS];
-    int nd = a->ndim;
-    for (int i = 0; i < nd; i++) shape[i] = a->sizes[i];
-    for (const thc_tensor *t : {lo, hi})
-        if (t && (nd = thc_broadcast_shapes(nd, shape, t->ndim, t->sizes, shape)) < 0) return NULL;
+    if (clamp_geometry(a, lo, hi, &rt, &nd, shape)) return NULL;
     thc_tensor *out = thc_empty(nd, shape, rt);
     if (out && thc_clamp_out(out, a, lo, hi)) {
         thc_tensor_release(out);
