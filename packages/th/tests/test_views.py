@@ -623,6 +623,11 @@ def test_size_stride_dim_accessors(x):
     with pytest.raises(TypeError, match="len\\(\\) of a 0-d tensor"):
         len(th.tensor(1.0))
     assert th.tensor(1.0).size() == ()
+    # a 0-d tensor has no dim: asking for one is an IndexError (as in PyTorch)
+    with err(IndexError, "Dimension specified as -1 but tensor has no dimensions"):
+        th.tensor(1.0).size(-1)
+    with err(IndexError, "Dimension specified as 0 but tensor has no dimensions"):
+        th.tensor(1.0).stride(0)
 
 
 # ---- copy_ / fill_ / zero_ -------------------------------------------------

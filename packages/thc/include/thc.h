@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define THC_ABI_VERSION_MAJOR 1
-#define THC_ABI_VERSION_MINOR 3
+#define THC_ABI_VERSION_MINOR 4
 #define THC_MAX_DIMS 16
 
 /* ---- status codes: each maps to one Python exception type ---------- */
@@ -381,6 +381,14 @@ thc_tensor *thc_nonzero(const thc_tensor *a);  /* (n, ndim) int64 */
 /* dtype < 0: the input's, int64 for bool and integers */
 thc_tensor *thc_cumsum(const thc_tensor *a, int dim, int dtype);
 thc_tensor *thc_cumprod(const thc_tensor *a, int dim, int dtype);
+
+/* ---- sorting (libTH's semantics: stable, NaN above every number) ------ */
+int thc_sort(const thc_tensor *a, int dim, int descending, int stable,
+             thc_tensor **values, thc_tensor **indices);
+int thc_topk(const thc_tensor *a, int64_t k, int dim, int largest, int sorted,
+             thc_tensor **values, thc_tensor **indices);
+int thc_kthvalue(const thc_tensor *a, int64_t k, int dim, int keepdim,
+                 thc_tensor **values, thc_tensor **indices);
 
 /* ---- matrix products (floating dtypes) -------------------------------- */
 thc_tensor *thc_mm(const thc_tensor *a, const thc_tensor *b);

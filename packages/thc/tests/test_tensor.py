@@ -42,8 +42,15 @@ def test_metadata_matches_the_cpu(dtype, rng):
     def check(layout):
         h, g = pair(rng, (3, 5), dtype, layout)
         assert g.shape == h.shape and isinstance(g.shape, th.Size)
-        assert g.size() == h.size() and g.size(-1) == h.size(-1)
-        assert g.stride() == h.stride() and g.stride(0) == h.stride(0)
+        assert g.size() == h.size() and g.stride() == h.stride()
+        if g.ndim:
+            assert g.size(-1) == h.size(-1) and g.stride(0) == h.stride(0)
+        else:   # a 0-d tensor has no dim to ask about, on either device
+            for t in (g, h):
+                with pytest.raises(IndexError, match="tensor has no dimensions"):
+                    t.size(-1)
+                with pytest.raises(IndexError, match="tensor has no dimensions"):
+                    t.stride(0)
         assert g.dtype is h.dtype and g.ndim == h.ndim == g.dim()
         assert g.numel() == h.numel() and g.element_size() == h.element_size()
         assert g.storage_offset() == h.storage_offset()
@@ -359,8 +366,8 @@ def test_front_runs_on_the_cuda_backend():
     np.testing.assert_allclose(x.grad.cpu().numpy(), [[7, 11], [9, 13]])
 
 
-@pytest.mark.parametrize("name", ["sort", "argsort", "topk", "kthvalue", "unique", "bincount",
-                                  "histc", "multinomial", "median", "mode"])
+@pytest.mark.parametrize("name", ["unique", "bincount", "histc", "multinomial", "median",
+                                  "mode"])
 def test_what_is_not_implemented_yet_says_so(name):
     with pytest.raises(NotImplementedError, match=f"{name} is not implemented on CUDA tensors by "
                                                   f"ember-thc {thc.__version__} yet"):

@@ -20,7 +20,8 @@ from ._lib import check, ffi, lib
 from ._tensor import (Tensor, _check_cuda, default_float, dtype_code, int64_array,
                       parse_shape, to_host, upload, wrap)
 from ._tensor import scalar_tensor as _scalar_tensor
-from . import _tensor_getitem, _tensor_index, _tensor_math, _tensor_ops, _tensor_shape
+from . import (_tensor_getitem, _tensor_index, _tensor_math, _tensor_ops, _tensor_shape,
+               _tensor_sort)
 from ._tensor_shape import cat, gen_ptr
 from ._interop import from_cuda_array, is_pinned, pin_memory
 
@@ -388,6 +389,7 @@ functions["default_generator"] = default_generator
 functions["Tensor"] = Tensor
 functions["cat"] = cat
 functions["from_cuda_array"] = from_cuda_array
+functions.update(_tensor_sort.functions)
 functions["pin_memory"] = pin_memory
 functions["is_pinned"] = is_pinned
 

@@ -50,12 +50,16 @@ class Tensor:
         p = self._p
         if dim is None:
             return _th.Size(p.sizes[0:p.ndim])
+        if p.ndim == 0:   # nothing to read: a 0-d tensor has no dims
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         return p.sizes[wrap_dim(dim, p.ndim)]
 
     def stride(self, dim=None):
         p = self._p
         if dim is None:
             return tuple(p.strides[0:p.ndim])
+        if p.ndim == 0:   # nothing to read: a 0-d tensor has no dims
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         return p.strides[wrap_dim(dim, p.ndim)]
 
     @property

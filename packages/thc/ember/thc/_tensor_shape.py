@@ -391,10 +391,7 @@ functions["bernoulli"] = bernoulli
 # ---- what libTHC cannot do yet ------------------------------------------
 #: The front's raw-tensor methods (backends.RAW_TENSOR_METHODS) that have
 #: no libTHC kernel yet, plus a few close relatives.
-NOT_IMPLEMENTED = (
-    "sort", "argsort", "msort", "topk", "kthvalue", "median", "mode", "unique", "bincount",
-    "histc", "multinomial",
-)
+NOT_IMPLEMENTED = ("median", "mode", "unique", "bincount", "histc", "multinomial")
 #: Namespace functions without a libTHC kernel yet.
 NOT_IMPLEMENTED_FUNCTIONS = ("searchsorted", "bucketize")
 
