@@ -108,7 +108,7 @@ def _differentiable(info):
 # ops of the table that ember-thc does not run on the GPU yet (their
 # NotImplementedError names ember-thc); the test fails when one starts to
 # work, so that this list stays true
-NOT_ON_THE_GPU_YET = {"sort", "topk", "kthvalue", "msort", "median"}
+NOT_ON_THE_GPU_YET = set()
 
 
 @pytest.mark.parametrize("info,sample,layout",
