@@ -87,18 +87,22 @@ def calibrate(timer: timeit.Timer, min_sample_s: float, max_number: int = 1 << 2
 
 def interleaved(stmts: dict[str, Stmt], rounds: int, min_sample_s: float,
                 errors: dict[str, str] | None = None, settle_s: float = 0.0,
-                seed: int = 0) -> dict[str, Samples]:
+                seed: int = 0, make_timer=None, warmup: int = 1) -> dict[str, Samples]:
     """Time each library's statement, interleaved; see the module docstring.
 
-    A library whose statement raises during warm-up is dropped from the
-    comparison; its error text goes into `errors` (if given).
+    A library whose statement raises (during warm-up or a round) is dropped
+    from the comparison; its error text goes into `errors` (if given).
+    make_timer(lib, stmt) gives the timeit.Timer of a library (the default
+    times the statement with the process clock; bench/gpu.py passes one whose
+    clock synchronizes the device); warmup: calls before calibration.
     """
     timers: dict[str, timeit.Timer] = {}
     numbers: dict[str, int] = {}
     for lib, s in stmts.items():
         try:
-            timer = timeit.Timer(s.stmt, globals=s.globals)
-            timer.timeit(1)  # warm-up
+            timer = (make_timer(lib, s) if make_timer
+                     else timeit.Timer(s.stmt, globals=s.globals))
+            timer.timeit(warmup)
             numbers[lib] = calibrate(timer, min_sample_s)
         except Exception as e:  # noqa: BLE001 - reported, not hidden
             if errors is not None:
@@ -114,6 +118,13 @@ def interleaved(stmts: dict[str, Stmt], rounds: int, min_sample_s: float,
         for lib in order:
             if settle_s:
                 time.sleep(settle_s)
+            if lib not in timers:
+                continue
             n = numbers[lib]
-            out[lib].per_call_s.append(timers[lib].timeit(n) / n)
+            try:
+                out[lib].per_call_s.append(timers[lib].timeit(n) / n)
+            except Exception as e:  # noqa: BLE001 - reported, not hidden
+                if errors is not None:
+                    errors[lib] = f"{type(e).__name__}: {e}"
+                del timers[lib], out[lib]
     return out

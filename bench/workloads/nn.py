@@ -73,12 +73,17 @@ def _step_stmt(m, F, model, x, y):
     return Stmt("step()", {"step": step})
 
 
-def _lenet(lib, mod):
-    m, nn, F = _front(lib, mod)
-    model = nn.Sequential(
+def lenet(nn):
+    """The LeNet of the training-step workloads (bench/gpu.py times it too)."""
+    return nn.Sequential(
         nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
         nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
         nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
+
+
+def _lenet(lib, mod):
+    m, nn, F = _front(lib, mod)
+    model = lenet(nn)
     _copy_weights(model, m, 1)
     (x,) = _arrays(2, (64, 1, 28, 28))
     y = np.random.default_rng(3).integers(0, 10, 64)

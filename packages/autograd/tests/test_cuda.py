@@ -165,3 +165,11 @@ def test_pinned_memory_and_the_dataloader():
         batches = list(data.DataLoader(ds, batch_size=4, pin_memory=True, num_workers=workers))
         assert len(batches) == 3
         assert all(x.is_pinned() and y.is_pinned() for x, y in batches)
+
+
+def test_device_queries():
+    name = ember.cuda.get_device_name(0)
+    assert name == ember.cuda.get_device_properties("cuda:0").name
+    assert len(ember.cuda.get_device_capability()) == 2
+    free, total = ember.cuda.mem_get_info()
+    assert 0 <= free <= total

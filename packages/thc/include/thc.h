@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define THC_ABI_VERSION_MAJOR 1
-#define THC_ABI_VERSION_MINOR 4
+#define THC_ABI_VERSION_MINOR 5
 #define THC_MAX_DIMS 16
 
 /* ---- status codes: each maps to one Python exception type ---------- */
@@ -53,6 +53,18 @@ void thc_clear_error(void);
  * thc_cuda_error_text(). */
 int thc_device_count(int *count);
 const char *thc_cuda_error_text(void);
+/* What a device is: its name, memory and compute capability (the emulated
+ * device reports host memory and capability 0.0). */
+typedef struct thc_device_props {
+    char name[256];
+    int64_t total_memory;          /* bytes */
+    int32_t major, minor;          /* compute capability */
+    int32_t multi_processor_count;
+} thc_device_props;
+
+int thc_device_properties(int device, thc_device_props *out);
+/* Free and total memory of the current device, in bytes. */
+int thc_mem_get_info(int64_t *free_bytes, int64_t *total_bytes);
 /* The calling thread's current device, and waiting for all its work. */
 int thc_get_device(int *device);
 int thc_set_device(int device);

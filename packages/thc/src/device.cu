@@ -192,3 +192,31 @@ extern "C" THC_API int thc_host_free(void *ptr) {
     cudaError_t err = cudaFreeHost(ptr);
     return err == cudaSuccess ? THC_OK : cuda_fail("cudaFreeHost", err);
 }
+
+extern "C" THC_API int thc_device_properties(int device, thc_device_props *out) {
+    if (!out) return thc__error(THC_ERR_VALUE, "thc_device_properties: out is NULL");
+    int n = 0;
+    thc_device_count(&n);
+    if (device < 0 || device >= n)
+        return thc__error(THC_ERR_VALUE, "device %d does not exist (%d device%s)", device, n,
+                          n == 1 ? "" : "s");
+    cudaDeviceProp p;
+    cudaError_t err = cudaGetDeviceProperties(&p, device);
+    if (err != cudaSuccess) return cuda_fail("cudaGetDeviceProperties", err);
+    snprintf(out->name, sizeof out->name, "%s", p.name);
+    out->total_memory = (int64_t)p.totalGlobalMem;
+    out->major = p.major;
+    out->minor = p.minor;
+    out->multi_processor_count = p.multiProcessorCount;
+    return THC_OK;
+}
+
+extern "C" THC_API int thc_mem_get_info(int64_t *free_bytes, int64_t *total_bytes) {
+    if (!free_bytes || !total_bytes)
+        return thc__error(THC_ERR_VALUE, "thc_mem_get_info: NULL argument");
+    size_t f = 0, t = 0;
+    int rc = cuda_mem_info(NULL, &f, &t);
+    *free_bytes = (int64_t)f;
+    *total_bytes = (int64_t)t;
+    return rc;
+}

@@ -5,8 +5,10 @@
  * kernel sources, compiled by the host C++ compiler): the tests run the
  * whole library and its binding that way on machines without a GPU. */
 #define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runtime.h"
 #include "thc_internal.h"
@@ -106,6 +108,36 @@ int thc__launch_status(const char *what) {
     (void)what;
     return THC_OK;
 }
+/* ---- what the emulated device is: the host's memory -------------------- */
+static int64_t host_memory(int64_t *available) {
+    long pages = sysconf(_SC_PHYS_PAGES), avail = sysconf(_SC_AVPHYS_PAGES),
+         size = sysconf(_SC_PAGESIZE);
+    *available = (int64_t)avail * size;
+    return (int64_t)pages * size;
+}
+
+THC_API int thc_device_properties(int device, thc_device_props *out) {
+    if (!out) return thc__error(THC_ERR_VALUE, "thc_device_properties: out is NULL");
+    if (!thc_is_emulated())
+        return thc__error(THC_ERR_RUNTIME, "thc_device_properties: %s", no_cuda);
+    if (device != 0)
+        return thc__error(THC_ERR_VALUE, "device %d does not exist (1 device)", device);
+    int64_t avail;
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", "emulated device (host memory)");
+    out->total_memory = host_memory(&avail);
+    out->multi_processor_count = 1;
+    return THC_OK;
+}
+
+THC_API int thc_mem_get_info(int64_t *free_bytes, int64_t *total_bytes) {
+    if (!free_bytes || !total_bytes)
+        return thc__error(THC_ERR_VALUE, "thc_mem_get_info: NULL argument");
+    if (!thc_is_emulated()) return thc__error(THC_ERR_RUNTIME, "thc_mem_get_info: %s", no_cuda);
+    *total_bytes = host_memory(free_bytes);
+    return THC_OK;
+}
+
 /* ---- streams and events of the emulated device: work is done when it is
  * queued, so they only keep time ------------------------------------------ */
 #include <time.h>

@@ -126,3 +126,18 @@ def test_pinned_memory_lives_with_its_tensors():
     gc.collect()
     assert len(_interop._pinned) == before - 1
     assert thc.pin_memory(th.zeros(3, dtype=th.bfloat16)).dtype is th.bfloat16
+
+
+@needs_device
+def test_device_properties_and_memory():
+    p = thc.get_device_properties(0)
+    assert p.name and p.total_memory > 0 and p.multi_processor_count >= 1
+    assert thc.get_device_name() == p.name
+    assert thc.get_device_capability() == (p.major, p.minor)
+    free, total = thc.mem_get_info()
+    assert 0 <= free <= total == p.total_memory
+    if thc.is_emulated():
+        assert "emulated" in p.name and not thc.cublas_available()
+        assert thc.cublas_error_text() != ""
+    with pytest.raises(ValueError, match="does not exist"):
+        thc.get_device_properties(thc.device_count())

@@ -77,6 +77,22 @@ manual_seed_all = manual_seed
 
 
 # ---- streams and events (ember.thc's objects) ------------------------------------
+def get_device_name(device=None):
+    return _thc("get_device_name").get_device_name(device)
+
+
+def get_device_properties(device=None):
+    return _thc("get_device_properties").get_device_properties(device)
+
+
+def get_device_capability(device=None):
+    return _thc("get_device_capability").get_device_capability(device)
+
+
+def mem_get_info(device=None):
+    return _thc("mem_get_info").mem_get_info(device)
+
+
 def __getattr__(name):
     if name in ("Stream", "Event", "current_stream", "default_stream", "set_stream", "stream"):
         return getattr(_thc(f"ember.cuda.{name}"), name)

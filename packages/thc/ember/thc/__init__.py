@@ -22,7 +22,8 @@ __all__ = ["CachingAllocator", "OutOfMemoryError", "round_size", "built_with_cud
            "max_memory_allocated", "memory_reserved", "max_memory_reserved",
            "reset_peak_memory_stats", "empty_cache", "get_include", "get_lib_dir",
            "is_emulated", "cublas_available", "Stream", "Event", "current_stream",
-           "default_stream", "set_stream", "stream"]
+           "default_stream", "set_stream", "stream", "get_device_properties",
+           "get_device_name", "get_device_capability", "mem_get_info", "cublas_error_text"]
 
 
 def get_include():
@@ -86,6 +87,61 @@ def set_device(device):
         raise TypeError(f"set_device expects a device index (int), got {type(device).__name__}")
     _require_device("set_device")
     _check(_lib.thc_set_device(device))
+
+
+class DeviceProperties:
+    """What a device is (``get_device_properties``)."""
+
+    __slots__ = ("name", "total_memory", "major", "minor", "multi_processor_count")
+
+    def __init__(self, props):
+        self.name = _ffi.string(props.name).decode(errors="replace")
+        self.total_memory = props.total_memory
+        self.major, self.minor = props.major, props.minor
+        self.multi_processor_count = props.multi_processor_count
+
+    def __repr__(self):
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, "
+                f"minor={self.minor}, total_memory={self.total_memory >> 20}MB, "
+                f"multi_processor_count={self.multi_processor_count})")
+
+
+def _device_index(device):
+    if device is None:
+        return current_device()
+    index = getattr(device, "index", device)
+    if isinstance(device, str):
+        index = int(device.partition(":")[2] or 0)
+    return current_device() if index is None else index
+
+
+def get_device_properties(device=None):
+    _require_device("get_device_properties")
+    p = _ffi.new("thc_device_props *")
+    _check(_lib.thc_device_properties(_device_index(device), p))
+    return DeviceProperties(p)
+
+
+def get_device_name(device=None):
+    return get_device_properties(device).name
+
+
+def get_device_capability(device=None):
+    p = get_device_properties(device)
+    return p.major, p.minor
+
+
+def mem_get_info(device=None):
+    """(free, total) bytes of the current device."""
+    _require_device("mem_get_info")
+    f, t = _ffi.new("int64_t *"), _ffi.new("int64_t *")
+    _check(_lib.thc_mem_get_info(f, t))
+    return f[0], t[0]
+
+
+def cublas_error_text():
+    """Why cuBLAS is not used ('' when it is)."""
+    return _ffi.string(_lib.thc_cublas_error_text()).decode(errors="replace")
 
 
 def synchronize():
