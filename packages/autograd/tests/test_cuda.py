@@ -167,6 +167,20 @@ def test_pinned_memory_and_the_dataloader():
         assert all(x.is_pinned() and y.is_pinned() for x, y in batches)
 
 
+def test_memory_statistics_follow_the_tensors():
+    ember.cuda.empty_cache()
+    ember.cuda.reset_peak_memory_stats()
+    before = ember.cuda.memory_allocated()
+    t = ember.empty(1 << 18, device="cuda")   # 1 MiB
+    assert ember.cuda.memory_allocated() >= before + (1 << 20)
+    assert ember.cuda.max_memory_allocated() >= ember.cuda.memory_allocated()
+    assert ember.cuda.memory_reserved() >= ember.cuda.memory_allocated()
+    del t
+    assert ember.cuda.memory_allocated() == before
+    assert ember.cuda.memory_stats()["num_allocs"] >= 1
+    ember.cuda.empty_cache()
+
+
 def test_device_queries():
     name = ember.cuda.get_device_name(0)
     assert name == ember.cuda.get_device_properties("cuda:0").name

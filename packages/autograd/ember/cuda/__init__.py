@@ -56,6 +56,12 @@ def max_memory_reserved(device=None):
     return _thc("max_memory_reserved").max_memory_reserved()
 
 
+def memory_stats(device=None):
+    """The caching allocator's counters (allocated/reserved bytes and their
+    peaks, allocation and segment counts, out-of-memory events)."""
+    return _thc("memory_stats").memory_stats()
+
+
 def reset_peak_memory_stats(device=None):
     _thc("reset_peak_memory_stats").reset_peak_memory_stats()
 
