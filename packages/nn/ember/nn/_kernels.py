@@ -5,11 +5,14 @@ Layers whose compute is a kernel (convolution, pooling, ...) call
 in _composed_more), written with ember operations, so autograd, gradcheck
 and double backward work through it on any backend.
 
-A kernel package (ember-thnn for the CPU, later ember-thcunn for the GPU)
+A kernel package (ember-thnn for the CPU, ember-thcunn for the GPU)
 registers in the entry-point group ``ember.kernels``; the entry point loads
 an object with ``tensor_type`` (the class of the backend's raw tensors it
-computes on) and ``nn_kernels()`` returning ``{name: spec}``.  A spec works
-on raw tensors, without autograd:
+computes on), ``float_dtypes`` (the dtypes its kernels take) and the kernel
+functions by name (``conv2d_forward``, ...), which _kernel_specs.py's one
+table turns into specs; a package may instead give ``nn_kernels()``
+returning ``{name: spec}`` itself.  A spec works on raw tensors, without
+autograd:
 
 - ``differentiable``: n -- the first n arguments are the tensors (or None)
   gradients flow to -- or a tuple of the positions of those arguments;
@@ -44,10 +47,13 @@ def _load():
     if os.environ.get("EMBER_NN_KERNELS", "") != "composed":
         from importlib.metadata import entry_points
         from ._kernel_autograd import wrap
+        from ._kernel_specs import specs_for
         for ep in entry_points(group="ember.kernels"):
             try:
                 provider = ep.load()
-                found = provider.nn_kernels() if hasattr(provider, "nn_kernels") else {}
+                # a package's own specs, or this package's table over its functions
+                found = provider.nn_kernels() if hasattr(provider, "nn_kernels") \
+                    else specs_for(provider)
                 tensor_type = provider.tensor_type if found else None
             except Exception as exc:  # a broken kernel package must not break ember.nn
                 import warnings

@@ -278,7 +278,8 @@ def activation_backward_input(name, grad_output, input, a=0.0, b=0.0):
 
 
 class _Kernels:
-    """The ``ember.kernels`` entry point: this module's functions by name."""
+    """The ``ember.kernels`` entry point: this module's functions by name
+    (ember.nn's kernel table in ember/nn/_kernel_specs.py runs them)."""
     name = "cuda"
     api_version = 1
 
@@ -286,11 +287,9 @@ class _Kernels:
     def tensor_type(self):  # the raw tensors the kernels compute on
         return _thc.Tensor
 
-    @staticmethod
-    def nn_kernels():
-        """ember.nn's kernel specs (see _nn_kernels.py)."""
-        from ._nn_kernels import nn_kernels
-        return nn_kernels()
+    @property
+    def float_dtypes(self):  # what the kernels take
+        return (_thc.float32, _thc.float64)
 
     def __getattr__(self, name):
         g = globals()

@@ -424,16 +424,12 @@ def activation_backward_input(name, grad_output, input, a=0.0, b=0.0):
 
 
 class _Kernels:
-    """The ``ember.kernels`` entry point: this module's functions by name."""
+    """The ``ember.kernels`` entry point: this module's functions by name
+    (ember.nn's kernel table in ember/nn/_kernel_specs.py runs them)."""
     name = "cpu"
     api_version = 1
     tensor_type = _th.Tensor  # the raw tensors the kernels compute on
-
-    @staticmethod
-    def nn_kernels():
-        """ember.nn's kernel specs (see _nn_kernels.py)."""
-        from ._nn_kernels import nn_kernels
-        return nn_kernels()
+    float_dtypes = (_th.float32, _th.float64)  # what the kernels take
 
     def __getattr__(self, name):
         g = globals()
