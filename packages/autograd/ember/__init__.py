@@ -29,12 +29,12 @@ from . import autograd  # noqa: E402
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,  # noqa: E402
                        is_inference_mode_enabled, no_grad, set_grad_enabled)
 from ._creation import (arange, as_tensor, asarray, bernoulli, empty, empty_like,  # noqa: E402
-                        empty_strided, eye, from_numpy, full, full_like, get_default_dtype,
-                        get_num_threads, get_rng_state, initial_seed, linspace, logspace,
-                        manual_seed, multinomial, normal, ones, ones_like, rand, rand_like,
-                        randint, randint_like, randn, randn_like, randperm, scalar_tensor,
-                        seed, set_default_dtype, set_num_threads, set_rng_state, tensor,
-                        zeros, zeros_like)
+                        empty_strided, eye, from_dlpack, from_numpy, full, full_like,
+                        get_default_dtype, get_num_threads, get_rng_state, initial_seed,
+                        linspace, logspace, manual_seed, multinomial, normal, ones, ones_like,
+                        rand, rand_like, randint, randint_like, randn, randn_like, randperm,
+                        scalar_tensor, seed, set_default_dtype, set_num_threads, set_rng_state,
+                        tensor, zeros, zeros_like)
 from . import _ops  # noqa: E402
 from . import cuda  # noqa: E402
 from ember.th import Generator, Size, default_generator, set_printoptions  # noqa: E402

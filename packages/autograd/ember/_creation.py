@@ -85,6 +85,18 @@ def from_numpy(ndarray):
     return _make(backends.get_backend("cpu").from_numpy(ndarray))
 
 
+def from_dlpack(ext_tensor):
+    """A tensor sharing the memory of a DLPack producer (anything with
+    ``__dlpack__``: PyTorch, CuPy, JAX, NumPy, ...): CUDA data through
+    ember-thc, CPU data through NumPy (zero-copy both ways)."""
+    device_type = ext_tensor.__dlpack_device__()[0] if hasattr(ext_tensor, "__dlpack_device__") \
+        else None
+    if device_type == 1:   # kDLCPU
+        import numpy as np
+        return from_numpy(np.from_dlpack(ext_tensor))
+    return _make(backends.get_backend("cuda").namespace.from_dlpack(ext_tensor))
+
+
 # ---- filled ------------------------------------------------------------------
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):

@@ -356,6 +356,19 @@ class Tensor:
                                "grad. Use tensor.detach() first.")
         return self._data.__cuda_array_interface__
 
+    def __dlpack__(self, stream=None, **kwargs):
+        """A DLPack capsule sharing this tensor's memory (CUDA tensors through
+        ember-thc, CPU tensors through NumPy)."""
+        if self._requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use "
+                               "tensor.detach()")
+        if self.device.type == "cpu":
+            return self._data.numpy().__dlpack__(stream=stream)
+        return self._data.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return (1, 0) if self.device.type == "cpu" else self._data.__dlpack_device__()
+
     def record_stream(self, stream):
         """The CUDA caching allocator reuses this tensor's memory only after
         the work queued on `stream` so far."""

@@ -187,3 +187,15 @@ def test_device_queries():
     assert len(ember.cuda.get_device_capability()) == 2
     free, total = ember.cuda.mem_get_info()
     assert 0 <= free <= total
+
+
+def test_dlpack_through_the_front():
+    t = ember.arange(6.0, device="cuda")
+    shared = ember.from_dlpack(t)
+    assert shared.is_cuda and shared.data_ptr() == t.data_ptr()
+    shared.add_(1)
+    assert t.cpu().tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    c = ember.arange(4)
+    assert ember.from_dlpack(c).data_ptr() == c.data_ptr()   # CPU: through NumPy
+    with pytest.raises(RuntimeError, match="require gradient"):
+        ember.ones(2, device="cuda", requires_grad=True).__dlpack__()

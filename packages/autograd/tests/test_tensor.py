@@ -225,3 +225,14 @@ def test_wrong_argument_types():
                        r"Tensor, not float"):
         ember.atan2(1.0, ember.ones(2))
     assert ember.add(2, ember.ones(2)).tolist() == [3.0, 3.0]
+
+
+def test_dlpack_on_the_cpu_shares_memory():
+    a = np.arange(6.0).reshape(2, 3)
+    t = ember.from_dlpack(a)
+    assert t.device.type == "cpu" and np.shares_memory(t.numpy(), a)
+    t[0, 0] = 7.0
+    assert a[0, 0] == 7.0
+    assert t.__dlpack_device__() == (1, 0)
+    b = np.from_dlpack(t)   # and back to NumPy, still shared
+    assert np.shares_memory(b, a)

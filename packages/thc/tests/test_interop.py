@@ -141,3 +141,56 @@ def test_device_properties_and_memory():
         assert thc.cublas_error_text() != ""
     with pytest.raises(ValueError, match="does not exist"):
         thc.get_device_properties(thc.device_count())
+
+
+@needs_device
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int8", "uint8",
+                                   "int32", "int64", "bool"])
+def test_dlpack_round_trip_shares_memory(dtype):
+    import gc
+
+    from ember.thc import _dlpack
+    t = thc.arange(12).reshape(3, 4).to(getattr(thc, dtype if dtype != "bool" else "bool"))
+    assert t.__dlpack_device__() == (2, 0)
+    for view in (t, t.t(), t[:, 1::2], t.flip(1)):
+        w = thc.from_dlpack(view)   # through __dlpack__
+        assert w.dtype is view.dtype and w.shape == view.shape
+        assert w.data_ptr() == view.data_ptr()
+        assert w.cpu().tolist() == view.cpu().tolist()
+    del w
+    gc.collect()
+    before = len(_dlpack._exported)
+    w = thc.from_dlpack(t.__dlpack__())   # a capsule given directly
+    assert len(_dlpack._exported) == before + 1
+    del w
+    gc.collect()   # the consumer's tensor gone: the deleter ran
+    assert len(_dlpack._exported) == before
+    capsule = t.__dlpack__()
+    del capsule   # never consumed: its destructor frees the export
+    gc.collect()
+    assert len(_dlpack._exported) == before
+
+
+@needs_device
+def test_dlpack_refuses_what_it_cannot_hold():
+    with pytest.raises(ValueError, match="dltensor"):
+        thc.from_dlpack(object())
+    capsule = thc.ones(2).__dlpack__()
+    thc.from_dlpack(capsule)
+    with pytest.raises(ValueError, match="unused"):
+        thc.from_dlpack(capsule)   # already consumed
+
+
+@pytest.mark.gpu
+def test_dlpack_with_pytorch_and_cupy():
+    torch = pytest.importorskip("torch")
+    t = thc.arange(6.0)
+    pt = torch.from_dlpack(t)
+    assert pt.is_cuda and pt.data_ptr() == t.data_ptr()
+    pt.mul_(3)
+    assert t.cpu().tolist() == [0.0, 3.0, 6.0, 9.0, 12.0, 15.0]
+    back = thc.from_dlpack(torch.arange(4, device="cuda", dtype=torch.int64))
+    assert back.cpu().tolist() == [0, 1, 2, 3]
+    cupy = pytest.importorskip("cupy")
+    c = cupy.from_dlpack(t)
+    assert c.data.ptr == t.data_ptr()

@@ -24,6 +24,7 @@ from . import (_tensor_getitem, _tensor_index, _tensor_math, _tensor_ops, _tenso
                _tensor_sort)
 from ._tensor_shape import cat, gen_ptr
 from ._interop import from_cuda_array, is_pinned, pin_memory
+from ._dlpack import from_dlpack
 
 functions = {}
 
@@ -391,6 +392,7 @@ functions["cat"] = cat
 functions["from_cuda_array"] = from_cuda_array
 functions.update(_tensor_sort.functions)
 functions["pin_memory"] = pin_memory
+functions["from_dlpack"] = from_dlpack
 functions["is_pinned"] = is_pinned
 
 
