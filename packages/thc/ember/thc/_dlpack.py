@@ -6,7 +6,8 @@ declared here with ctypes."""
 import ctypes
 
 from ._lib import check, ffi, lib
-from ._tensor import Tensor, int64_array, wrap
+from ._interop import wrap_foreign
+from ._tensor import Tensor
 from ember.th import dtypes as _dt
 
 K_DL_CPU, K_DL_CUDA = 1, 2
@@ -103,17 +104,6 @@ def to_dlpack(t, stream=None):
     return _api.PyCapsule_New(addr, b"dltensor", ctypes.cast(_capsule_destructor, ctypes.c_void_p))
 
 
-# imported: storage context key -> the DLManagedTensor whose deleter to call
-_imported = {}
-
-
-@ffi.callback("void(void *, void *)")
-def _release_import(ctx, data):
-    managed = _imported.pop(int(ffi.cast("uintptr_t", ctx)), None)
-    if managed and managed.contents.deleter:
-        managed.contents.deleter(managed)
-
-
 def from_dlpack(obj):
     """A tensor sharing the CUDA memory of `obj` (anything with
     ``__dlpack__``, or a "dltensor" capsule)."""
@@ -139,32 +129,16 @@ def from_dlpack(obj):
     if key not in _NAMES or dl.dtype.lanes != 1:
         raise TypeError(f"from_dlpack: DLPack type (code {dl.dtype.code}, {dl.dtype.bits} bits, "
                         f"{dl.dtype.lanes} lanes) has no ember dtype")
-    dtype = getattr(_dt, _NAMES[key] if _NAMES[key] != "bool" else "bool_")
+    dtype = getattr(_dt, _NAMES[key])
     shape = [dl.shape[i] for i in range(dl.ndim)]
-    if dl.strides:
-        strides = [dl.strides[i] for i in range(dl.ndim)]
-    else:
-        strides, s = [], 1
-        for n in reversed(shape):
-            strides.insert(0, s)
-            s *= max(n, 1)
-    item = dl.dtype.bits // 8
-    lo = sum((n - 1) * e for n, e in zip(shape, strides) if e < 0 and n > 0)
-    hi = sum((n - 1) * e for n, e in zip(shape, strides) if e > 0 and n > 0)
-    nbytes = 0 if 0 in shape else (hi - lo + 1) * item
-    base = (dl.data or 0) + dl.byte_offset + lo * item
+    strides = [dl.strides[i] for i in range(dl.ndim)] if dl.strides else None
     _api.PyCapsule_SetName(capsule, b"used_dltensor")   # ours now: its deleter is ours to call
-    k = addr
-    _imported[k] = managed
-    storage = lib.thc_storage_wrap(ffi.cast("void *", base), nbytes, dl.device.device_id,
-                                   _release_import, ffi.cast("void *", k))
-    if not storage:
-        _imported.pop(k, None)
-        wrap(ffi.NULL)
-    p = lib.thc_tensor_from_storage(storage, -lo, len(shape), int64_array(shape),
-                                    int64_array(strides), dtype.code)
-    lib.thc_storage_release(storage)
-    return wrap(p)
+
+    def delete():
+        if managed.contents.deleter:
+            managed.contents.deleter(managed)
+    return wrap_foreign((dl.data or 0) + dl.byte_offset, shape, strides, dl.dtype.bits // 8,
+                        dtype, dl.device.device_id, on_release=delete)
 
 
 def _dlpack(self, stream=None, **kwargs):

@@ -390,7 +390,6 @@ functions["default_generator"] = default_generator
 functions["Tensor"] = Tensor
 functions["cat"] = cat
 functions["from_cuda_array"] = from_cuda_array
-functions.update(_tensor_sort.functions)
 functions["pin_memory"] = pin_memory
 functions["from_dlpack"] = from_dlpack
 functions["is_pinned"] = is_pinned
@@ -399,7 +398,8 @@ functions["is_pinned"] = is_pinned
 def _namespace():
     """Every public name: the families' functions first, these last."""
     ns = {}
-    for m in (_tensor_ops, _tensor_math, _tensor_shape, _tensor_index, _tensor_getitem):
+    for m in (_tensor_ops, _tensor_math, _tensor_shape, _tensor_index, _tensor_getitem,
+              _tensor_sort):
         ns.update(m.functions)
     ns.update(functions)
     return {k: v for k, v in ns.items() if not k.startswith("_")}

@@ -165,6 +165,18 @@ def wrap(p):
     return t
 
 
+def registrar(functions):
+    """register(fn, names=None, method=True): puts fn into a family's
+    `functions` under its names and, unless method=False, on Tensor."""
+    def register(fn, names=None, method=True):
+        for n in names or (fn.__name__,):
+            functions[n] = fn
+            if method:
+                setattr(_Tensor, n, fn)
+        return fn
+    return register
+
+
 def wrap_dim(dim, ndim):
     n = ndim if ndim > 0 else 1
     if not -n <= dim < n:

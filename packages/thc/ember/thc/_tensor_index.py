@@ -10,17 +10,12 @@ import ember.th as _th
 from ember.th import dtypes as _dt
 
 from ._lib import check, ffi, lib
-from ._tensor import Tensor, lib_version, upload, wrap
+from ._tensor import Tensor, lib_version, registrar, upload, wrap
 
 functions = {}
 
 
-def _register(fn, names=None, method=True):
-    for n in names or (fn.__name__,):
-        functions[n] = fn
-        if method:
-            setattr(Tensor, n, fn)
-    return fn
+_register = registrar(functions)
 
 
 def _device_index(index, what):

@@ -13,7 +13,7 @@ import ember.th as _th
 from ember.th import dtypes as _dt
 
 from ._lib import check, ffi, lib
-from ._tensor import NULL, Tensor, int_array, scalar_tensor, wrap, wrap_dim
+from ._tensor import NULL, Tensor, int_array, registrar, scalar_tensor, wrap, wrap_dim
 
 functions = {}
 _ALL_DIMS = -(1 << 30)  # thc_argminmax: reduce the flattened tensor
@@ -22,12 +22,7 @@ MaxResult = collections.namedtuple("max", ["values", "indices"])
 MinResult = collections.namedtuple("min", ["values", "indices"])
 
 
-def _register(fn, names=None, method=True):
-    for n in names or (fn.__name__,):
-        functions[n] = fn
-        if method:
-            setattr(Tensor, n, fn)
-    return fn
+_register = registrar(functions)
 
 
 def _dims(dim):

@@ -4,7 +4,7 @@ signatures and result tuples."""
 import collections
 
 from ._lib import check, ffi, lib
-from ._tensor import Tensor, wrap
+from ._tensor import registrar, wrap
 
 SortResult = collections.namedtuple("sort", ["values", "indices"])
 TopkResult = collections.namedtuple("topk", ["values", "indices"])
@@ -40,6 +40,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
                  KthvalueResult)
 
 
-functions = {f.__name__: f for f in (sort, argsort, msort, topk, kthvalue)}
-for _name, _f in functions.items():
-    setattr(Tensor, _name, _f)
+functions = {}
+_register = registrar(functions)
+for _f in (sort, argsort, msort, topk, kthvalue):
+    _register(_f)
