@@ -167,6 +167,23 @@ def test_pinned_memory_and_the_dataloader():
         assert all(x.is_pinned() and y.is_pinned() for x, y in batches)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int64"])
+def test_non_blocking_moves(dtype):
+    t = ember.randn(6, 5).mul(10).to(getattr(ember, dtype))
+    w = ember.randn(6, 5, dtype=ember.float64, requires_grad=True)
+    pinned = t.pin_memory()
+    d = pinned.to("cuda", non_blocking=True)
+    back = d.to("cpu", non_blocking=True)   # lands in pinned memory (NumPy's dtypes)
+    assert back.is_pinned() == (dtype != "bfloat16")
+    ember.cuda.synchronize()
+    assert d.device.type == "cuda" and back.dtype is t.dtype and ember.equal(back, t)
+    # still differentiable both ways
+    y = w.cuda(non_blocking=True).mul(2).to("cpu", non_blocking=True)
+    ember.cuda.synchronize()
+    y.sum().backward()
+    assert ember.equal(w.grad, ember.full((6, 5), 2.0, dtype=ember.float64))
+
+
 def test_memory_statistics_follow_the_tensors():
     ember.cuda.empty_cache()
     ember.cuda.reset_peak_memory_stats()

@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define THC_ABI_VERSION_MAJOR 1
-#define THC_ABI_VERSION_MINOR 5
+#define THC_ABI_VERSION_MINOR 6
 #define THC_MAX_DIMS 16
 
 /* ---- status codes: each maps to one Python exception type ---------- */
@@ -287,6 +287,13 @@ int thc_copy_from_host(thc_tensor *dst, const void *host);
 /* Writes numel(src) contiguous row-major elements of src's dtype; waits
  * for the device. */
 int thc_copy_to_host(void *host, const thc_tensor *src);
+/* The same transfers queued on the current stream without waiting for
+ * them (non_blocking): truly asynchronous when `host` is page-locked
+ * (thc_host_alloc), which must then stay valid and, for the upload,
+ * unchanged until the stream has passed the copy (an event tells).  From
+ * pageable memory CUDA finishes the host side before returning. */
+int thc_copy_from_host_async(thc_tensor *dst, const void *host);
+int thc_copy_to_host_async(void *host, const thc_tensor *src);
 /* The tensor's memory is also used by work on `stream`: the allocator
  * reuses it only after that work (see thc_allocator_record_stream). */
 int thc_tensor_record_stream(const thc_tensor *t, void *stream);

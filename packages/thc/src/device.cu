@@ -97,9 +97,12 @@ extern "C" const thc_device_ops *thc__device_ops(void) { return &cuda_ops; }
 extern "C" int thc__memcpy(void *dst, const void *src, size_t nbytes, int kind, void *stream) {
     static const cudaMemcpyKind kinds[] = {cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
                                            cudaMemcpyDeviceToDevice};
-    cudaError_t err = cudaMemcpyAsync(dst, src, nbytes, kinds[kind], (cudaStream_t)stream);
-    // pageable host memory: the host side must be done before returning
-    if (err == cudaSuccess && kind != THC__D2D) err = cudaStreamSynchronize((cudaStream_t)stream);
+    int k = kind & ~THC__NO_WAIT;
+    cudaError_t err = cudaMemcpyAsync(dst, src, nbytes, kinds[k], (cudaStream_t)stream);
+    // unless asked not to, the host side is done before returning (the
+    // caller may reuse or read its host buffer at once)
+    if (err == cudaSuccess && k != THC__D2D && !(kind & THC__NO_WAIT))
+        err = cudaStreamSynchronize((cudaStream_t)stream);
     return err == cudaSuccess ? THC_OK : cuda_fail("cudaMemcpyAsync", err);
 }
 

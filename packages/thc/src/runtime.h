@@ -11,6 +11,8 @@ extern "C" {
 #endif
 
 enum { THC__H2D = 0, THC__D2H = 1, THC__D2D = 2 };
+/* or'ed into a kind: queue the copy and return without waiting for it */
+enum { THC__NO_WAIT = 8 };
 
 /* Ordered after the work queued on `stream`; H2D and D2H return once the
  * host side of the copy is done. */

@@ -143,40 +143,60 @@ int thc__check_device(const char *what, const char *arg, const thc_tensor *t) {
 }
 
 /* ---- host <-> device ------------------------------------------------ */
-THC_API int thc_copy_from_host(thc_tensor *dst, const void *host) {
-    if (thc__check_device("copy_from_host", "dst", dst)) return thc_last_status();
+/* `flags`: 0, or THC__NO_WAIT to queue the transfer and return at once */
+static int from_host(thc_tensor *dst, const void *host, int flags, const char *what) {
+    if (thc__check_device(what, "dst", dst)) return thc_last_status();
     int64_t n = thc_numel(dst), item = thc_dtype_itemsize(dst->dtype);
     if (n == 0) return THC_OK;
-    if (!host) return thc__error(THC_ERR_VALUE, "copy_from_host: host is NULL");
+    if (!host) return thc__error(THC_ERR_VALUE, "%s: host is NULL", what);
     if (thc_is_contiguous(dst)) {
-        if (thc__memcpy(thc__ptr(dst), host, (size_t)(n * item), THC__H2D, thc__stream()))
+        if (thc__memcpy(thc__ptr(dst), host, (size_t)(n * item), THC__H2D | flags,
+                        thc__stream()))
             return thc_last_status();
-    } else {   /* through a contiguous device buffer */
+    } else {   /* through a contiguous device buffer, on the same stream */
         thc_tensor *tmp = thc__empty_like(dst, dst->dtype);
         if (!tmp) return thc_last_status();
-        int rc = thc__memcpy(thc__ptr(tmp), host, (size_t)(n * item), THC__H2D, thc__stream());
+        int rc = thc__memcpy(thc__ptr(tmp), host, (size_t)(n * item), THC__H2D | flags,
+                             thc__stream());
         if (!rc) rc = thc_copy(dst, tmp);
-        thc_tensor_release(tmp);
+        thc_tensor_release(tmp);   /* reused only by later work on this stream */
         if (rc) return rc;
     }
     thc__bump_version(dst);
     return THC_OK;
 }
 
-THC_API int thc_copy_to_host(void *host, const thc_tensor *src) {
-    if (!src) return thc__error(THC_ERR_VALUE, "copy_to_host: src is NULL");
+static int to_host(void *host, const thc_tensor *src, int flags, const char *what) {
+    if (!src) return thc__error(THC_ERR_VALUE, "%s: src is NULL", what);
     int64_t n = thc_numel(src), item = thc_dtype_itemsize(src->dtype);
     if (n == 0) return THC_OK;
-    if (!host) return thc__error(THC_ERR_VALUE, "copy_to_host: host is NULL");
+    if (!host) return thc__error(THC_ERR_VALUE, "%s: host is NULL", what);
     if (thc__on_host(src)) {
         memcpy(host, thc__ptr(src), (size_t)item);
         return THC_OK;
     }
     thc_tensor *c = thc_contiguous(src);
     if (!c) return thc_last_status();
-    int rc = thc__memcpy(host, thc__ptr(c), (size_t)(n * item), THC__D2H, thc__stream());
+    int rc = thc__memcpy(host, thc__ptr(c), (size_t)(n * item), THC__D2H | flags,
+                         thc__stream());
     thc_tensor_release(c);
     return rc;
+}
+
+THC_API int thc_copy_from_host(thc_tensor *dst, const void *host) {
+    return from_host(dst, host, 0, "copy_from_host");
+}
+
+THC_API int thc_copy_to_host(void *host, const thc_tensor *src) {
+    return to_host(host, src, 0, "copy_to_host");
+}
+
+THC_API int thc_copy_from_host_async(thc_tensor *dst, const void *host) {
+    return from_host(dst, host, THC__NO_WAIT, "copy_from_host_async");
+}
+
+THC_API int thc_copy_to_host_async(void *host, const thc_tensor *src) {
+    return to_host(host, src, THC__NO_WAIT, "copy_to_host_async");
 }
 
 static int element(const thc_tensor *t, int64_t linear, char *buf) {

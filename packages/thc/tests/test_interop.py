@@ -111,21 +111,66 @@ def test_pinned_memory_lives_with_its_tensors():
     import gc
 
     import ember.th as th
-    from ember.thc import _interop
+    from ember.thc import _host_memory
     t = th.arange(10, dtype=th.float32)
     p = thc.pin_memory(t)
     assert thc.is_pinned(p) and not thc.is_pinned(t)
     assert p.tolist() == t.tolist()
     view = p[2:5]
     assert thc.is_pinned(view)
-    before = len(_interop._pinned)
+    before = len(_host_memory._pinned)
     del p
     gc.collect()
-    assert len(_interop._pinned) == before   # the view still holds the block
+    assert len(_host_memory._pinned) == before   # the view still holds the block
     del view
     gc.collect()
-    assert len(_interop._pinned) == before - 1
+    assert len(_host_memory._pinned) == before - 1
     assert thc.pin_memory(th.zeros(3, dtype=th.bfloat16)).dtype is th.bfloat16
+
+
+@needs_device
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "bfloat16"])
+def test_non_blocking_transfers_match_blocking_ones(dtype):
+    import ember.th as th
+    from ember.thc import _host_memory
+    rng = np.random.default_rng(7)
+    host = th.tensor(rng.standard_normal((5, 7)) * 10).to(getattr(th, dtype))
+    pinned = thc.pin_memory(host)
+    assert thc.is_pinned(pinned) == (dtype != "bfloat16")
+    d = thc.empty((5, 7), dtype=getattr(thc, dtype)).copy_(pinned, non_blocking=True)
+    back = d.to("cpu", non_blocking=True)      # into pinned memory when NumPy has the dtype
+    assert thc.is_pinned(back) == (dtype != "bfloat16")
+    thc.current_stream().synchronize()
+    assert back.tolist() == host.tolist()
+    # into a non-contiguous device tensor, and from pageable memory (synchronous)
+    target = thc.zeros((7, 5), dtype=getattr(thc, dtype)).t()
+    target.copy_(pinned, non_blocking=True)
+    assert target.cpu().tolist() == host.tolist()
+    target.copy_(host, non_blocking=True)
+    assert target.cpu().tolist() == host.tolist()
+    thc.synchronize()
+    assert _host_memory.flush() == 0   # every finished transfer let go of its memory
+
+
+@needs_device
+def test_non_blocking_upload_keeps_its_source_alive():
+    import gc
+
+    import ember.th as th
+    from ember.thc import _host_memory
+    pinned = thc.pin_memory(th.arange(1000, dtype=th.float64))
+    blocks = len(_host_memory._pinned)
+    d = thc.empty((1000,), dtype=thc.float64).copy_(pinned, non_blocking=True)
+    # held until the stream has passed the copy
+    assert any(o.data_ptr() == pinned.data_ptr()
+               for _, objs in _host_memory._in_flight for o in objs)
+    del pinned
+    gc.collect()
+    thc.synchronize()
+    _host_memory.flush()
+    gc.collect()
+    assert len(_host_memory._pinned) == blocks - 1
+    assert d.cpu().tolist() == list(range(1000))
 
 
 @needs_device

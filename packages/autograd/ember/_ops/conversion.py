@@ -24,10 +24,11 @@ class _to_dtype:
         return g.to(dtype)
 
 
-def move_raw(data, target):
-    """A raw tensor's values on another device type, through the backends'
-    NumPy exchange (zero-copy on the CPU side).  NumPy has no bfloat16:
-    those values travel as float32, which holds them exactly."""
+def move_raw(data, target, non_blocking=False):
+    """A raw tensor's values on another device type.  The non-CPU backend
+    does the transfer (its raw ``copy_`` from a CPU tensor, its
+    ``to('cpu')``), asynchronously from or to pinned memory when
+    non_blocking; between two non-CPU types the values go through the CPU."""
     source = backends.get_backend(device_of(data).type)
     dest = backends.get_backend(target.type)  # names the package to install
     if target.type != "cpu" and not dest.is_available():
@@ -36,19 +37,20 @@ def move_raw(data, target):
     if target.index is not None and target.index >= dest.device_count():
         raise RuntimeError(f"cannot move a tensor to {target}: there are "
                            f"{dest.device_count()} {target.type} devices")
-    dtype = data.dtype
-    if dtype.name == "bfloat16":
-        data = data.to(source.namespace.float32)
-    moved = dest.from_numpy(source.to_numpy(data))
-    return moved.to(dtype) if moved.dtype is not dtype else moved
+    if dest.device_type == "cpu":
+        return data.to("cpu", non_blocking=non_blocking)
+    if source.device_type != "cpu":
+        data = move_raw(data, _device("cpu"))
+    moved = dest.namespace.empty(tuple(data.shape), dtype=data.dtype, device=str(target))
+    return moved.copy_(data, non_blocking=non_blocking)
 
 
 @op(function=False, method=False, node_name="ToCopyBackward0")
 class _to_device:
-    def forward(input, target):
-        return move_raw(input._data, target)
+    def forward(input, target, non_blocking=False):
+        return move_raw(input._data, target, non_blocking)
 
-    def save(out, input, target):
+    def save(out, input, target, non_blocking=False):
         return (input.device,)
 
     def backward(g, source):
@@ -74,7 +76,7 @@ def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False,
     if device is not None:
         target = device if isinstance(device, _device) else _device(device)
         if target.type != self.device.type:
-            moved = _to_device(self, target)
+            moved = _to_device(self, target, non_blocking)
             return moved if dtype is None else to(moved, dtype)
     if dtype is None or dtype is self._data.dtype:
         return self.clone() if copy else self
@@ -115,7 +117,7 @@ Tensor.type_as = lambda self, other: to(self, other.dtype)
 Tensor.cpu = lambda self, memory_format=None: to(self, "cpu")
 Tensor.cuda = lambda self, device=None, non_blocking=False, memory_format=None: \
     to(self, _device("cuda", device if isinstance(device, int) else None)
-       if not isinstance(device, (str, _device)) else device)
+       if not isinstance(device, (str, _device)) else device, non_blocking=non_blocking)
 
 
 def _shape(x):

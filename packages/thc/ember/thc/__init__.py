@@ -10,6 +10,8 @@ no autograd) with PyTorch's names: ``ember.thc.randn(3, 4)``,
 The tensor functions load on first use (module ``__getattr__``), so that
 ``import ember.thc`` stays cheap and works on machines without a device.
 """
+import builtins as _builtins
+
 from ._lib import OutOfMemoryError, check as _check, ffi as _ffi, lib as _lib
 from ._allocator import CachingAllocator, round_size
 from ._streams import Event, Stream, current_stream, default_stream, set_stream, stream
@@ -204,7 +206,10 @@ def __getattr__(name):
         value = namespace[name]
     except KeyError:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    globals()[name] = value  # later lookups skip this function
+    # later lookups skip this function; names of builtins (bool, float, int)
+    # are not cached, or this module's own code would see the dtypes
+    if not hasattr(_builtins, name):
+        globals()[name] = value
     return value
 
 

@@ -23,7 +23,8 @@ from ._tensor import scalar_tensor as _scalar_tensor
 from . import (_tensor_getitem, _tensor_index, _tensor_math, _tensor_ops, _tensor_shape,
                _tensor_sort)
 from ._tensor_shape import cat, gen_ptr
-from ._interop import from_cuda_array, is_pinned, pin_memory
+from ._interop import from_cuda_array
+from ._host_memory import is_pinned, pin_memory
 from ._dlpack import from_dlpack
 
 functions = {}

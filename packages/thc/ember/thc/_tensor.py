@@ -18,6 +18,7 @@ import ember.th as _th
 from ember.th import dtypes as _dt
 
 from ._lib import check, ffi, lib
+from ._host_memory import is_pinned, keep_until_done, pinned_empty
 
 NULL = ffi.NULL
 _DTYPES = [_dt.BY_CODE[i] for i in range(lib.THC_NUM_DTYPES)]
@@ -322,43 +323,60 @@ def scalar_tensor(v, dtype=None):
 
 
 # ---- host <-> device ---------------------------------------------------
-def to_host(self):
-    """A new contiguous ember.th (CPU) tensor with this tensor's values."""
-    out = _th.empty(tuple(self.shape), dtype=self.dtype)
-    if out.numel():
-        check(lib.thc_copy_to_host(ffi.cast("void *", out.data_ptr()), self._p))
+def to_host(self, non_blocking=False):
+    """A new contiguous ember.th (CPU) tensor with this tensor's values.
+    non_blocking: the result lies in pinned memory and is filled
+    asynchronously (read it after synchronizing the stream)."""
+    shape = tuple(self.shape)
+    out = pinned_empty(shape, self.dtype) if non_blocking else None
+    if out is None:
+        out = _th.empty(shape, dtype=self.dtype)
+        if out.numel():
+            check(lib.thc_copy_to_host(ffi.cast("void *", out.data_ptr()), self._p))
+    elif out.numel():
+        check(lib.thc_copy_to_host_async(ffi.cast("void *", out.data_ptr()), self._p))
+        keep_until_done(out)
     return out
 
 
-def upload(host):
+def _send(dst, host, non_blocking):
+    """dst[...] = host, a contiguous ember.th tensor of dst's shape and
+    dtype: asynchronous when asked for and `host` is pinned."""
+    address = ffi.cast("void *", host.data_ptr())
+    if non_blocking and is_pinned(host):
+        check(lib.thc_copy_from_host_async(dst._p, address))
+        keep_until_done(host)   # its memory is read after this returns
+    else:
+        check(lib.thc_copy_from_host(dst._p, address))
+
+
+def upload(host, non_blocking=False):
     """A new contiguous device tensor from an ember.th tensor."""
     shape = tuple(host.shape)
     t = wrap(lib.thc_empty(len(shape), int64_array(shape), host.dtype.code))
-    if host.numel():
-        host = host.contiguous()
-        check(lib.thc_copy_from_host(t._p, ffi.cast("void *", host.data_ptr())))
+    if t.numel():
+        _send(t, host.contiguous(), non_blocking)
     return t
 
 
-def _copy_from_host(self, src):
+def _copy_from_host(self, src, non_blocking=False):
     """self[...] = src for an ember.th tensor or NumPy array: converted and
-    broadcast on the host, then one transfer."""
+    broadcast on the host, then one transfer (through a device buffer when
+    self is not contiguous)."""
     if isinstance(src, np.ndarray):
         src = _th.tensor(src)
     src = src.to(self.dtype).expand(tuple(self.shape)).contiguous()
-    if self.is_contiguous():
-        if src.numel():
-            check(lib.thc_copy_from_host(self._p, ffi.cast("void *", src.data_ptr())))
-    else:  # thc_copy_from_host goes through a device buffer itself
-        tmp = upload(src)  # a name keeps it alive across the C call
-        check(lib.thc_copy(self._p, tmp._p))
+    if src.numel():
+        _send(self, src, non_blocking)
 
 
 def copy_(self, src, non_blocking=False):
+    """non_blocking: a copy from pinned host memory is queued on the current
+    stream and this returns at once."""
     if isinstance(src, Tensor):
         check(lib.thc_copy(self._p, src._p))
     elif isinstance(src, (_th.Tensor, np.ndarray)):
-        _copy_from_host(self, src)
+        _copy_from_host(self, src, non_blocking)
     else:
         check(lib.thc_copy(self._p, operand(src)))
     return self
@@ -434,7 +452,7 @@ def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False, **k
         elif a is not None:
             device = a
     if _is_cpu(device):
-        host = to_host(self)
+        host = to_host(self, non_blocking)
         return host if dtype is None or dtype is self.dtype else host.to(dtype)
     if device is not None and _check_cuda(device) != self._p.storage.device:
         raise NotImplementedError("copies between CUDA devices are not supported by "
@@ -454,7 +472,7 @@ def cpu(self, memory_format=None):
 
 def cuda(self, device=None, non_blocking=False, memory_format=None):
     return self if device is None else to(self, device if isinstance(device, str)
-                                          else f"cuda:{int(device)}")
+                                          else f"cuda:{int(device)}", non_blocking=non_blocking)
 
 
 def item(self):
