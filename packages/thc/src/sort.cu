@@ -1,8 +1,10 @@
-// sort, topk and kthvalue along a dim: one thread per row (the tensor seen
-// as (outer, L, inner)), a stable bottom-up merge sort through a scratch
-// buffer; NaN sorts above every number, as in libTH and PyTorch.  Rows
-// are independent, so many rows sort in parallel; one long row sorts on a
-// single thread (correct, not fast).
+// sort, topk and kthvalue along a dim, the tensor seen as (outer, L, inner)
+// with rows = outer * inner: a stable bottom-up merge sort; NaN sorts above
+// every number, as in libTH and PyTorch.  Short rows sort one per thread;
+// longer ones in parallel passes over all elements, where each element
+// finds its place in the merged run by a binary search in the other run
+// (O(n log^2 n) work, but every pass is one wide kernel, so a single long
+// row uses the whole device).
 #include "ops.cuh"
 
 using namespace thc;
@@ -55,6 +57,90 @@ template <typename T> struct SortRowFn {
     }
 };
 
+// rows shorter than this sort one per thread; the others in merge passes
+constexpr int64_t ROW_PER_THREAD_MAX = 32;
+
+// scratch (rows, L) <- the rows of `in`, with their positions
+template <typename T> struct GatherRowsFn {
+    const T *in;
+    T *keys;
+    int64_t *pos;
+    int64_t L, inner;
+    THC_HD void operator()(int64_t e) const {
+        int64_t r = e / L, i = e % L;
+        keys[e] = in[(r / inner) * L * inner + r % inner + i * inner];
+        pos[e] = i;
+    }
+};
+
+// One pass: runs of w (sorted) into runs of 2w.  Element p of a left run
+// lands after the right run's elements that go strictly before it, one of
+// a right run after the left run's elements that do not go after it: so
+// ties keep their order (stable).
+template <typename T> struct MergePassFn {
+    const T *ka;
+    const int64_t *ia;
+    T *kb;
+    int64_t *ib;
+    int64_t L, w;
+    int desc;
+    THC_HD void operator()(int64_t e) const {
+        int64_t r = e / L, p = e % L;
+        const T *row = ka + r * L;
+        int64_t run = p / w, start = (run & ~(int64_t)1) * w;
+        int64_t mid = start + w < L ? start + w : L, hi = start + 2 * w < L ? start + 2 * w : L;
+        T x = row[p];
+        bool left = (run & 1) == 0;
+        int64_t lo = left ? mid : start, up = left ? hi : mid;   // the other run
+        while (lo < up) {   // first position where the prefix predicate fails
+            int64_t m = lo + (up - lo) / 2;
+            bool prefix = left ? before(row[m], x, desc) : !before(x, row[m], desc);
+            if (prefix) lo = m + 1;
+            else up = m;
+        }
+        int64_t other = lo - (left ? mid : start);
+        int64_t dst = start + (left ? p - start : p - mid) + other;
+        kb[r * L + dst] = x;
+        ib[r * L + dst] = ia[e];
+    }
+};
+
+// outputs <- sorted positions [start, start + count) of every row
+template <typename T> struct ScatterRowsFn {
+    const T *keys;
+    const int64_t *pos;
+    T *vals;
+    int64_t *idx;
+    int64_t L, inner, start, count;
+    THC_HD void operator()(int64_t e) const {
+        int64_t r = e / count, j = e % count;
+        int64_t out = (r / inner) * count * inner + r % inner + j * inner;
+        vals[out] = keys[r * L + start + j];
+        idx[out] = pos[r * L + start + j];
+    }
+};
+
+template <typename T>
+int sort_rows(const T *in, T *vals, int64_t *idx, T *sk, int64_t *si, int64_t L, int64_t inner,
+              int64_t start, int64_t count, int64_t rows, int desc) {
+    if (L <= ROW_PER_THREAD_MAX)
+        return for_each("sort", rows,
+                        SortRowFn<T>{in, vals, idx, sk, si, L, inner, start, count, rows, desc},
+                        thc__stream());
+    int64_t n = rows * L;
+    T *ka = sk, *kb = sk + n;
+    int64_t *ia = si, *ib = si + n;
+    int rc = for_each("sort", n, GatherRowsFn<T>{in, ka, ia, L, inner}, thc__stream());
+    for (int64_t w = 1; !rc && w < L; w *= 2) {
+        rc = for_each("sort", n, MergePassFn<T>{ka, ia, kb, ib, L, w, desc}, thc__stream());
+        T *tk = ka; ka = kb; kb = tk;
+        int64_t *ti = ia; ia = ib; ib = ti;
+    }
+    return rc ? rc : for_each("sort", rows * count,
+                              ScatterRowsFn<T>{ka, ia, vals, idx, L, inner, start, count},
+                              thc__stream());
+}
+
 // Sorts every row of a along dim (wrapped) and keeps the sorted positions
 // [start, start + count); outputs have a's shape with count along dim.
 int sort_core(const thc_tensor *a, int dim, int desc, int64_t start, int64_t count,
@@ -75,14 +161,10 @@ int sort_core(const thc_tensor *a, int dim, int desc, int64_t start, int64_t cou
     thc_tensor *si = sk ? thc_empty(1, &scratch, THC_INT64) : NULL;
     int rc = si ? THC_OK : thc_last_status();
     if (!rc && rows > 0 && count > 0) switch (ct) {
-        THC_CASES_COMPUTE(rc = for_each("sort", rows,
-                                        SortRowFn<scalar_t>{(const scalar_t *)thc__ptr(x),
-                                                            (scalar_t *)thc__ptr(v),
-                                                            (int64_t *)thc__ptr(ix),
-                                                            (scalar_t *)thc__ptr(sk),
-                                                            (int64_t *)thc__ptr(si), L, inner,
-                                                            start, count, rows, desc},
-                                        thc__stream()))
+        THC_CASES_COMPUTE(rc = sort_rows((const scalar_t *)thc__ptr(x), (scalar_t *)thc__ptr(v),
+                                         (int64_t *)thc__ptr(ix), (scalar_t *)thc__ptr(sk),
+                                         (int64_t *)thc__ptr(si), L, inner, start, count, rows,
+                                         desc))
     }
     if (!rc && ct != a->dtype) {   // back to float16 / bfloat16 (exact)
         thc_tensor *h = thc_to_dtype(v, a->dtype);

@@ -80,3 +80,20 @@ def test_long_rows_and_many_rows(rng):
     assert_same(g.sort(), h.sort())
     h, g = pair(rng, (400, 9), th.int64)
     assert_same(g.sort(0, descending=True), h.sort(0, descending=True))
+
+
+@pytest.mark.parametrize("length", [33, 64, 257, 5000])
+def test_long_rows_sort_in_parallel_passes_stably(rng, length):
+    # rows longer than 32 take the parallel merge passes: ties (stability
+    # shows in the indices), NaN, both directions, a dim with inner elements
+    values = rng.integers(0, 7, size=(2, length, 3)).astype("float64")
+    values[0, ::5, 1] = float("nan")
+    h, g = th.tensor(values), thc.tensor(values)
+    for desc in (False, True):
+        assert_same(g.sort(1, descending=desc), h.sort(1, descending=desc))
+        assert_same(g.sort(-1, descending=desc), h.sort(-1, descending=desc))
+    assert_same(g.topk(5, 1), h.topk(5, 1))
+    assert_same(g.topk(5, 1, largest=False), h.topk(5, 1, largest=False))
+    assert_same(g.kthvalue(length // 2 + 1, 1), h.kthvalue(length // 2 + 1, 1))
+    flat_h, flat_g = h.reshape(-1), g.reshape(-1)
+    assert_same(flat_g.sort(), flat_h.sort())
