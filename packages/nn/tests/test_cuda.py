@@ -27,6 +27,24 @@ def test_thcunn_kernels_are_used_when_installed():
     assert "cuda" in _kernels.providers()
 
 
+@pytest.mark.parametrize("device,package", [("cuda", "ember.thcunn"), ("cpu", "ember.thnn")])
+def test_each_device_runs_its_own_kernel_package(monkeypatch, device, package):
+    # whatever order the kernel packages load in, a layer on CUDA tensors
+    # runs ember.thcunn's kernels and on CPU tensors ember.thnn's
+    kernels = pytest.importorskip(package)
+    _kernels.reset()
+    calls = []
+    for name in ("conv2d_forward", "conv2d_backward_input", "batch_norm_forward"):
+        real = getattr(kernels, name)
+        monkeypatch.setattr(kernels, name,
+                            lambda *a, _real=real, _name=name, **k: calls.append(_name)
+                            or _real(*a, **k))
+    model = nn.Sequential(nn.Conv2d(2, 3, 3), nn.BatchNorm2d(3)).to(device)
+    x = ember.randn(2, 2, 6, 6, device=device, requires_grad=True)
+    model(x).sum().backward()
+    assert calls == ["conv2d_forward", "batch_norm_forward", "conv2d_backward_input"]
+
+
 def test_module_cuda_keeps_parameters_and_moves_buffers():
     m = small_cnn().double()
     params = list(m.parameters())

@@ -94,10 +94,12 @@ def _raw(a):
     return a._data if isinstance(a, Tensor) else a
 
 
-def wrap(name, spec, composed, tensor_type):
-    """The autograd-recording function of kernel `name` (falls back to
-    `composed` for tensors of another backend and for the cases the spec
-    declines by returning NotImplemented)."""
+def wrap(name, spec, composed, tensor_type, fallback=None):
+    """The autograd-recording function of kernel `name`.  Tensors of another
+    backend, and the cases the spec declines by returning NotImplemented, go
+    to `fallback` (another kernel package's function, default `composed`);
+    double backward differentiates `composed`."""
+    fallback = composed if fallback is None else fallback
     n = spec.differentiable  # a count (the leading arguments) or positions
     positions = tuple(range(n)) if isinstance(n, int) else tuple(n)
     cls = node_class(KernelNode, name, node_name=NODE_NAMES.get(name), spec=spec,
@@ -107,10 +109,10 @@ def wrap(name, spec, composed, tensor_type):
 
     def call(*args):
         if args[0]._data.__class__ is not tensor_type:
-            return composed(*args)
+            return fallback(*args)
         result = forward(*[_raw(a) for a in args])
         if result is NotImplemented:
-            return composed(*args)
+            return fallback(*args)
         outs, ctx = result
         tensors = tuple([args[i] for i in positions])
         if not (_mode.enabled and any(t is not None and t._requires_grad for t in tensors)):

@@ -61,7 +61,9 @@ def _load():
                               f"{exc}", RuntimeWarning, stacklevel=3)
                 continue
             _providers.append(ep.name)
-            table.update({k: wrap(k, spec, COMPOSED[k], tensor_type)
+            # each package's functions take their own tensors and hand the
+            # others on to the packages loaded before (the last: composed)
+            table.update({k: wrap(k, spec, COMPOSED[k], tensor_type, fallback=table[k])
                           for k, spec in found.items() if k in COMPOSED})
     _table = table
     return table
