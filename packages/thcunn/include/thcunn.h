@@ -156,6 +156,30 @@ int thcunn_activation_backward_input(thc_tensor *grad_input,
                                      const thc_tensor *input, int activation,
                                      double a, double b);
 
+/* ==== conv1d, conv3d, conv_transpose2d (conv_more.cu) ==== */
+
+
+
+/* ==== adaptive pooling, 3-d pooling, window_output_size (pooling_more.cu) ==== */
+
+
+
+/* ==== layer_norm, group_norm (norm.cu); dropout (dropout.cu) ==== */
+
+
+
+/* ==== pointwise losses, kl_div, margin_ranking, cosine_embedding (loss_more.cu) ==== */
+
+
+
+/* ==== padding (padding.cu); upsampling (upsample.cu) ==== */
+
+
+
+/* ==== embedding, embedding_bag (embedding.cu) ==== */
+
+
+
 #ifdef __cplusplus
 }
 #endif
