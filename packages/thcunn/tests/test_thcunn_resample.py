@@ -237,6 +237,18 @@ def test_upsample_scalar_scale_and_boundaries(scale):
              k.upsample_bilinear2d_forward(xg, size, ac, scale), 1e-12)
 
 
+def test_upsample_nearest_picks_pixels_in_single_precision():
+    """3 -> 123 rows and 4 -> 82 columns: float32 and float64 source
+    coordinates floor to different pixels; libTHNN (like PyTorch) uses float32."""
+    rng = np.random.default_rng(17)
+    xc, xg = pair((1, 2, 3, 4), rng)
+    yc = thnn.upsample_nearest2d_forward(xc, (123, 82))
+    same(yc, k.upsample_nearest2d_forward(xg, (123, 82)), 0)
+    gc, gg = pair(tuple(yc.shape), rng)
+    same(thnn.upsample_nearest2d_backward_input(gc, (1, 2, 3, 4)),
+         k.upsample_nearest2d_backward_input(gg, (1, 2, 3, 4)), 1e-10)
+
+
 def test_upsample_empty_batch():
     e = thc.empty((0, 2, 3, 3), dtype=thc.float32)
     assert tuple(k.upsample_nearest2d_forward(e, (6, 6)).shape) == (0, 2, 6, 6)
