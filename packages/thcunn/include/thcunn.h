@@ -156,6 +156,87 @@ int thcunn_activation_backward_input(thc_tensor *grad_input,
                                      const thc_tensor *input, int activation,
                                      double a, double b);
 
+/* ==== conv1d, conv3d, conv_transpose2d (conv_more.cu) ==== */
+
+
+
+/* ==== adaptive pooling, 3-d pooling, window_output_size (pooling_more.cu) ==== */
+
+
+
+/* ==== layer_norm, group_norm (norm.cu); dropout (dropout.cu) ==== */
+
+
+
+/* ==== pointwise losses, kl_div, margin_ranking, cosine_embedding (loss_more.cu) ==== */
+
+
+
+/* ==== padding (padding.cu); upsampling (upsample.cu) ==== */
+/* reflection / replication padding (padding.cu), libTHNN's layout:
+ * padding is one (before, after) pair per padded dim, last dim first:
+ * int64[2] {left, right} (1d: input (N, C, W) or (C, W)), int64[4]
+ * {left, right, top, bottom} (2d: (N, C, H, W) or (C, H, W)), int64[6]
+ * {..., front, back} (3d: (N, C, D, H, W) or (C, D, H, W)).  Negative
+ * values crop; reflection needs each pad < that dim's size.  output: the
+ * input's shape with the padded sizes; grad_input: the input's shape,
+ * overwritten. */
+int thcunn_reflection_pad1d_forward(thc_tensor *output, const thc_tensor *input,
+                                    const int64_t *padding);
+int thcunn_reflection_pad1d_backward_input(thc_tensor *grad_input,
+                                           const thc_tensor *grad_output,
+                                           const int64_t *padding);
+int thcunn_reflection_pad2d_forward(thc_tensor *output, const thc_tensor *input,
+                                    const int64_t *padding);
+int thcunn_reflection_pad2d_backward_input(thc_tensor *grad_input,
+                                           const thc_tensor *grad_output,
+                                           const int64_t *padding);
+int thcunn_reflection_pad3d_forward(thc_tensor *output, const thc_tensor *input,
+                                    const int64_t *padding);
+int thcunn_reflection_pad3d_backward_input(thc_tensor *grad_input,
+                                           const thc_tensor *grad_output,
+                                           const int64_t *padding);
+int thcunn_replication_pad1d_forward(thc_tensor *output, const thc_tensor *input,
+                                     const int64_t *padding);
+int thcunn_replication_pad1d_backward_input(thc_tensor *grad_input,
+                                            const thc_tensor *grad_output,
+                                            const int64_t *padding);
+int thcunn_replication_pad2d_forward(thc_tensor *output, const thc_tensor *input,
+                                     const int64_t *padding);
+int thcunn_replication_pad2d_backward_input(thc_tensor *grad_input,
+                                            const thc_tensor *grad_output,
+                                            const int64_t *padding);
+int thcunn_replication_pad3d_forward(thc_tensor *output, const thc_tensor *input,
+                                     const int64_t *padding);
+int thcunn_replication_pad3d_backward_input(thc_tensor *grad_input,
+                                            const thc_tensor *grad_output,
+                                            const int64_t *padding);
+
+/* upsampling (upsample.cu): input (N, C, H, W) or (C, H, W); output
+ * (..., OH, OW) of the caller's size (grad_input: the input's shape,
+ * overwritten).  scale_h, scale_w: the scale factors the user gave
+ * (output / input), or <= 0 when none; given ones map output to input
+ * coordinates (1 / scale), as in libTHNN.  A dimension whose size does
+ * not change is copied, whatever its scale. */
+int thcunn_upsample_nearest2d_forward(thc_tensor *output, const thc_tensor *input,
+                                      double scale_h, double scale_w);
+int thcunn_upsample_nearest2d_backward_input(thc_tensor *grad_input,
+                                             const thc_tensor *grad_output,
+                                             double scale_h, double scale_w);
+int thcunn_upsample_bilinear2d_forward(thc_tensor *output, const thc_tensor *input,
+                                       int align_corners, double scale_h,
+                                       double scale_w);
+int thcunn_upsample_bilinear2d_backward_input(thc_tensor *grad_input,
+                                              const thc_tensor *grad_output,
+                                              int align_corners, double scale_h,
+                                              double scale_w);
+
+
+
+/* ==== embedding, embedding_bag (embedding.cu) ==== */
+
+
+
 #ifdef __cplusplus
 }
 #endif
