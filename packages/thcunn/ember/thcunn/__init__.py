@@ -277,6 +277,9 @@ def activation_backward_input(name, grad_output, input, a=0.0, b=0.0):
     return gi
 
 
+from ._loss_more import *  # noqa: F401,F403  pointwise losses, kl_div, margin_ranking, cosine_embedding
+
+
 class _Kernels:
     """The ``ember.kernels`` entry point: this module's functions by name
     (ember.nn's kernel table in ember/nn/_kernel_specs.py runs them)."""
