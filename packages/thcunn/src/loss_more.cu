@@ -107,9 +107,9 @@ int check_grad_output(const char *fn, const thc_tensor *gy, int64_t n, int dtype
 // ---- tensors held by one call ---------------------------------------------------------
 
 // Releases what it holds when the call returns; hold() of NULL records a
-// failed libTHC call.
+// failed libTHC call.  A call here holds at most 6 tensors.
 struct Held {
-    thc_tensor *p[10] = {};
+    thc_tensor *p[8] = {};
     int n = 0;
     bool failed = false;
     thc_tensor *hold(thc_tensor *t) {
