@@ -169,6 +169,82 @@ int thcunn_activation_backward_input(thc_tensor *grad_input,
 
 
 /* ==== pointwise losses, kl_div, margin_ranking, cosine_embedding (loss_more.cu) ==== */
+/* Reductions: output (or grad_output) is 0-d for mean/sum, computed on the
+ * device (per-element values in a float64 scratch, then libTHC's sums);
+ * the mean of no element is NaN.  No broadcasting: the caller broadcasts.
+ *
+ * Pointwise losses: input and target of one shape and dtype; weight
+ * (input's number of elements) or NULL multiplies each element's loss;
+ * pos_weight (input's last dim) or NULL, for bce_with_logits.  a: beta of
+ * smooth_l1, delta of huber.  output: input's shape for none, else 0-d.
+ * bce's input must lie in [0, 1] (checked on the device, read back). */
+typedef enum thcunn_pointwise_loss {
+    THCUNN_MSE_LOSS = 0, THCUNN_L1_LOSS, THCUNN_SMOOTH_L1_LOSS, THCUNN_HUBER_LOSS,
+    THCUNN_BCE_LOSS, THCUNN_BCE_WITH_LOGITS_LOSS, THCUNN_NUM_POINTWISE_LOSSES
+} thcunn_pointwise_loss;
+
+int thcunn_pointwise_loss_forward(thc_tensor *output, const thc_tensor *input,
+                                  const thc_tensor *target,
+                                  const thc_tensor *weight,
+                                  const thc_tensor *pos_weight, int loss,
+                                  int reduction, double a);
+/* grad_input (input's shape) is overwritten. */
+int thcunn_pointwise_loss_backward_input(thc_tensor *grad_input,
+                                         const thc_tensor *grad_output,
+                                         const thc_tensor *input,
+                                         const thc_tensor *target,
+                                         const thc_tensor *weight,
+                                         const thc_tensor *pos_weight,
+                                         int loss, int reduction, double a);
+
+/* kl_div: input and target of one shape and dtype; target * (log target -
+ * input), or exp(target) * (target - input) with log_target (a target of 0
+ * gives 0, a negative one NaN).  output: input's shape for none, else 0-d
+ * ('batchmean' is sum / batch, done by the caller).  The backward gives
+ * grad_input and/or grad_target (input's shape; either may be NULL). */
+int thcunn_kl_div_forward(thc_tensor *output, const thc_tensor *input,
+                          const thc_tensor *target, int reduction,
+                          int log_target);
+int thcunn_kl_div_backward_input(thc_tensor *grad_input,
+                                 thc_tensor *grad_target,
+                                 const thc_tensor *grad_output,
+                                 const thc_tensor *input,
+                                 const thc_tensor *target, int reduction,
+                                 int log_target);
+
+/* margin_ranking_loss: input1, input2, target (+1/-1) of one shape and
+ * dtype; max(0, -target * (input1 - input2) + margin).  output: input1's
+ * shape for none, else 0-d.  grad_input1/2 (input1's shape) may be NULL. */
+int thcunn_margin_ranking_loss_forward(thc_tensor *output,
+                                       const thc_tensor *input1,
+                                       const thc_tensor *input2,
+                                       const thc_tensor *target,
+                                       double margin, int reduction);
+int thcunn_margin_ranking_loss_backward_input(thc_tensor *grad_input1,
+                                              thc_tensor *grad_input2,
+                                              const thc_tensor *grad_output,
+                                              const thc_tensor *input1,
+                                              const thc_tensor *input2,
+                                              const thc_tensor *target,
+                                              double margin, int reduction);
+
+/* cosine_embedding_loss: inputs (N, D) with target (N), or (D) with a 0-d
+ * target, one dtype; cos = <x1, x2> / sqrt((|x1|^2 + 1e-12)(|x2|^2 +
+ * 1e-12)) per row; 1 - cos for target 1, max(0, cos - margin) for target
+ * -1, 0 for other targets.  output: target's shape for none, else 0-d;
+ * grad_input1/2 (input1's shape) may be NULL. */
+int thcunn_cosine_embedding_loss_forward(thc_tensor *output,
+                                         const thc_tensor *input1,
+                                         const thc_tensor *input2,
+                                         const thc_tensor *target,
+                                         double margin, int reduction);
+int thcunn_cosine_embedding_loss_backward_input(thc_tensor *grad_input1,
+                                                thc_tensor *grad_input2,
+                                                const thc_tensor *grad_output,
+                                                const thc_tensor *input1,
+                                                const thc_tensor *input2,
+                                                const thc_tensor *target,
+                                                double margin, int reduction);
 
 
 

@@ -1,0 +1,142 @@
+"""Bindings of the pointwise losses (mse, l1, smooth_l1, huber, bce,
+bce_with_logits), kl_div, margin_ranking_loss and cosine_embedding_loss.
+
+The names, arguments and return values are ember.thnn's (pointwise_loss_*
+in ember/thnn/__init__.py, the others in _norm_resample_more.py); ember.thc
+tensors in and out, outputs allocated here on the current device, the C
+status raised with its message."""
+import ember.thc as _thc
+
+from ._lib import check as _check, ffi as _ffi, lib as _lib
+
+__all__ = [
+    "POINTWISE_LOSSES",
+    "pointwise_loss_forward", "pointwise_loss_backward_input",
+    "kl_div_forward", "kl_div_backward_input",
+    "margin_ranking_loss_forward", "margin_ranking_loss_backward_input",
+    "cosine_embedding_loss_forward", "cosine_embedding_loss_backward_input",
+]
+
+POINTWISE_LOSSES = {"mse": _lib.THCUNN_MSE_LOSS, "l1": _lib.THCUNN_L1_LOSS,
+                    "smooth_l1": _lib.THCUNN_SMOOTH_L1_LOSS, "huber": _lib.THCUNN_HUBER_LOSS,
+                    "bce": _lib.THCUNN_BCE_LOSS,
+                    "bce_with_logits": _lib.THCUNN_BCE_WITH_LOGITS_LOSS}
+_REDUCTIONS = {"none": _lib.THCUNN_REDUCTION_NONE, "mean": _lib.THCUNN_REDUCTION_MEAN,
+               "sum": _lib.THCUNN_REDUCTION_SUM}
+
+
+def _p(t):
+    """The C tensor of an ember.thc tensor (NULL for None); anything else
+    is refused (libTHCUNN would read another library's tensor as its own)."""
+    if t is None:
+        return _ffi.NULL
+    if not isinstance(t, _thc.Tensor):
+        raise TypeError(f"ember.thcunn kernels take CUDA tensors (ember.thc.Tensor), got "
+                        f"{type(t).__module__}.{type(t).__name__}")
+    return t._p
+
+
+def _empty(shape, like):
+    return _thc.empty(tuple(shape), dtype=like.dtype)
+
+
+def _reduction(reduction):
+    try:
+        return _REDUCTIONS[reduction]
+    except KeyError:
+        raise ValueError(f"{reduction} is not a valid value for reduction") from None
+
+
+def _pointwise(loss):
+    try:
+        return POINTWISE_LOSSES[loss]
+    except KeyError:
+        raise ValueError(f"unknown pointwise loss {loss!r}; one of "
+                         f"{sorted(POINTWISE_LOSSES)}") from None
+
+
+def _loss_out(shape, like, r):
+    return _empty(shape if r == _lib.THCUNN_REDUCTION_NONE else (), like)
+
+
+# ---- pointwise losses -----------------------------------------------------------------
+def pointwise_loss_forward(loss, input, target, weight=None, pos_weight=None,
+                           reduction="mean", a=1.0):
+    """loss: mse, l1, smooth_l1 (a = beta), huber (a = delta), bce,
+    bce_with_logits (pos_weight)."""
+    code, r = _pointwise(loss), _reduction(reduction)
+    out = _loss_out(input.shape, input, r)
+    _check(_lib.thcunn_pointwise_loss_forward(_p(out), _p(input), _p(target), _p(weight),
+                                              _p(pos_weight), code, r, float(a)))
+    return out
+
+
+def pointwise_loss_backward_input(loss, grad_output, input, target, weight=None,
+                                  pos_weight=None, reduction="mean", a=1.0):
+    code, r = _pointwise(loss), _reduction(reduction)
+    gi = _empty(input.shape, input)
+    _check(_lib.thcunn_pointwise_loss_backward_input(
+        _p(gi), _p(grad_output), _p(input), _p(target), _p(weight), _p(pos_weight), code, r,
+        float(a)))
+    return gi
+
+
+# ---- kl_div, margin_ranking, cosine_embedding ---------------------------------------------
+def kl_div_forward(input, target, reduction="mean", log_target=False):
+    """reduction none / mean / sum ('batchmean' is sum / input.shape[0])."""
+    r = _reduction(reduction)
+    out = _loss_out(input.shape, input, r)
+    _check(_lib.thcunn_kl_div_forward(_p(out), _p(input), _p(target), r,
+                                      int(bool(log_target))))
+    return out
+
+
+def kl_div_backward_input(grad_output, input, target, reduction="mean", log_target=False,
+                          need_input=True, need_target=False):
+    """(grad_input, grad_target); either is None when not asked for."""
+    r = _reduction(reduction)
+    gi = _empty(input.shape, input) if need_input else None
+    gt = _empty(input.shape, input) if need_target else None
+    _check(_lib.thcunn_kl_div_backward_input(_p(gi), _p(gt), _p(grad_output), _p(input),
+                                             _p(target), r, int(bool(log_target))))
+    return gi, gt
+
+
+def margin_ranking_loss_forward(input1, input2, target, margin=0.0, reduction="mean"):
+    r = _reduction(reduction)
+    out = _loss_out(input1.shape, input1, r)
+    _check(_lib.thcunn_margin_ranking_loss_forward(_p(out), _p(input1), _p(input2), _p(target),
+                                                   float(margin), r))
+    return out
+
+
+def margin_ranking_loss_backward_input(grad_output, input1, input2, target, margin=0.0,
+                                       reduction="mean", need_input1=True, need_input2=True):
+    """(grad_input1, grad_input2); either is None when not asked for."""
+    r = _reduction(reduction)
+    g1 = _empty(input1.shape, input1) if need_input1 else None
+    g2 = _empty(input1.shape, input1) if need_input2 else None
+    _check(_lib.thcunn_margin_ranking_loss_backward_input(
+        _p(g1), _p(g2), _p(grad_output), _p(input1), _p(input2), _p(target), float(margin), r))
+    return g1, g2
+
+
+def cosine_embedding_loss_forward(input1, input2, target, margin=0.0, reduction="mean"):
+    """inputs (N, D) with target (N), or (D) with a 0-d target."""
+    r = _reduction(reduction)
+    out = _loss_out(target.shape, input1, r)
+    _check(_lib.thcunn_cosine_embedding_loss_forward(_p(out), _p(input1), _p(input2),
+                                                     _p(target), float(margin), r))
+    return out
+
+
+def cosine_embedding_loss_backward_input(grad_output, input1, input2, target, margin=0.0,
+                                         reduction="mean", need_input1=True,
+                                         need_input2=True):
+    """(grad_input1, grad_input2); either is None when not asked for."""
+    r = _reduction(reduction)
+    g1 = _empty(input1.shape, input1) if need_input1 else None
+    g2 = _empty(input1.shape, input1) if need_input2 else None
+    _check(_lib.thcunn_cosine_embedding_loss_backward_input(
+        _p(g1), _p(g2), _p(grad_output), _p(input1), _p(input2), _p(target), float(margin), r))
+    return g1, g2
