@@ -316,9 +316,11 @@ template <typename T> struct GnGradInFn {
 };
 
 // (sample n, channel c): its share of grad_weight[c] and grad_bias[c],
-// added atomically (the samples of a channel run in parallel)
-template <typename T> struct GnParamsFn {
-    double *sw, *sb;
+// added atomically (the samples of a channel run in parallel); the sums'
+// type is a template parameter so that nvcc resolves the device-only
+// atomic_add at instantiation, for the device
+template <typename T, typename Acc = double> struct GnParamsFn {
+    Acc *sw, *sb;
     const T *gy, *x, *mean, *rstd;
     GnGeom g;
     THCUNN_HD void operator()(int64_t nc) const {
@@ -330,8 +332,8 @@ template <typename T> struct GnParamsFn {
             sg += gv;
             sgd += gv * ((double)x[o + i] - mn);
         }
-        if (sw) atomic_add(sw + c, sgd * (double)rstd[r]);
-        if (sb) atomic_add(sb + c, sg);
+        if (sw) atomic_add(sw + c, (Acc)(sgd * (double)rstd[r]));
+        if (sb) atomic_add(sb + c, (Acc)sg);
     }
 };
 
