@@ -165,7 +165,65 @@ int thcunn_activation_backward_input(thc_tensor *grad_input,
 
 
 /* ==== layer_norm, group_norm (norm.cu); dropout (dropout.cu) ==== */
+/* layer_norm over the last normalized_ndim dims of input (seen as rows
+ * (M, K), K the product of those dims); weight, bias of those dims' shape
+ * or NULL; save_mean, save_invstd (M): each row's mean and
+ * 1 / sqrt(var + eps), needed by both backwards.  output / grad_input
+ * shaped like input; grad_weight, grad_bias (weight's shape) may be NULL
+ * (not computed); all outputs overwritten. */
+int thcunn_layer_norm_forward(thc_tensor *output, thc_tensor *save_mean,
+                              thc_tensor *save_invstd, const thc_tensor *input,
+                              const thc_tensor *weight, const thc_tensor *bias,
+                              int normalized_ndim, double eps);
+int thcunn_layer_norm_backward_input(thc_tensor *grad_input,
+                                     const thc_tensor *grad_output,
+                                     const thc_tensor *input,
+                                     const thc_tensor *weight,
+                                     const thc_tensor *save_mean,
+                                     const thc_tensor *save_invstd,
+                                     int normalized_ndim);
+int thcunn_layer_norm_backward_params(thc_tensor *grad_weight,
+                                      thc_tensor *grad_bias,
+                                      const thc_tensor *grad_output,
+                                      const thc_tensor *input,
+                                      const thc_tensor *save_mean,
+                                      const thc_tensor *save_invstd,
+                                      int normalized_ndim);
 
+/* group_norm: input (N, C, *) with C divisible by num_groups; weight,
+ * bias (C) or NULL; save_mean, save_rstd (N, num_groups): each group's
+ * mean and 1 / sqrt(var + eps), needed by both backwards.  grad_weight,
+ * grad_bias (C) may be NULL; all outputs overwritten.  Instance norm is
+ * num_groups = C. */
+int thcunn_group_norm_forward(thc_tensor *output, thc_tensor *save_mean,
+                              thc_tensor *save_rstd, const thc_tensor *input,
+                              const thc_tensor *weight, const thc_tensor *bias,
+                              int64_t num_groups, double eps);
+int thcunn_group_norm_backward_input(thc_tensor *grad_input,
+                                     const thc_tensor *grad_output,
+                                     const thc_tensor *input,
+                                     const thc_tensor *weight,
+                                     const thc_tensor *save_mean,
+                                     const thc_tensor *save_rstd,
+                                     int64_t num_groups);
+int thcunn_group_norm_backward_params(thc_tensor *grad_weight,
+                                      thc_tensor *grad_bias,
+                                      const thc_tensor *grad_output,
+                                      const thc_tensor *input,
+                                      const thc_tensor *save_mean,
+                                      const thc_tensor *save_rstd,
+                                      int64_t num_groups);
+
+/* dropout: mask (input's shape and dtype) gets 0 or 1/(1-p), drawn from
+ * libTHC's Philox generator (NULL: thc_default_generator()), so a seeded
+ * generator gives the same mask again; output = input * mask.  The
+ * backward: grad_input (mask's shape) = grad_output * mask. */
+int thcunn_dropout_forward(thc_tensor *output, thc_tensor *mask,
+                           const thc_tensor *input, double p,
+                           thc_generator *generator);
+int thcunn_dropout_backward_input(thc_tensor *grad_input,
+                                  const thc_tensor *grad_output,
+                                  const thc_tensor *mask);
 
 
 /* ==== pointwise losses, kl_div, margin_ranking, cosine_embedding (loss_more.cu) ==== */
