@@ -391,8 +391,10 @@ def test_embedding_bag_argument_errors():
         raises_like(lambda: case(thnn, wc, ic, oc, pc), lambda: case(k, wg, ig, og, pg))
     # float offsets, float indices
     fc, fg = both(np.zeros(3))
-    raises_like(lambda: thnn.embedding_bag_forward(wc, ic, fc), lambda: k.embedding_bag_forward(wg, ig, fg))
-    raises_like(lambda: thnn.embedding_bag_forward(wc, fc, oc), lambda: k.embedding_bag_forward(wg, fg, og))
+    raises_like(lambda: thnn.embedding_bag_forward(wc, ic, fc),
+                lambda: k.embedding_bag_forward(wg, ig, fg))
+    raises_like(lambda: thnn.embedding_bag_forward(wc, fc, oc),
+                lambda: k.embedding_bag_forward(wg, fg, og))
     # per_sample_weights of another dtype or shape
     p32c, p32g = both(np.ones(3, dtype=np.float32))
     raises_like(lambda: thnn.embedding_bag_forward(wc, ic, oc, "sum", p32c),
@@ -407,3 +409,24 @@ def test_embedding_bag_argument_errors():
     assert "[2, 2]" in str(e)
     with pytest.raises(TypeError, match="CUDA tensors"):
         k.embedding_bag_forward(wg, ic, og)
+
+
+# ---- through ember.nn's spec table -----------------------------------------------------
+@pytest.mark.parametrize("mode", MODES)
+def test_ember_nn_spec_runs_these_kernels(mode):
+    """ember.nn's one spec (names and arguments as it calls them) on these
+    functions and on ember.thnn's gives the same outputs and gradients."""
+    specs = pytest.importorskip("ember.nn._kernel_specs", reason="ember.nn is not installed")
+    gpu = specs.specs_for(k.kernels)["embedding_bag"]
+    cpu = specs.specs_for(thnn.kernels)["embedding_bag"]
+    rng = np.random.default_rng(14)
+    w, idx, ofs, p = bag_case(rng, 9, [0, 3, 3, 7, 9], psw=mode == "sum")
+    (wc, wg), (ic, ig), (oc, og), (pc, pg) = bag_tensors(w, idx, ofs, p)
+    outc, ctxc = cpu.forward(wc, ic, oc, mode, pc, 1)
+    outg, ctxg = gpu.forward(wg, ig, og, mode, pg, 1)
+    same(outc, outg, 1e-10)
+    gc, gg = rand(tuple(outc.shape), rng)
+    needs = (True, mode == "sum")
+    for a, b in zip(cpu.backward(ctxc, gc, (wc, pc), needs),
+                    gpu.backward(ctxg, gg, (wg, pg), needs)):
+        same(a, b, 1e-10)
