@@ -368,6 +368,57 @@ int thcunn_upsample_bilinear2d_backward_input(thc_tensor *grad_input,
 
 
 /* ==== embedding, embedding_bag (embedding.cu) ==== */
+/* embedding: weight (num, dim), indices int64 of any shape, every entry
+ * in [0, num) (else THC_ERR_INDEX, found on the device; nothing written);
+ * output indices.shape + (dim).  grad_output: indices.numel() * dim
+ * elements; grad_weight (num, dim) is overwritten, rows == padding_idx
+ * get none (padding_idx < 0: no padding row). */
+int thcunn_embedding_forward(thc_tensor *output, const thc_tensor *weight,
+                             const thc_tensor *indices);
+int thcunn_embedding_backward_params(thc_tensor *grad_weight,
+                                     const thc_tensor *grad_output,
+                                     const thc_tensor *indices,
+                                     int64_t padding_idx);
+
+/* embedding_bag: libTHNN's thnn_embedding_bag_* (thnn.h).  weight
+ * (num, dim); indices int64 (n); offsets int64: bag b covers indices
+ * [offsets[b], offsets[b+1]), the last bag up to n; with
+ * include_last_offset offsets has one entry more than the bags (checked,
+ * not used).  per_sample_weights (n) or NULL (mode sum only); rows ==
+ * padding_idx are left out (padding_idx < 0: none).  Outputs: output
+ * (bags, dim), offset2bag int64 (n): each index's bag (-1 when there are
+ * no bags), bag_size int64 (bags): indices counted, max_indices int64
+ * (bags, dim): the winning rows (-1 for an empty bag), mode max only
+ * (else may be NULL).  Empty bags give 0.
+ * Indices, offsets, offset2bag and max_indices are checked on the device
+ * before anything is written.  grad_weight (num, dim) is overwritten. */
+#define THCUNN_EMBEDDING_BAG_SUM 0
+#define THCUNN_EMBEDDING_BAG_MEAN 1
+#define THCUNN_EMBEDDING_BAG_MAX 2
+
+int thcunn_embedding_bag_forward(thc_tensor *output, thc_tensor *offset2bag,
+                                 thc_tensor *bag_size, thc_tensor *max_indices,
+                                 const thc_tensor *weight,
+                                 const thc_tensor *indices,
+                                 const thc_tensor *offsets,
+                                 const thc_tensor *per_sample_weights,
+                                 int mode, int include_last_offset,
+                                 int64_t padding_idx);
+int thcunn_embedding_bag_backward_params(thc_tensor *grad_weight,
+                                         const thc_tensor *grad_output,
+                                         const thc_tensor *indices,
+                                         const thc_tensor *offset2bag,
+                                         const thc_tensor *bag_size,
+                                         const thc_tensor *max_indices,
+                                         const thc_tensor *per_sample_weights,
+                                         int mode, int64_t padding_idx);
+/* grad_per_sample_weights (n): <grad_output[bag of i], weight[indices[i]]>
+ * (summed in double), 0 for padding rows and indices in no bag; mode sum
+ * only. */
+int thcunn_embedding_bag_backward_per_sample_weights(
+    thc_tensor *grad_per_sample_weights, const thc_tensor *grad_output,
+    const thc_tensor *weight, const thc_tensor *indices,
+    const thc_tensor *offset2bag, int mode, int64_t padding_idx);
 
 
 

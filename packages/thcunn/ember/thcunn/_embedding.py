@@ -1,0 +1,120 @@
+"""Bindings of embedding and embedding_bag (src/embedding.cu).
+
+ember.thnn's functions of the same names and arguments, on ember.thc
+tensors: outputs allocated here on the current device, the C status
+raised with its message (an index out of range is an IndexError)."""
+import ember.thc as _thc
+
+from ._lib import check as _check, ffi as _ffi, lib as _lib
+
+__all__ = [
+    "EMBEDDING_BAG_MODES",
+    "embedding_forward", "embedding_backward_params",
+    "embedding_bag_forward", "embedding_bag_backward_params",
+    "embedding_bag_backward_per_sample_weights",
+]
+
+EMBEDDING_BAG_MODES = {"sum": 0, "mean": 1, "max": 2}
+
+
+def _p(t):
+    """The C tensor of an ember.thc tensor (NULL for None); anything else
+    is refused, as libTHCUNN would read it as its own."""
+    if t is None:
+        return _ffi.NULL
+    if not isinstance(t, _thc.Tensor):
+        raise TypeError(f"ember.thcunn kernels take CUDA tensors (ember.thc.Tensor), got "
+                        f"{type(t).__module__}.{type(t).__name__}")
+    return t._p
+
+
+def _empty(shape, like, dtype=None):
+    return _thc.empty(tuple(shape), dtype=dtype or like.dtype)
+
+
+def _padding(padding_idx, num):
+    """PyTorch's padding_idx (None, or a row; negative counts from the end)
+    as the C kernels take it (-1: none)."""
+    if padding_idx is None:
+        return -1
+    return padding_idx + num if padding_idx < 0 else padding_idx
+
+
+def _mode(mode):
+    try:
+        return EMBEDDING_BAG_MODES[mode]
+    except KeyError:
+        raise ValueError(f"embedding_bag: mode has to be one of sum, mean or max, "
+                         f"got {mode!r}") from None
+
+
+# ---- embedding ----------------------------------------------------------------------
+def embedding_forward(weight, indices):
+    """Rows of the (num, dim) `weight` at the int64 `indices` (any shape):
+    indices.shape + (dim,)."""
+    shape = tuple(indices.shape) + (weight.shape[1] if weight.ndim == 2 else 0,)
+    out = _empty(shape, weight)
+    _check(_lib.thcunn_embedding_forward(_p(out), _p(weight), _p(indices)))
+    return out
+
+
+def embedding_backward_params(grad_output, indices, num_weights, padding_idx=None):
+    """Dense (num_weights, dim) gradient of the table; padding_idx as in
+    PyTorch: None, or a row (negative counts from the end)."""
+    padding_idx = _padding(padding_idx, num_weights)
+    gw = _empty((num_weights, grad_output.shape[-1] if grad_output.ndim else 0), grad_output)
+    _check(_lib.thcunn_embedding_backward_params(_p(gw), _p(grad_output), _p(indices),
+                                                 padding_idx))
+    return gw
+
+
+# ---- embedding_bag ------------------------------------------------------------------
+def embedding_bag_forward(weight, indices, offsets, mode="mean", per_sample_weights=None,
+                          include_last_offset=False, padding_idx=None):
+    """(output, offset2bag, bag_size, max_indices): indices and offsets are
+    1-D int64 (the caller flattens 2-D input into bags of equal length);
+    padding_idx None or a row (negative counts from the end).  max_indices
+    is None unless mode is 'max'."""
+    m = _mode(mode)
+    num = weight.shape[0] if weight.ndim == 2 else 0
+    dim = weight.shape[1] if weight.ndim == 2 else 0
+    padding_idx = _padding(padding_idx, num)
+    n = indices.shape[0] if indices.ndim == 1 else 0
+    nofs = offsets.shape[0] if offsets.ndim == 1 else 0
+    bags = max(nofs - 1, 0) if include_last_offset else nofs
+    out = _empty((bags, dim), weight)
+    o2b = _empty((n,), weight, _thc.int64)
+    bsz = _empty((bags,), weight, _thc.int64)
+    mi = _empty((bags, dim), weight, _thc.int64) if m == 2 else None
+    _check(_lib.thcunn_embedding_bag_forward(_p(out), _p(o2b), _p(bsz), _p(mi), _p(weight),
+                                             _p(indices), _p(offsets), _p(per_sample_weights),
+                                             m, int(bool(include_last_offset)), padding_idx))
+    return out, o2b, bsz, mi
+
+
+def embedding_bag_backward_params(grad_output, indices, offset2bag, bag_size, max_indices,
+                                  num_weights, mode="mean", per_sample_weights=None,
+                                  padding_idx=None):
+    """Dense grad of the (num_weights, dim) table."""
+    padding_idx = _padding(padding_idx, num_weights)
+    dim = grad_output.shape[-1] if grad_output.ndim else 0
+    gw = _empty((num_weights, dim), grad_output)
+    _check(_lib.thcunn_embedding_bag_backward_params(
+        _p(gw), _p(grad_output), _p(indices), _p(offset2bag), _p(bag_size), _p(max_indices),
+        _p(per_sample_weights), _mode(mode), padding_idx))
+    return gw
+
+
+def embedding_bag_backward_per_sample_weights(grad_output, weight, indices, offset2bag,
+                                              mode="sum", padding_idx=None):
+    """Grad of per_sample_weights (mode 'sum'): <grad_output[bag], weight[row]> per index."""
+    if padding_idx is not None and padding_idx < 0 and weight.ndim == 2:
+        padding_idx += weight.shape[0]
+    elif padding_idx is None:
+        padding_idx = -1
+    n = indices.shape[0] if indices.ndim == 1 else 0
+    gp = _empty((n,), weight)
+    _check(_lib.thcunn_embedding_bag_backward_per_sample_weights(
+        _p(gp), _p(grad_output), _p(weight), _p(indices), _p(offset2bag), _mode(mode),
+        padding_idx))
+    return gp
