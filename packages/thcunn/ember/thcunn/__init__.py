@@ -277,6 +277,9 @@ def activation_backward_input(name, grad_output, input, a=0.0, b=0.0):
     return gi
 
 
+from ._pool_more import *  # noqa: F401,F403  adaptive, 3-d and 1-d pooling
+
+
 class _Kernels:
     """The ``ember.kernels`` entry point: this module's functions by name
     (ember.nn's kernel table in ember/nn/_kernel_specs.py runs them)."""
