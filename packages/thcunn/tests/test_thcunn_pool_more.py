@@ -503,3 +503,38 @@ def test_functions_are_kernels_for_ember_nn():
                  "max_pool1d_forward", "adaptive_avg_pool1d_backward_input"):
         assert getattr(k.kernels, name) is getattr(k, name)
         assert hasattr(thnn, name)
+
+
+@pytest.mark.parametrize("layer,args,kernel", [
+    ("max_pool3d", dict(kernel_size=3, stride=2, padding=1, ceil_mode=True), "max_pool3d"),
+    ("avg_pool3d", dict(kernel_size=2, stride=1, padding=1, count_include_pad=False),
+     "avg_pool3d"),
+    ("avg_pool3d", dict(kernel_size=3, stride=2, divisor_override=5), "avg_pool3d"),
+    ("adaptive_max_pool2d", dict(output_size=(3, 2)), "adaptive_max_pool2d")])
+def test_ember_nn_layers_on_cuda_run_these_kernels(monkeypatch, layer, args, kernel):
+    ember = pytest.importorskip("ember")
+    F = pytest.importorskip("ember.nn.functional")
+    from ember.nn import _kernels
+    calls = []
+    for name in (f"{kernel}_forward", f"{kernel}_backward_input"):
+        real = getattr(k, name)
+        monkeypatch.setattr(k, name, lambda *a, _real=real, _name=name, **kw:
+                            calls.append(_name) or _real(*a, **kw))
+    _kernels.reset()
+    try:
+        rng = np.random.default_rng(50)
+        shape = (2, 3, 6, 7) if kernel == "adaptive_max_pool2d" else (2, 3, 5, 6, 7)
+        a, g = rng.standard_normal(shape), None
+        outs = []
+        for device in ("cpu", "cuda"):
+            x = ember.tensor(a, device=device, requires_grad=True)
+            y = getattr(F, layer)(x, **args)
+            if g is None:
+                g = rng.standard_normal(tuple(y.shape))
+            y.backward(ember.tensor(g, device=device))
+            outs.append((y.detach().cpu().numpy(), x.grad.cpu().numpy()))
+        np.testing.assert_allclose(outs[1][0], outs[0][0], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(outs[1][1], outs[0][1], rtol=1e-12, atol=1e-12)
+        assert calls == [f"{kernel}_forward", f"{kernel}_backward_input"]
+    finally:
+        _kernels.reset()
