@@ -4,6 +4,8 @@ float64 and float32 data: forwards, indices, backwards, options, batched
 and unbatched forms, non-contiguous inputs, degenerate sizes and errors
 (same exception type, the same message where libTHNN's kernel is mirrored).
 Runs on a GPU or on libTHC's emulated device."""
+import re
+
 import numpy as np
 import pytest
 
@@ -108,7 +110,8 @@ def test_adaptive_pool2d_non_contiguous_and_empty_batch():
     xc, xg = pair((2, 3, 6, 7), rng)
     xc, xg = xc.transpose(-1, -2), xg.transpose(-1, -2)   # (2, 3, 7, 6), strided
     assert not xg.is_contiguous()
-    oc, og = thnn.adaptive_avg_pool2d_forward(xc, (3, 4)), k.adaptive_avg_pool2d_forward(xg, (3, 4))
+    oc = thnn.adaptive_avg_pool2d_forward(xc, (3, 4))
+    og = k.adaptive_avg_pool2d_forward(xg, (3, 4))
     same(oc, og, 1e-12)
     mc, ic = thnn.adaptive_max_pool2d_forward(xc, (4, 5))
     mg, ig = k.adaptive_max_pool2d_forward(xg, (4, 5))
@@ -327,11 +330,6 @@ def _both(shape, dtype="float64", seed=40):
     return pair(shape, np.random.default_rng(seed), dtype)
 
 
-def _ints(shape):
-    a = np.arange(int(np.prod(shape)), dtype="int64").reshape(shape) % 3
-    return th.from_numpy(a.copy()), thc.from_numpy(a.copy())
-
-
 ERROR_CASES = {
     # name: (function, args builder (cpu or gpu tensors -> args), exact message)
     "3d pool of a 3-d input": (
@@ -429,7 +427,6 @@ def test_errors_as_thnn(name):
     msg_c, msg_g = raises_alike(lambda: getattr(thnn, fn)(*args(mc)),
                                 lambda: getattr(k, fn)(*args(mg)), exact)
     # the sizes the CPU names, the GPU names too
-    import re
     for size in re.findall(r"\[[\d, -]+\]", msg_c):
         assert size in msg_g, (msg_c, msg_g)
 

@@ -4,7 +4,7 @@ arguments and results: ember.thc tensors in and out, outputs allocated
 here, C errors raised with their exception type."""
 import ember.thc as _thc
 
-from ._lib import check as _check, ffi as _ffi, lib as _lib
+from ._lib import check as _check, lib as _lib
 
 __all__ = [
     "adaptive_avg_pool2d_forward", "adaptive_avg_pool2d_backward_input",
