@@ -161,6 +161,55 @@ int thcunn_activation_backward_input(thc_tensor *grad_input,
 
 
 /* ==== adaptive pooling, 3-d pooling, window_output_size (pooling_more.cu) ==== */
+/* Output length of a convolution or pooling window along one dim; -1 (and
+ * an error) when it would be < 1 or the arguments are invalid. */
+int64_t thcunn_window_output_size(int64_t in, int64_t kernel, int64_t stride,
+                                  int64_t padding, int64_t dilation,
+                                  int ceil_mode);
+
+/* adaptive average pooling: input (N, C, H, W) or (C, H, W); output
+ * (N, C, OH, OW) or (C, OH, OW), its size chosen by the caller; cell i
+ * covers input rows [floor(i*H/OH), ceil((i+1)*H/OH)), the columns alike.
+ * grad_input (shaped like the input) is overwritten. */
+int thcunn_adaptive_avg_pool2d_forward(thc_tensor *output,
+                                       const thc_tensor *input);
+int thcunn_adaptive_avg_pool2d_backward_input(thc_tensor *grad_input,
+                                              const thc_tensor *grad_output);
+
+/* adaptive max pooling: output, indices (N, C, OH, OW) or (C, OH, OW), the
+ * size chosen by the caller; cells as adaptive_avg_pool2d's; the first
+ * maximum of a cell (a NaN wins); indices: int64, flat positions in each
+ * H*W plane.  The backward overwrites grad_input (N, C, H, W) or (C, H, W);
+ * an index outside the plane is an IndexError, nothing written. */
+int thcunn_adaptive_max_pool2d_forward(thc_tensor *output, thc_tensor *indices,
+                                       const thc_tensor *input);
+int thcunn_adaptive_max_pool2d_backward_input(thc_tensor *grad_input,
+                                              const thc_tensor *grad_output,
+                                              const thc_tensor *indices);
+
+/* 3-d pooling: input (N, C, D, H, W) or (C, D, H, W); kernel, stride,
+ * padding, dilation: int64[3] (d, h, w).  indices: int64, flat positions in
+ * each D*H*W volume (-1: a window of padding only, no gradient).
+ * divisor_override: 0 for none, else every window's divisor.  The
+ * backwards overwrite grad_input (shaped like the input). */
+int thcunn_max_pool3d_forward(thc_tensor *output, thc_tensor *indices,
+                              const thc_tensor *input, const int64_t *kernel,
+                              const int64_t *stride, const int64_t *padding,
+                              const int64_t *dilation, int ceil_mode);
+int thcunn_max_pool3d_backward_input(thc_tensor *grad_input,
+                                     const thc_tensor *grad_output,
+                                     const thc_tensor *indices);
+int thcunn_avg_pool3d_forward(thc_tensor *output, const thc_tensor *input,
+                              const int64_t *kernel, const int64_t *stride,
+                              const int64_t *padding, int ceil_mode,
+                              int count_include_pad, int64_t divisor_override);
+int thcunn_avg_pool3d_backward_input(thc_tensor *grad_input,
+                                     const thc_tensor *grad_output,
+                                     const int64_t *kernel,
+                                     const int64_t *stride,
+                                     const int64_t *padding, int ceil_mode,
+                                     int count_include_pad,
+                                     int64_t divisor_override);
 
 
 

@@ -11,25 +11,6 @@ struct Geom {
     int64_t planes, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw;
 };
 
-int64_t window_output_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, int ceil_mode) {
-    if (k < 1 || s < 1 || d < 1 || p < 0) {
-        thcunn__error(THC_ERR_VALUE, "kernel size, stride and dilation must be positive and "
-                      "padding non-negative, but got kernel=%lld stride=%lld padding=%lld "
-                      "dilation=%lld", (long long)k, (long long)s, (long long)p, (long long)d);
-        return -1;
-    }
-    int64_t span = in + 2 * p - d * (k - 1) - 1;
-    if (span < 0 && !(ceil_mode && span > -s)) {
-        thcunn__error(THC_ERR_RUNTIME, "Calculated output size is too small: input size %lld "
-                      "(padded %lld) is smaller than the kernel extent %lld", (long long)in,
-                      (long long)(in + 2 * p), (long long)(d * (k - 1) + 1));
-        return -1;
-    }
-    int64_t out = (ceil_mode && span > 0 ? (span + s - 1) / s : span / s) + 1;
-    if (ceil_mode && (out - 1) * s >= in + p) out--;   // last window starts inside
-    return out;
-}
-
 int geometry(const char *what, const thc_tensor *input, const int64_t *kernel,
              const int64_t *stride, const int64_t *padding, const int64_t *dilation,
              int ceil_mode, Geom *g) {
@@ -59,8 +40,8 @@ int geometry(const char *what, const thc_tensor *input, const int64_t *kernel,
                              "kernel size, but got pad=%lld, kernel_size=%lld", what,
                              (long long)(g->ph > g->pw ? g->ph : g->pw),
                              (long long)(g->kh > g->kw ? g->kh : g->kw));
-    if ((g->OH = window_output_size(g->H, g->kh, g->sh, g->ph, g->dh, ceil_mode)) < 0 ||
-        (g->OW = window_output_size(g->W, g->kw, g->sw, g->pw, g->dw, ceil_mode)) < 0)
+    if ((g->OH = thcunn_window_output_size(g->H, g->kh, g->sh, g->ph, g->dh, ceil_mode)) < 0 ||
+        (g->OW = thcunn_window_output_size(g->W, g->kw, g->sw, g->pw, g->dw, ceil_mode)) < 0)
         return thcunn_last_status();
     return THC_OK;
 }

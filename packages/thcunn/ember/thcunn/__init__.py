@@ -281,6 +281,7 @@ from ._resample import *  # noqa: F401,F403  upsampling, reflection/replication 
 from ._loss_more import *  # noqa: F401,F403  pointwise losses, kl_div, margin_ranking, cosine_embedding
 from ._norm import *  # noqa: F401,F403  layer_norm, group_norm, dropout
 from ._embedding import *  # noqa: F401,F403  embedding, embedding_bag
+from ._pool_more import *  # noqa: F401,F403  adaptive, 3-d and 1-d pooling
 
 
 class _Kernels:
