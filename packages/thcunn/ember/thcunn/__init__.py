@@ -277,6 +277,9 @@ def activation_backward_input(name, grad_output, input, a=0.0, b=0.0):
     return gi
 
 
+from ._conv_more import *  # noqa: F401,F403  conv1d, conv3d, conv_transpose2d
+
+
 class _Kernels:
     """The ``ember.kernels`` entry point: this module's functions by name
     (ember.nn's kernel table in ember/nn/_kernel_specs.py runs them)."""
