@@ -157,6 +157,73 @@ int thcunn_activation_backward_input(thc_tensor *grad_input,
                                      double a, double b);
 
 /* ==== conv1d, conv3d, conv_transpose2d (conv_more.cu) ==== */
+/* conv1d: conv2d on (N, C, 1, L) views.  input (N, C, L), weight
+ * (O, C/groups, k), bias (O) or NULL, output (N, O, OL) with OL =
+ * (L + 2 * padding - dilation * (k - 1) - 1) / stride + 1.  grad_input
+ * (N, C, L) and grad_weight / grad_bias are overwritten; grad_weight
+ * and/or grad_bias may be NULL (not computed). */
+int thcunn_conv1d_forward(thc_tensor *output, const thc_tensor *input,
+                          const thc_tensor *weight, const thc_tensor *bias,
+                          int64_t stride, int64_t padding, int64_t dilation,
+                          int64_t groups);
+int thcunn_conv1d_backward_input(thc_tensor *grad_input,
+                                 const thc_tensor *grad_output,
+                                 const thc_tensor *weight, int64_t stride,
+                                 int64_t padding, int64_t dilation,
+                                 int64_t groups);
+int thcunn_conv1d_backward_params(thc_tensor *grad_weight, thc_tensor *grad_bias,
+                                  const thc_tensor *grad_output,
+                                  const thc_tensor *input, int64_t stride,
+                                  int64_t padding, int64_t dilation,
+                                  int64_t groups);
+/* conv3d: input (N, C, D, H, W), weight (O, C/groups, kD, kH, kW), bias
+ * (O) or NULL, output (N, O, OD, OH, OW); stride, padding, dilation:
+ * int64[3] (d, h, w).  Outputs overwritten; grad_weight and/or grad_bias
+ * may be NULL. */
+int thcunn_conv3d_forward(thc_tensor *output, const thc_tensor *input,
+                          const thc_tensor *weight, const thc_tensor *bias,
+                          const int64_t *stride, const int64_t *padding,
+                          const int64_t *dilation, int64_t groups);
+int thcunn_conv3d_backward_input(thc_tensor *grad_input,
+                                 const thc_tensor *grad_output,
+                                 const thc_tensor *weight,
+                                 const int64_t *stride, const int64_t *padding,
+                                 const int64_t *dilation, int64_t groups);
+int thcunn_conv3d_backward_params(thc_tensor *grad_weight, thc_tensor *grad_bias,
+                                  const thc_tensor *grad_output,
+                                  const thc_tensor *input,
+                                  const int64_t *stride, const int64_t *padding,
+                                  const int64_t *dilation, int64_t groups);
+/* conv_transpose2d: input (N, C, H, W), weight (C, O/groups, kH, kW),
+ * bias (O) or NULL, output (N, O, OH, OW) with OH = (H - 1) * stride -
+ * 2 * padding + dilation * (kH - 1) + output_padding + 1 (W alike);
+ * stride, padding, output_padding, dilation: int64[2] (h, w),
+ * output_padding smaller than stride or dilation.  Outputs overwritten;
+ * grad_weight and/or grad_bias (O) may be NULL. */
+int thcunn_conv_transpose2d_forward(thc_tensor *output, const thc_tensor *input,
+                                    const thc_tensor *weight,
+                                    const thc_tensor *bias,
+                                    const int64_t *stride,
+                                    const int64_t *padding,
+                                    const int64_t *output_padding,
+                                    const int64_t *dilation, int64_t groups);
+int thcunn_conv_transpose2d_backward_input(thc_tensor *grad_input,
+                                           const thc_tensor *grad_output,
+                                           const thc_tensor *weight,
+                                           const int64_t *stride,
+                                           const int64_t *padding,
+                                           const int64_t *output_padding,
+                                           const int64_t *dilation,
+                                           int64_t groups);
+int thcunn_conv_transpose2d_backward_params(thc_tensor *grad_weight,
+                                            thc_tensor *grad_bias,
+                                            const thc_tensor *grad_output,
+                                            const thc_tensor *input,
+                                            const int64_t *stride,
+                                            const int64_t *padding,
+                                            const int64_t *output_padding,
+                                            const int64_t *dilation,
+                                            int64_t groups);
 
 
 

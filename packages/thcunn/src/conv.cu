@@ -1,18 +1,14 @@
 // conv2d: the input unfolded into columns (im2col) and multiplied with
 // the weight through libTHC's batched products (cuBLAS on a GPU), in
 // batch chunks whose columns stay under 256 MiB; the input gradient folds
-// columns back (col2im, a gather: no atomics).
-#include "thcunn_internal.h"
+// columns back (col2im, a gather: no atomics).  The chunked products
+// (conv_internal.h) are shared with conv3d and conv_transpose2d.
+#include "conv_internal.h"
 
 using namespace thcunn;
+using thcunn::conv::Conv;
 
 namespace {
-
-struct Conv {
-    int64_t N, C, H, W, O, kh, kw, OH, OW, sh, sw, ph, pw, dh, dw, G;
-    int64_t K() const { return C * kh * kw; }   // column rows (all groups)
-    int64_t L() const { return OH * OW; }
-};
 
 // cols[n, (c, i, j), (oh, ow)] = x[n, c, oh*sh - ph + i*dh, ow*sw - pw + j*dw] or 0
 template <typename T> struct Im2colFn {
@@ -106,52 +102,6 @@ int geometry(const char *what, const thc_tensor *input_or_null, const int64_t *i
     return THC_OK;
 }
 
-int64_t chunk_of(const Conv &g, int dtype) {
-    int64_t per = g.K() * g.L() * (dtype == THC_FLOAT64 ? 8 : 4);
-    int64_t n = per > 0 ? ((int64_t)256 << 20) / per : g.N;
-    return n < 1 ? 1 : n > g.N ? g.N : n;
-}
-
-template <typename T> int im2col(thc_tensor *cols, const thc_tensor *x, const Conv &g) {
-    return for_each("conv2d im2col", thcunn__numel(cols),
-                    Im2colFn<T>{data<T>(cols), data<T>(x), g});
-}
-
-// views: a narrowed (batch or group) slice reshaped to 3 dims
-thc_tensor *slice3(const thc_tensor *t, int dim, int64_t start, int64_t len, int64_t d0,
-                   int64_t d1, int64_t d2) {
-    thc_tensor *n = thc_narrow(t, dim, start, len);
-    if (!n) return NULL;
-    int64_t shape[3] = {d0, d1, d2};
-    thc_tensor *r = thc_reshape(n, 3, shape);
-    thc_tensor_release(n);
-    return r;
-}
-
-// w (O, C/G, kh, kw) as the G slices (O/G, K/G), expanded over nb samples
-thc_tensor *weight_group(const thc_tensor *w, const Conv &g, int64_t grp, int64_t nb,
-                         int transpose) {
-    int64_t og = g.O / g.G, kg = g.K() / g.G;
-    int64_t shape2[2] = {g.O, kg};
-    thc_tensor *w2 = thc_view(w, 2, shape2);
-    thc_tensor *wg = w2 ? thc_narrow(w2, 0, grp * og, og) : NULL;
-    thc_tensor *wt = wg && transpose ? thc_transpose(wg, 0, 1) : NULL;
-    thc_tensor *src = transpose ? wt : wg;
-    thc_tensor *u = src ? thc_unsqueeze(src, 0) : NULL;
-    int64_t shape3[3] = {nb, transpose ? kg : og, transpose ? og : kg};
-    thc_tensor *e = u ? thc_expand(u, 3, shape3) : NULL;
-    thc_tensor *all[] = {w2, wg, wt, u};
-    for (thc_tensor *p : all) thc_tensor_release(p);
-    return e;
-}
-
-int copy_release(thc_tensor *dst, thc_tensor *src) {   // releases both
-    int rc = dst && src && !thc_copy(dst, src) ? THC_OK : thcunn__from_thc();
-    thc_tensor_release(dst);
-    thc_tensor_release(src);
-    return rc;
-}
-
 int check_common(const char *what, const thc_tensor *a, const char *an, const thc_tensor *w) {
     if (thcunn__check_tensor(what, an, a, 1) || thcunn__check_tensor(what, "weight", w, 1))
         return thcunn_last_status();
@@ -172,6 +122,86 @@ int check_common(const char *what, const thc_tensor *a, const char *an, const th
 
 }  // namespace
 
+namespace thcunn {
+namespace conv {
+
+int Conv::unfold(const char *what, thc_tensor *cols, const thc_tensor *x) const {
+    int rc = THC_OK;
+    THCUNN_FLOATING(x->dtype, rc = for_each(what, thcunn__numel(cols),
+                                            Im2colFn<scalar_t>{data<scalar_t>(cols),
+                                                               data<scalar_t>(x), *this}))
+    return rc;
+}
+
+int Conv::fold(const char *what, thc_tensor *x, const thc_tensor *cols) const {
+    int rc = THC_OK;
+    THCUNN_FLOATING(x->dtype, rc = for_each(what, thcunn__numel(x),
+                                            Col2imFn<scalar_t>{data<scalar_t>(x),
+                                                               data<scalar_t>(cols), *this}))
+    return rc;
+}
+
+int64_t chunk_of(int64_t N, int64_t K, int64_t L, int dtype) {
+    int64_t per = K * L * (dtype == THC_FLOAT64 ? 8 : 4);
+    int64_t n = per > 0 ? ((int64_t)256 << 20) / per : N;
+    return n < 1 ? 1 : n > N ? N : n;
+}
+
+thc_tensor *slice3(const thc_tensor *t, int dim, int64_t start, int64_t len, int64_t d0,
+                   int64_t d1, int64_t d2) {
+    thc_tensor *n = thc_narrow(t, dim, start, len);
+    if (!n) return NULL;
+    int64_t shape[3] = {d0, d1, d2};
+    thc_tensor *r = thc_reshape(n, 3, shape);
+    thc_tensor_release(n);
+    return r;
+}
+
+thc_tensor *weight_group(const thc_tensor *w, int64_t O, int64_t K, int64_t G, int64_t grp,
+                         int64_t nb, int transpose) {
+    int64_t og = O / G, kg = K / G;
+    int64_t shape2[2] = {O, kg};
+    thc_tensor *w2 = thc_view(w, 2, shape2);
+    thc_tensor *wg = w2 ? thc_narrow(w2, 0, grp * og, og) : NULL;
+    thc_tensor *wt = wg && transpose ? thc_transpose(wg, 0, 1) : NULL;
+    thc_tensor *src = transpose ? wt : wg;
+    thc_tensor *u = src ? thc_unsqueeze(src, 0) : NULL;
+    int64_t shape3[3] = {nb, transpose ? kg : og, transpose ? og : kg};
+    thc_tensor *e = u ? thc_expand(u, 3, shape3) : NULL;
+    thc_tensor *all[] = {w2, wg, wt, u};
+    for (thc_tensor *p : all) thc_tensor_release(p);
+    return e;
+}
+
+int copy_release(thc_tensor *dst, thc_tensor *src) {
+    int rc = dst && src && !thc_copy(dst, src) ? THC_OK : thcunn__from_thc();
+    thc_tensor_release(dst);
+    thc_tensor_release(src);
+    return rc;
+}
+
+int add_bias(thc_tensor *output, const thc_tensor *bias) {
+    int64_t shape[THC_MAX_DIMS];
+    for (int i = 0; i < output->ndim; i++) shape[i] = i == 1 ? output->sizes[1] : 1;
+    thc_tensor *bv = thc_view(bias, output->ndim, shape);
+    int rc = bv && !thc_binary_out(THC_ADD, output, output, bv) ? THC_OK : thcunn__from_thc();
+    thc_tensor_release(bv);
+    return rc;
+}
+
+int bias_grad(thc_tensor *grad_bias, const thc_tensor *grad_output) {
+    int dims[THC_MAX_DIMS], nd = 0;
+    for (int i = 0; i < grad_output->ndim; i++)
+        if (i != 1) dims[nd++] = i;
+    thc_tensor *s = thc_reduce(THC_RED_SUM, grad_output, nd, dims, 0, -1);
+    int rc = s && !thc_copy(grad_bias, s) ? THC_OK : thcunn__from_thc();
+    thc_tensor_release(s);
+    return rc;
+}
+
+}  // namespace conv
+}  // namespace thcunn
+
 extern "C" THCUNN_API int thcunn_conv2d_forward(thc_tensor *output, const thc_tensor *input,
                                                 const thc_tensor *weight, const thc_tensor *bias,
                                                 const int64_t *stride, const int64_t *padding,
@@ -189,40 +219,11 @@ extern "C" THCUNN_API int thcunn_conv2d_forward(thc_tensor *output, const thc_te
                                     : thcunn__error(THC_ERR_RUNTIME, "%s: bias should be a vector "
                                                     "of %lld", what, (long long)g.O);
     if (g.N == 0) return THC_OK;
-    int64_t nb = chunk_of(g, input->dtype), og = g.O / g.G, kg = g.K() / g.G, L = g.L();
     thc_tensor *x = thc_contiguous(input), *w = x ? thc_contiguous(weight) : NULL;
-    int64_t cshape[3] = {nb, g.K(), L};
-    thc_tensor *cols = w ? thc_empty(3, cshape, input->dtype) : NULL;
-    int rc = cols ? THC_OK : thcunn__from_thc();
-    for (int64_t n0 = 0; !rc && n0 < g.N; n0 += nb) {
-        int64_t m = g.N - n0 < nb ? g.N - n0 : nb;
-        thc_tensor *xc = thc_narrow(x, 0, n0, m), *cc = thc_narrow(cols, 0, 0, m);
-        if (!xc || !cc) rc = thcunn__from_thc();
-        Conv gc = g;
-        gc.N = m;
-        if (!rc) THCUNN_FLOATING(input->dtype, rc = im2col<scalar_t>(cc, xc, gc))
-        for (int64_t grp = 0; !rc && grp < g.G; grp++) {
-            thc_tensor *wg = weight_group(w, g, grp, m, 0);
-            thc_tensor *cg = thc_narrow(cc, 1, grp * kg, kg);
-            thc_tensor *prod = wg && cg ? thc_bmm(wg, cg) : NULL;   // (m, O/G, L)
-            thc_tensor *oc = slice3(output, 0, n0, m, m, g.O, L);
-            thc_tensor *dst = oc ? thc_narrow(oc, 1, grp * og, og) : NULL;
-            rc = copy_release(dst, prod);
-            thc_tensor_release(wg);
-            thc_tensor_release(cg);
-            thc_tensor_release(oc);
-        }
-        thc_tensor_release(xc);
-        thc_tensor_release(cc);
-    }
-    if (!rc && bias) {
-        int64_t bshape[4] = {1, g.O, 1, 1};
-        thc_tensor *bv = thc_view(bias, 4, bshape);
-        if (!bv || thc_binary_out(THC_ADD, output, output, bv)) rc = thcunn__from_thc();
-        thc_tensor_release(bv);
-    }
-    thc_tensor *all[] = {x, w, cols};
-    for (thc_tensor *p : all) thc_tensor_release(p);
+    int rc = w ? conv::forward_cols(what, output, x, w, g) : thcunn__from_thc();
+    if (!rc && bias) rc = conv::add_bias(output, bias);
+    thc_tensor_release(x);
+    thc_tensor_release(w);
     return rc;
 }
 
@@ -247,38 +248,10 @@ extern "C" THCUNN_API int thcunn_conv2d_backward_input(thc_tensor *grad_input,
         return thcunn__error(THC_ERR_RUNTIME, "%s: grad_output does not match the convolution's "
                              "output", what);
     if (g.N == 0) return THC_OK;
-    int64_t nb = chunk_of(g, grad_input->dtype), og = g.O / g.G, kg = g.K() / g.G, L = g.L();
     thc_tensor *go = thc_contiguous(grad_output), *w = go ? thc_contiguous(weight) : NULL;
-    int64_t cshape[3] = {nb, g.K(), L};
-    thc_tensor *cols = w ? thc_empty(3, cshape, grad_input->dtype) : NULL;
-    int rc = cols ? THC_OK : thcunn__from_thc();
-    for (int64_t n0 = 0; !rc && n0 < g.N; n0 += nb) {
-        int64_t m = g.N - n0 < nb ? g.N - n0 : nb;
-        thc_tensor *cc = thc_narrow(cols, 0, 0, m);
-        thc_tensor *gc = slice3(go, 0, n0, m, m, g.O, L);
-        if (!cc || !gc) rc = thcunn__from_thc();
-        for (int64_t grp = 0; !rc && grp < g.G; grp++) {   // cols_g = W_g^T @ gout_g
-            thc_tensor *wt = weight_group(w, g, grp, m, 1);
-            thc_tensor *gg = thc_narrow(gc, 1, grp * og, og);
-            thc_tensor *prod = wt && gg ? thc_bmm(wt, gg) : NULL;   // (m, K/G, L)
-            rc = copy_release(thc_narrow(cc, 1, grp * kg, kg), prod);
-            thc_tensor_release(wt);
-            thc_tensor_release(gg);
-        }
-        thc_tensor *gx = rc ? NULL : thc_narrow(grad_input, 0, n0, m);
-        Conv gm = g;
-        gm.N = m;
-        if (!rc && !gx) rc = thcunn__from_thc();
-        if (!rc)
-            THCUNN_FLOATING(grad_input->dtype,
-                            rc = for_each(what, thcunn__numel(gx),
-                                          Col2imFn<scalar_t>{data<scalar_t>(gx),
-                                                             data<scalar_t>(cc), gm}))
-        thc_tensor *tmp[] = {cc, gc, gx};
-        for (thc_tensor *p : tmp) thc_tensor_release(p);
-    }
-    thc_tensor *all[] = {go, w, cols};
-    for (thc_tensor *p : all) thc_tensor_release(p);
+    int rc = w ? conv::input_cols(what, grad_input, go, w, g) : thcunn__from_thc();
+    thc_tensor_release(go);
+    thc_tensor_release(w);
     return rc;
 }
 
@@ -306,12 +279,8 @@ extern "C" THCUNN_API int thcunn_conv2d_backward_params(thc_tensor *grad_weight,
                         !thc_is_contiguous(grad_weight)))
         return thcunn__error(THC_ERR_RUNTIME, "%s: grad_weight must be a contiguous (O, C/groups, "
                              "kH, kW) tensor", what);
-    int rc = THC_OK;
     if (grad_bias) {
-        int dims[3] = {0, 2, 3};
-        thc_tensor *s = thc_reduce(THC_RED_SUM, grad_output, 3, dims, 0, -1);
-        rc = s && !thc_copy(grad_bias, s) ? THC_OK : thcunn__from_thc();
-        thc_tensor_release(s);
+        int rc = conv::bias_grad(grad_bias, grad_output);
         if (rc || !grad_weight) return rc;
     }
     Conv g;
@@ -322,38 +291,9 @@ extern "C" THCUNN_API int thcunn_conv2d_backward_params(thc_tensor *grad_weight,
         grad_output->sizes[3] != g.OW)
         return thcunn__error(THC_ERR_RUNTIME, "%s: grad_output does not match the convolution's "
                              "output", what);
-    if (thc_zero(grad_weight)) return thcunn__from_thc();
-    if (g.N == 0) return THC_OK;
-    int64_t nb = chunk_of(g, input->dtype), og = g.O / g.G, kg = g.K() / g.G, L = g.L();
     thc_tensor *x = thc_contiguous(input), *go = x ? thc_contiguous(grad_output) : NULL;
-    int64_t cshape[3] = {nb, g.K(), L}, wshape[3] = {g.G, og, kg};
-    thc_tensor *cols = go ? thc_empty(3, cshape, input->dtype) : NULL;
-    thc_tensor *gw = cols ? thc_view(grad_weight, 3, wshape) : NULL;
-    rc = gw ? THC_OK : thcunn__from_thc();
-    int zero = 0;
-    for (int64_t n0 = 0; !rc && n0 < g.N; n0 += nb) {
-        int64_t m = g.N - n0 < nb ? g.N - n0 : nb;
-        thc_tensor *xc = thc_narrow(x, 0, n0, m), *cc = thc_narrow(cols, 0, 0, m);
-        thc_tensor *gc = slice3(go, 0, n0, m, m, g.O, L);
-        Conv gm = g;
-        gm.N = m;
-        if (!xc || !cc || !gc) rc = thcunn__from_thc();
-        if (!rc) THCUNN_FLOATING(input->dtype, rc = im2col<scalar_t>(cc, xc, gm))
-        for (int64_t grp = 0; !rc && grp < g.G; grp++) {   // sum_n gout_g @ cols_g^T
-            thc_tensor *gg = thc_narrow(gc, 1, grp * og, og);
-            thc_tensor *cg = thc_narrow(cc, 1, grp * kg, kg);
-            thc_tensor *ct = cg ? thc_transpose(cg, 1, 2) : NULL;
-            thc_tensor *prod = gg && ct ? thc_bmm(gg, ct) : NULL;   // (m, O/G, K/G)
-            thc_tensor *s = prod ? thc_reduce(THC_RED_SUM, prod, 1, &zero, 0, -1) : NULL;
-            thc_tensor *dst = s ? thc_select(gw, 0, grp) : NULL;
-            if (!dst || thc_binary_out(THC_ADD, dst, dst, s)) rc = thcunn__from_thc();
-            thc_tensor *tmp[] = {gg, cg, ct, prod, s, dst};
-            for (thc_tensor *p : tmp) thc_tensor_release(p);
-        }
-        thc_tensor *tmp[] = {xc, cc, gc};
-        for (thc_tensor *p : tmp) thc_tensor_release(p);
-    }
-    thc_tensor *all[] = {x, go, cols, gw};
-    for (thc_tensor *p : all) thc_tensor_release(p);
+    int rc = go ? conv::weight_cols(what, grad_weight, go, x, g) : thcunn__from_thc();
+    thc_tensor_release(x);
+    thc_tensor_release(go);
     return rc;
 }

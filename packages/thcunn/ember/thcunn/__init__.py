@@ -282,6 +282,7 @@ from ._loss_more import *  # noqa: F401,F403  pointwise losses, kl_div, margin_r
 from ._norm import *  # noqa: F401,F403  layer_norm, group_norm, dropout
 from ._embedding import *  # noqa: F401,F403  embedding, embedding_bag
 from ._pool_more import *  # noqa: F401,F403  adaptive, 3-d and 1-d pooling
+from ._conv_more import *  # noqa: F401,F403  conv1d, conv3d, conv_transpose2d
 
 
 class _Kernels:

@@ -1,0 +1,171 @@
+"""Bindings of conv1d, conv3d and conv_transpose2d on the GPU, with
+ember.thnn's names, arguments and return values: ember.thc tensors in and
+out, outputs allocated here, C errors raised with their exception type."""
+import ember.thc as _thc
+
+from ._lib import check as _check, ffi as _ffi, lib as _lib
+
+__all__ = [
+    "conv1d_forward", "conv1d_backward_input", "conv1d_backward_params",
+    "conv3d_forward", "conv3d_backward_input", "conv3d_backward_params",
+    "conv_transpose2d_forward", "conv_transpose2d_backward_input",
+    "conv_transpose2d_backward_params",
+]
+
+
+def _p(t):
+    """The C tensor of an ember.thc tensor (NULL for None); anything else is
+    refused (libTHCUNN would read another library's tensor as its own)."""
+    if t is None:
+        return _ffi.NULL
+    if not isinstance(t, _thc.Tensor):
+        raise TypeError(f"ember.thcunn kernels take CUDA tensors (ember.thc.Tensor), got "
+                        f"{type(t).__module__}.{type(t).__name__}")
+    return t._p
+
+
+def _empty(shape, like, dtype=None):
+    return _thc.empty(tuple(shape), dtype=dtype or like.dtype)
+
+
+def _window(n, k, s, p, d):
+    """Output length of a window along one dim; 0 when invalid (the kernel
+    then reports the error in its words)."""
+    if k < 1 or s < 1 or d < 1 or p < 0:
+        return 0
+    span = n + 2 * p - d * (k - 1) - 1
+    return span // s + 1 if span >= 0 else 0
+
+
+def _single(v, name):
+    if isinstance(v, int):
+        return v
+    v = list(v)
+    if len(v) != 1 or not isinstance(v[0], int):
+        raise ValueError(f"{name} must be an int or a 1-tuple of ints, got {v!r}")
+    return v[0]
+
+
+def _ntuple(v, n, name):
+    """int or sequence of n ints -> list of n ints (a 1-sequence repeats)."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return [v] * n
+    try:
+        v = list(v)
+    except TypeError:
+        raise TypeError(f"{name} must be an int or a sequence of {n} ints, got {v!r}") from None
+    if len(v) == 1:
+        v = v * n
+    if len(v) != n or not all(isinstance(i, int) and not isinstance(i, bool) for i in v):
+        raise ValueError(f"{name} must be an int or a sequence of {n} ints, got {v!r}")
+    return v
+
+
+# ---- conv1d ------------------------------------------------------------
+def conv1d_forward(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    s, p, d = _single(stride, "stride"), _single(padding, "padding"), _single(dilation, "dilation")
+    if input.ndim == 3 and weight.ndim == 3:
+        shape = (input.shape[0], weight.shape[0], _window(input.shape[2], weight.shape[2], s, p, d))
+    else:
+        shape = (0, 0, 0)
+    out = _empty(shape, input)
+    _check(_lib.thcunn_conv1d_forward(_p(out), _p(input), _p(weight), _p(bias), s, p, d, groups))
+    return out
+
+
+def conv1d_backward_input(grad_output, input_shape, weight, stride=1, padding=0,
+                          dilation=1, groups=1):
+    gi = _empty(input_shape, grad_output)
+    _check(_lib.thcunn_conv1d_backward_input(
+        _p(gi), _p(grad_output), _p(weight), _single(stride, "stride"),
+        _single(padding, "padding"), _single(dilation, "dilation"), groups))
+    return gi
+
+
+def conv1d_backward_params(grad_output, input, weight_shape, stride=1, padding=0,
+                           dilation=1, groups=1, need_weight=True, need_bias=True):
+    """(grad_weight, grad_bias); either is None when not asked for."""
+    gw = _empty(weight_shape, input) if need_weight else None
+    gb = _empty((weight_shape[0],), input) if need_bias else None
+    _check(_lib.thcunn_conv1d_backward_params(
+        _p(gw), _p(gb), _p(grad_output), _p(input), _single(stride, "stride"),
+        _single(padding, "padding"), _single(dilation, "dilation"), groups))
+    return gw, gb
+
+
+# ---- conv3d ------------------------------------------------------------
+def conv3d_forward(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    s, p, d = (_ntuple(stride, 3, "stride"), _ntuple(padding, 3, "padding"),
+               _ntuple(dilation, 3, "dilation"))
+    if input.ndim == 5 and weight.ndim == 5:
+        shape = (input.shape[0], weight.shape[0]) + tuple(
+            _window(input.shape[2 + i], weight.shape[2 + i], s[i], p[i], d[i]) for i in range(3))
+    else:
+        shape = (0,)
+    out = _empty(shape, input)
+    _check(_lib.thcunn_conv3d_forward(_p(out), _p(input), _p(weight), _p(bias), s, p, d, groups))
+    return out
+
+
+def conv3d_backward_input(grad_output, input_shape, weight, stride=1, padding=0,
+                          dilation=1, groups=1):
+    gi = _empty(input_shape, grad_output)
+    _check(_lib.thcunn_conv3d_backward_input(
+        _p(gi), _p(grad_output), _p(weight), _ntuple(stride, 3, "stride"),
+        _ntuple(padding, 3, "padding"), _ntuple(dilation, 3, "dilation"), groups))
+    return gi
+
+
+def conv3d_backward_params(grad_output, input, weight_shape, stride=1, padding=0,
+                           dilation=1, groups=1, need_weight=True, need_bias=True):
+    """(grad_weight, grad_bias); either is None when not asked for."""
+    gw = _empty(weight_shape, input) if need_weight else None
+    gb = _empty((weight_shape[0],), input) if need_bias else None
+    _check(_lib.thcunn_conv3d_backward_params(
+        _p(gw), _p(gb), _p(grad_output), _p(input), _ntuple(stride, 3, "stride"),
+        _ntuple(padding, 3, "padding"), _ntuple(dilation, 3, "dilation"), groups))
+    return gw, gb
+
+
+# ---- conv_transpose2d --------------------------------------------------
+def _convt_args(stride, padding, output_padding, dilation):
+    return (_ntuple(stride, 2, "stride"), _ntuple(padding, 2, "padding"),
+            _ntuple(output_padding, 2, "output_padding"), _ntuple(dilation, 2, "dilation"))
+
+
+def conv_transpose2d_forward(input, weight, bias=None, stride=1, padding=0,
+                             output_padding=0, dilation=1, groups=1):
+    """Output (N, weight.shape[1] * groups, OH, OW) with OH = (H - 1) * stride
+    - 2 * padding + dilation * (kH - 1) + output_padding + 1."""
+    s, p, op, d = _convt_args(stride, padding, output_padding, dilation)
+    if input.ndim == 4 and weight.ndim == 4:
+        shape = (input.shape[0], weight.shape[1] * groups) + tuple(
+            max((input.shape[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (weight.shape[2 + i] - 1)
+                + op[i] + 1, 0) for i in range(2))
+    else:
+        shape = (0,)
+    out = _empty(shape, input)
+    _check(_lib.thcunn_conv_transpose2d_forward(_p(out), _p(input), _p(weight), _p(bias),
+                                                s, p, op, d, groups))
+    return out
+
+
+def conv_transpose2d_backward_input(grad_output, input_shape, weight, stride=1, padding=0,
+                                    output_padding=0, dilation=1, groups=1):
+    s, p, op, d = _convt_args(stride, padding, output_padding, dilation)
+    gi = _empty(input_shape, grad_output)
+    _check(_lib.thcunn_conv_transpose2d_backward_input(_p(gi), _p(grad_output), _p(weight),
+                                                       s, p, op, d, groups))
+    return gi
+
+
+def conv_transpose2d_backward_params(grad_output, input, weight_shape, stride=1, padding=0,
+                                     output_padding=0, dilation=1, groups=1,
+                                     need_weight=True, need_bias=True):
+    """(grad_weight, grad_bias); grad_bias has weight_shape[1] * groups entries."""
+    s, p, op, d = _convt_args(stride, padding, output_padding, dilation)
+    gw = _empty(weight_shape, input) if need_weight else None
+    gb = _empty((weight_shape[1] * groups,), input) if need_bias else None
+    _check(_lib.thcunn_conv_transpose2d_backward_params(
+        _p(gw), _p(gb), _p(grad_output), _p(input), s, p, op, d, groups))
+    return gw, gb

@@ -1,0 +1,154 @@
+/* The unfold-and-multiply machinery of libTHCUNN's convolutions, shared
+ * by conv2d (conv.cu), conv3d and the transposed convolution
+ * (conv_more.cu).  Internal.
+ *
+ * A geometry type `Geo` (Conv here, the 3-d one in conv_more.cu) has the
+ * members N, C, O, G, K() (column rows: C times the kernel volume), L()
+ * (output positions of one sample), and two host methods that launch its
+ * kernels on contiguous tensors of m samples:
+ *   int unfold(const char *what, thc_tensor *cols, const thc_tensor *x):
+ *       cols (m, K, L) from x (m, C, ...input);
+ *   int fold(const char *what, thc_tensor *x, const thc_tensor *cols):
+ *       x (m, C, ...input) = the sum of the cols entries that read each
+ *       element (overwritten).
+ * The cores below run libTHC's batched products on the columns, a chunk
+ * of samples at a time so that the column buffer stays under
+ * COLUMN_BYTES; every tensor they take is contiguous. */
+#ifndef THCUNN_CONV_INTERNAL_H
+#define THCUNN_CONV_INTERNAL_H
+#include "thcunn_internal.h"
+
+namespace thcunn {
+namespace conv {
+
+// conv2d's geometry: input (N, C, H, W), weight (O, C/G, kh, kw), output
+// (N, O, OH, OW).  The transposed convolution uses it with the roles of
+// input and output swapped.
+struct Conv {
+    int64_t N, C, H, W, O, kh, kw, OH, OW, sh, sw, ph, pw, dh, dw, G;
+    THCUNN_HD int64_t K() const { return C * kh * kw; }   // column rows (all groups)
+    THCUNN_HD int64_t L() const { return OH * OW; }
+    int unfold(const char *what, thc_tensor *cols, const thc_tensor *x) const;   // im2col
+    int fold(const char *what, thc_tensor *x, const thc_tensor *cols) const;     // col2im
+};
+
+// samples per chunk: columns (nb, K, L) of at most 256 MiB, at least one
+int64_t chunk_of(int64_t N, int64_t K, int64_t L, int dtype);
+// a narrowed (batch or group) slice of t reshaped to (d0, d1, d2); a view
+thc_tensor *slice3(const thc_tensor *t, int dim, int64_t start, int64_t len, int64_t d0,
+                   int64_t d1, int64_t d2);
+// w (O, C/G, ...kernel) seen as (O, K/G): group grp's (O/G, K/G) block, or
+// its transpose, expanded over nb samples (a view)
+thc_tensor *weight_group(const thc_tensor *w, int64_t O, int64_t K, int64_t G, int64_t grp,
+                         int64_t nb, int transpose);
+// dst = src; releases both (either may be NULL after a failed libTHC call)
+int copy_release(thc_tensor *dst, thc_tensor *src);
+// output (N, O, ...) += bias (O) along dim 1
+int add_bias(thc_tensor *output, const thc_tensor *bias);
+// grad_bias (O) = grad_output (N, O, ...) summed over every dim but 1
+int bias_grad(thc_tensor *grad_bias, const thc_tensor *grad_output);
+
+// output (N, O, ...) = the convolution of x (N, C, ...) with w (O, C/G, ...)
+template <class Geo>
+int forward_cols(const char *what, thc_tensor *output, const thc_tensor *x, const thc_tensor *w,
+                 const Geo &g) {
+    if (g.N == 0) return THC_OK;
+    const int64_t K = g.K(), L = g.L(), og = g.O / g.G, kg = K / g.G;
+    const int64_t nb = chunk_of(g.N, K, L, x->dtype);
+    int64_t cshape[3] = {nb, K, L};
+    thc_tensor *cols = thc_empty(3, cshape, x->dtype);
+    int rc = cols ? THC_OK : thcunn__from_thc();
+    for (int64_t n0 = 0; !rc && n0 < g.N; n0 += nb) {
+        int64_t m = g.N - n0 < nb ? g.N - n0 : nb;
+        thc_tensor *xc = thc_narrow(x, 0, n0, m), *cc = thc_narrow(cols, 0, 0, m);
+        thc_tensor *oc = slice3(output, 0, n0, m, m, g.O, L);
+        rc = xc && cc && oc ? g.unfold(what, cc, xc) : thcunn__from_thc();
+        for (int64_t grp = 0; !rc && grp < g.G; grp++) {   // out_g = W_g @ cols_g
+            thc_tensor *wg = weight_group(w, g.O, K, g.G, grp, m, 0);
+            thc_tensor *cg = thc_narrow(cc, 1, grp * kg, kg);
+            thc_tensor *prod = wg && cg ? thc_bmm(wg, cg) : NULL;   // (m, O/G, L)
+            rc = copy_release(prod ? thc_narrow(oc, 1, grp * og, og) : NULL, prod);
+            thc_tensor_release(wg);
+            thc_tensor_release(cg);
+        }
+        thc_tensor *tmp[] = {xc, cc, oc};
+        for (thc_tensor *p : tmp) thc_tensor_release(p);
+    }
+    thc_tensor_release(cols);
+    return rc;
+}
+
+// grad_input (N, C, ...) from grad_output (N, O, ...) and w (O, C/G, ...):
+// cols_g = W_g^T @ gout_g, folded back (overwrites grad_input)
+template <class Geo>
+int input_cols(const char *what, thc_tensor *grad_input, const thc_tensor *grad_output,
+               const thc_tensor *w, const Geo &g) {
+    if (g.N == 0) return THC_OK;
+    const int64_t K = g.K(), L = g.L(), og = g.O / g.G, kg = K / g.G;
+    const int64_t nb = chunk_of(g.N, K, L, grad_output->dtype);
+    int64_t cshape[3] = {nb, K, L};
+    thc_tensor *cols = thc_empty(3, cshape, grad_output->dtype);
+    int rc = cols ? THC_OK : thcunn__from_thc();
+    for (int64_t n0 = 0; !rc && n0 < g.N; n0 += nb) {
+        int64_t m = g.N - n0 < nb ? g.N - n0 : nb;
+        thc_tensor *cc = thc_narrow(cols, 0, 0, m);
+        thc_tensor *gc = slice3(grad_output, 0, n0, m, m, g.O, L);
+        thc_tensor *gx = thc_narrow(grad_input, 0, n0, m);
+        if (!cc || !gc || !gx) rc = thcunn__from_thc();
+        for (int64_t grp = 0; !rc && grp < g.G; grp++) {
+            thc_tensor *wt = weight_group(w, g.O, K, g.G, grp, m, 1);
+            thc_tensor *gg = thc_narrow(gc, 1, grp * og, og);
+            thc_tensor *prod = wt && gg ? thc_bmm(wt, gg) : NULL;   // (m, K/G, L)
+            rc = copy_release(prod ? thc_narrow(cc, 1, grp * kg, kg) : NULL, prod);
+            thc_tensor_release(wt);
+            thc_tensor_release(gg);
+        }
+        if (!rc) rc = g.fold(what, gx, cc);
+        thc_tensor *tmp[] = {cc, gc, gx};
+        for (thc_tensor *p : tmp) thc_tensor_release(p);
+    }
+    thc_tensor_release(cols);
+    return rc;
+}
+
+// grad_weight (O, C/G, ...) = sum over samples of gout_g @ cols_g^T, with
+// cols unfolded from x (N, C, ...) (overwrites grad_weight)
+template <class Geo>
+int weight_cols(const char *what, thc_tensor *grad_weight, const thc_tensor *grad_output,
+                const thc_tensor *x, const Geo &g) {
+    if (thc_zero(grad_weight)) return thcunn__from_thc();
+    if (g.N == 0) return THC_OK;
+    const int64_t K = g.K(), L = g.L(), og = g.O / g.G, kg = K / g.G;
+    const int64_t nb = chunk_of(g.N, K, L, x->dtype);
+    int64_t cshape[3] = {nb, K, L}, wshape[3] = {g.G, og, kg};
+    thc_tensor *cols = thc_empty(3, cshape, x->dtype);
+    thc_tensor *gw = cols ? thc_view(grad_weight, 3, wshape) : NULL;
+    int rc = gw ? THC_OK : thcunn__from_thc();
+    int zero = 0;
+    for (int64_t n0 = 0; !rc && n0 < g.N; n0 += nb) {
+        int64_t m = g.N - n0 < nb ? g.N - n0 : nb;
+        thc_tensor *xc = thc_narrow(x, 0, n0, m), *cc = thc_narrow(cols, 0, 0, m);
+        thc_tensor *gc = slice3(grad_output, 0, n0, m, m, g.O, L);
+        rc = xc && cc && gc ? g.unfold(what, cc, xc) : thcunn__from_thc();
+        for (int64_t grp = 0; !rc && grp < g.G; grp++) {
+            thc_tensor *gg = thc_narrow(gc, 1, grp * og, og);
+            thc_tensor *cg = thc_narrow(cc, 1, grp * kg, kg);
+            thc_tensor *ct = cg ? thc_transpose(cg, 1, 2) : NULL;
+            thc_tensor *prod = gg && ct ? thc_bmm(gg, ct) : NULL;   // (m, O/G, K/G)
+            thc_tensor *s = prod ? thc_reduce(THC_RED_SUM, prod, 1, &zero, 0, -1) : NULL;
+            thc_tensor *dst = s ? thc_select(gw, 0, grp) : NULL;
+            if (!dst || thc_binary_out(THC_ADD, dst, dst, s)) rc = thcunn__from_thc();
+            thc_tensor *tmp[] = {gg, cg, ct, prod, s, dst};
+            for (thc_tensor *p : tmp) thc_tensor_release(p);
+        }
+        thc_tensor *tmp[] = {xc, cc, gc};
+        for (thc_tensor *p : tmp) thc_tensor_release(p);
+    }
+    thc_tensor_release(cols);
+    thc_tensor_release(gw);
+    return rc;
+}
+
+}  // namespace conv
+}  // namespace thcunn
+#endif
