@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 #define THCUNN_ABI_VERSION_MAJOR 1
-#define THCUNN_ABI_VERSION_MINOR 0
+#define THCUNN_ABI_VERSION_MINOR 1
 
 /* reductions of the losses */
 #define THCUNN_REDUCTION_NONE 0
@@ -156,7 +156,7 @@ int thcunn_activation_backward_input(thc_tensor *grad_input,
                                      const thc_tensor *input, int activation,
                                      double a, double b);
 
-/* ==== conv1d, conv3d, conv_transpose2d (conv_more.cu) ==== */
+/* ---- conv1d, conv3d, conv_transpose2d (conv_more.cu) ------------------- */
 /* conv1d: conv2d on (N, C, 1, L) views.  input (N, C, L), weight
  * (O, C/groups, k), bias (O) or NULL, output (N, O, OL) with OL =
  * (L + 2 * padding - dilation * (k - 1) - 1) / stride + 1.  grad_input
@@ -225,9 +225,7 @@ int thcunn_conv_transpose2d_backward_params(thc_tensor *grad_weight,
                                             const int64_t *dilation,
                                             int64_t groups);
 
-
-
-/* ==== adaptive pooling, 3-d pooling, window_output_size (pooling_more.cu) ==== */
+/* ---- adaptive pooling, 3-d pooling, window_output_size (pooling_more.cu) --- */
 /* Output length of a convolution or pooling window along one dim; -1 (and
  * an error) when it would be < 1 or the arguments are invalid. */
 int64_t thcunn_window_output_size(int64_t in, int64_t kernel, int64_t stride,
@@ -278,9 +276,7 @@ int thcunn_avg_pool3d_backward_input(thc_tensor *grad_input,
                                      int count_include_pad,
                                      int64_t divisor_override);
 
-
-
-/* ==== layer_norm, group_norm (norm.cu); dropout (dropout.cu) ==== */
+/* ---- layer_norm, group_norm (norm.cu); dropout (dropout.cu) ------------ */
 /* layer_norm over the last normalized_ndim dims of input (seen as rows
  * (M, K), K the product of those dims); weight, bias of those dims' shape
  * or NULL; save_mean, save_invstd (M): each row's mean and
@@ -341,8 +337,7 @@ int thcunn_dropout_backward_input(thc_tensor *grad_input,
                                   const thc_tensor *grad_output,
                                   const thc_tensor *mask);
 
-
-/* ==== pointwise losses, kl_div, margin_ranking, cosine_embedding (loss_more.cu) ==== */
+/* ---- pointwise losses, kl_div, margin_ranking, cosine_embedding (loss_more.cu) --- */
 /* Reductions: output (or grad_output) is 0-d for mean/sum, computed on the
  * device (per-element values in a float64 scratch, then libTHC's sums);
  * the mean of no element is NaN.  No broadcasting: the caller broadcasts.
@@ -420,9 +415,7 @@ int thcunn_cosine_embedding_loss_backward_input(thc_tensor *grad_input1,
                                                 const thc_tensor *target,
                                                 double margin, int reduction);
 
-
-
-/* ==== padding (padding.cu); upsampling (upsample.cu) ==== */
+/* ---- padding (padding.cu); upsampling (upsample.cu) -------------------- */
 /* reflection / replication padding (padding.cu), libTHNN's layout:
  * padding is one (before, after) pair per padded dim, last dim first:
  * int64[2] {left, right} (1d: input (N, C, W) or (C, W)), int64[4]
@@ -481,9 +474,7 @@ int thcunn_upsample_bilinear2d_backward_input(thc_tensor *grad_input,
                                               int align_corners, double scale_h,
                                               double scale_w);
 
-
-
-/* ==== embedding, embedding_bag (embedding.cu) ==== */
+/* ---- embedding, embedding_bag (embedding.cu) --------------------------- */
 /* embedding: weight (num, dim), indices int64 of any shape, every entry
  * in [0, num) (else THC_ERR_INDEX, found on the device; nothing written);
  * output indices.shape + (dim).  grad_output: indices.numel() * dim
@@ -535,8 +526,6 @@ int thcunn_embedding_bag_backward_per_sample_weights(
     thc_tensor *grad_per_sample_weights, const thc_tensor *grad_output,
     const thc_tensor *weight, const thc_tensor *indices,
     const thc_tensor *offset2bag, int mode, int64_t padding_idx);
-
-
 
 #ifdef __cplusplus
 }
