@@ -309,7 +309,7 @@ extern "C" THC_API int thc_scatter_(thc_tensor *self, int dim, const thc_tensor 
         return thc__error(THC_ERR_RUNTIME, "Index tensor must have the same number of dimensions "
                           "as src tensor");
     if (!host && src->dtype != self->dtype)
-        return thc__error(THC_ERR_RUNTIME, "scatter(): Expected self.dtype to be equal to "
+        return thc__error(THC_ERR_TYPE, "scatter(): Expected self.dtype to be equal to "
                           "src.dtype");
     char b1[256], b2[256], b3[256];
     for (int d = 0; d < self->ndim; d++) {

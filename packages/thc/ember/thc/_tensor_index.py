@@ -75,7 +75,7 @@ def _scatter(self, dim, index, src, code, what, include_self=True):
         s = source if isinstance(source, Tensor) else _typed_scalar(source, target.dtype)
         check(lib.thc_scatter_(target._p, dim, idx._p, s._p, code, bool(include_self)))
     if isinstance(src, Tensor) and src.dtype is not self.dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+        raise TypeError("scatter(): Expected self.dtype to be equal to src.dtype")
     return _in_float32(self, src, kernel)
 
 
