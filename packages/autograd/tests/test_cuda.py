@@ -216,3 +216,46 @@ def test_dlpack_through_the_front():
     assert ember.from_dlpack(c).data_ptr() == c.data_ptr()   # CPU: through NumPy
     with pytest.raises(RuntimeError, match="require gradient"):
         ember.ones(2, device="cuda", requires_grad=True).__dlpack__()
+
+
+# the ops the differentiable table leaves out (no gradient): the front
+# gives the same results on both devices
+_NO_GRAD_CALLS = {
+    "unique": lambda m, x, i: m.unique(i, return_inverse=True, return_counts=True),
+    "unique method": lambda m, x, i: i.unique(),
+    "bincount": lambda m, x, i: m.bincount(i, minlength=7),
+    "bincount weights": lambda m, x, i: i.bincount(x),
+    "histc": lambda m, x, i: m.histc(x, 5, -1, 1),
+    "searchsorted": lambda m, x, i: m.searchsorted(x.sort().values, x, right=True),
+    "bucketize": lambda m, x, i: m.bucketize(i, m.tensor([1, 3, 5], device=i.device)),
+    "median": lambda m, x, i: m.median(x),
+    "median dim": lambda m, x, i: x.reshape(2, 6).median(1),
+    "scatter_reduce amax": lambda m, x, i: m.zeros(7, dtype=x.dtype, device=x.device).scatter_reduce(
+        0, i, x, "amax", include_self=False),
+    "scatter_reduce prod": lambda m, x, i: m.ones(7, dtype=x.dtype, device=x.device).scatter_reduce(
+        0, i, x, "prod"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_NO_GRAD_CALLS))
+def test_ops_without_gradient_match_the_cpu(name):
+    rng = np.random.default_rng(3)
+    x = ember.tensor(rng.uniform(-1, 1, 12))
+    i = ember.tensor(rng.integers(0, 7, 12))
+    want = _NO_GRAD_CALLS[name](ember, x, i)
+    got = _NO_GRAD_CALLS[name](ember, x.cuda(), i.cuda())
+    want = want if isinstance(want, tuple) else (want,)
+    got = got if isinstance(got, tuple) else (got,)
+    for g, w in zip(got, want, strict=True):
+        assert g.is_cuda and g.dtype is w.dtype and g.shape == w.shape
+        assert np.allclose(g.cpu().numpy(), w.numpy())
+
+
+def test_multinomial_through_the_front():
+    ember.manual_seed(0)
+    s = ember.multinomial(ember.tensor([0.0, 1.0, 3.0], device="cuda"), 4000, True)
+    assert s.is_cuda and s.dtype is ember.int64
+    freq = np.bincount(s.cpu().numpy(), minlength=3) / 4000
+    assert freq[0] == 0 and abs(freq[2] - 0.75) < 0.04
+    rows = ember.ones(5, 4, device="cuda").multinomial(4)
+    assert sorted(rows.cpu().numpy()[0].tolist()) == [0, 1, 2, 3]

@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define THC_ABI_VERSION_MAJOR 1
-#define THC_ABI_VERSION_MINOR 6
+#define THC_ABI_VERSION_MINOR 7
 #define THC_MAX_DIMS 16
 
 /* ---- status codes: each maps to one Python exception type ---------- */
@@ -382,8 +382,10 @@ typedef enum thc_scatter_reduce {
 thc_tensor *thc_index_select(const thc_tensor *a, int dim,
                              const thc_tensor *index);
 thc_tensor *thc_gather(const thc_tensor *a, int dim, const thc_tensor *index);
-/* In place on self; src may be a host scalar.  reduce: THC_SCATTER_NONE
- * or THC_SCATTER_SUM (include_self is ignored for these). */
+/* In place on self; src may be a host scalar.  reduce: THC_SCATTER_NONE,
+ * _SUM, _PROD, _AMAX or _AMIN (a NaN wins amax/amin; _MEAN is composed by
+ * the caller).  With include_self == 0, every element an index names
+ * starts from the reduction's identity (ignored for NONE and SUM). */
 int thc_scatter_(thc_tensor *self, int dim, const thc_tensor *index,
                  const thc_tensor *src, int reduce, int include_self);
 int thc_index_add_(thc_tensor *self, int dim, const thc_tensor *index,
@@ -408,6 +410,33 @@ int thc_topk(const thc_tensor *a, int64_t k, int dim, int largest, int sorted,
              thc_tensor **values, thc_tensor **indices);
 int thc_kthvalue(const thc_tensor *a, int64_t k, int dim, int keepdim,
                  thc_tensor **values, thc_tensor **indices);
+
+/* ---- searching, counting and order statistics (libTH's semantics) ------- */
+/* Over the flattened tensor, always sorted (NaNs are distinct values);
+ * inverse (int64, a's shape) and counts (int64) may be NULL (not computed). */
+int thc_unique(const thc_tensor *a, int sorted, thc_tensor **values,
+               thc_tensor **inverse, thc_tensor **counts);
+/* Positions in the rows of sorted_seq (1-d, or matching v's leading dims)
+ * where v's elements would go; int64, or int32 when out_int32. */
+thc_tensor *thc_searchsorted(const thc_tensor *sorted_seq, const thc_tensor *v,
+                             int right, int out_int32);
+/* Counts (or sums of weights: float32 for float32 weights, else float64)
+ * of the values of a 1-d non-negative integer tensor; weights may be NULL. */
+thc_tensor *thc_bincount(const thc_tensor *a, const thc_tensor *weights,
+                         int64_t minlength);
+/* A histogram of `bins` equal bins over [min, max] (the data's range when
+ * min == max); floating inputs, a's dtype. */
+thc_tensor *thc_histc(const thc_tensor *a, int64_t bins, double min, double max);
+/* The lower median of all elements (0-d; NaN propagates; NaN when empty). */
+thc_tensor *thc_median(const thc_tensor *a);
+/* Along one dim: the lower median (a NaN propagates: the row's first NaN)
+ * and its index. */
+int thc_median_dim(const thc_tensor *a, int dim, int keepdim,
+                   thc_tensor **values, thc_tensor **indices);
+/* Along one dim: the most frequent value (the smallest on ties) and the
+ * index of its last occurrence. */
+int thc_mode(const thc_tensor *a, int dim, int keepdim, thc_tensor **values,
+             thc_tensor **indices);
 
 /* ---- matrix products (floating dtypes) -------------------------------- */
 thc_tensor *thc_mm(const thc_tensor *a, const thc_tensor *b);
@@ -439,6 +468,10 @@ int thc_normal_(thc_tensor *t, double mean, double std, thc_generator *g);
 int thc_bernoulli_(thc_tensor *t, double p, thc_generator *g);
 /* integers in [low, high) */
 int thc_randint_(thc_tensor *t, int64_t low, int64_t high, thc_generator *g);
+/* probs: 1-d or 2-d (rows are distributions, float64-checked for inf, NaN,
+ * negatives and zero sums); int64 category indices, num_samples per row. */
+thc_tensor *thc_multinomial(const thc_tensor *probs, int64_t num_samples,
+                            int replacement, thc_generator *g);
 
 #ifdef __cplusplus
 }

@@ -44,26 +44,6 @@ THC_HD inline int64_t read_index(const void *index, int index_dtype, int64_t ix,
     return j < 0 ? j + size : j;
 }
 
-template <typename T> THC_HD inline void atomic_add(T *p, T v) {
-#ifdef __CUDA_ARCH__
-    if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value ||
-                  std::is_same<T, int32_t>::value) {
-        atomicAdd(p, v);
-    } else if constexpr (std::is_same<T, int64_t>::value) {
-        atomicAdd((unsigned long long *)p, (unsigned long long)v);
-    } else {
-        *p = (T)(*p + v);   // only reached from the serial path
-    }
-#else
-    *p = (T)(*p + v);
-#endif
-}
-
-template <typename T> constexpr bool has_atomic_add() {
-    return std::is_same<T, float>::value || std::is_same<T, double>::value ||
-           std::is_same<T, int32_t>::value || std::is_same<T, int64_t>::value;
-}
-
 // Runs f(0 .. n-1) in one device thread (writes that may collide and have
 // no atomic).
 template <typename F> struct Serial {
@@ -95,7 +75,7 @@ template <typename T> struct ScatterFn {
     const void *index;
     int index_dtype;
     int64_t *flag;
-    int add;
+    int reduce;   // thc_scatter_reduce: NONE, SUM, PROD, AMAX or AMIN
     T alpha;
     SgGeom g;
     THC_HD void operator()(int64_t i) const {
@@ -103,9 +83,10 @@ template <typename T> struct ScatterFn {
         g.at(i, &t, &ix, &o);
         int64_t j = read_index(index, index_dtype, ix, g.dim_size, flag);
         if (j < 0) return;
-        T v = src.p ? src.p[o] : src.s;
-        if (add) atomic_add(self + t + j * g.dim_stride, (T)(alpha * v));
-        else self[t + j * g.dim_stride] = v;
+        T v = src.p ? src.p[o] : src.s, *p = self + t + j * g.dim_stride;
+        if (reduce == THC_SCATTER_NONE) *p = v;
+        else if (reduce == THC_SCATTER_SUM) atomic_add(p, (T)(alpha * v));
+        else atomic_apply(p, ScatterCombine<T>{reduce, v});
     }
 };
 
@@ -163,9 +144,10 @@ SgGeom sg_geom(const thc_tensor *target, int dim, const thc_tensor *iter,
 
 template <typename T>
 int run_scatter(thc_tensor *self, const thc_tensor *src, const thc_tensor *index, SgGeom g,
-                int64_t n, int add, T alpha, int64_t *flag, const char *what) {
-    ScatterFn<T> f{(T *)thc__ptr(self), operand<T>(src), thc__ptr(index), index->dtype, flag, add, alpha, g};
-    if (add && !has_atomic_add<T>())
+                int64_t n, int reduce, T alpha, int64_t *flag, const char *what) {
+    ScatterFn<T> f{(T *)thc__ptr(self), operand<T>(src), thc__ptr(index), index->dtype, flag,
+                   reduce, alpha, g};
+    if (reduce != THC_SCATTER_NONE && !has_atomic<T>())
         return for_each(what, 1, Serial<ScatterFn<T>>{f, n}, thc__stream());
     return for_each(what, n, f, thc__stream());
 }
@@ -173,7 +155,7 @@ int run_scatter(thc_tensor *self, const thc_tensor *src, const thc_tensor *index
 // self[..., index[i], ...] (op)= src[i] walking `iter`'s shape; src is
 // converted to self's dtype first (a host scalar stays a value)
 int scatter_walk(const char *what, thc_tensor *self, int dim, const thc_tensor *index,
-                 const int64_t *istr, const thc_tensor *iter, const thc_tensor *src, int add,
+                 const int64_t *istr, const thc_tensor *iter, const thc_tensor *src, int reduce,
                  const thc_tensor *alpha) {
     thc_tensor *s = thc__cast(src, self->dtype);
     if (!s) return thc_last_status();
@@ -185,7 +167,7 @@ int scatter_walk(const char *what, thc_tensor *self, int dim, const thc_tensor *
         int64_t *fp = (int64_t *)thc__ptr(flag);
         switch (self->dtype) {
             THC_CASES_COMPUTE(rc = run_scatter<scalar_t>(
-                                  self, s, index, g, n, add,
+                                  self, s, index, g, n, reduce,
                                   alpha ? host_value<scalar_t>(alpha) : convert<scalar_t>(1),
                                   fp, what))
         default:
@@ -286,16 +268,39 @@ extern "C" THC_API thc_tensor *thc_index_select(const thc_tensor *a, int dim,
 }
 
 // ---- scatter family --------------------------------------------------------------
+namespace {
+
+// a host scalar of `dtype`: 1 for prod, the lowest value for amax, the
+// highest for amin
+thc_tensor *scatter_identity(int reduce, int dtype) {
+    if (reduce == THC_SCATTER_PROD) return thc_scalar_int64(1, dtype);
+    bool hi = reduce == THC_SCATTER_AMIN;
+    if (thc_dtype_is_floating(dtype)) return thc_scalar_double(hi ? INFINITY : -INFINITY, dtype);
+    int64_t lo_v = 0, hi_v = 1;   // bool
+    switch (dtype) {
+    case THC_INT8: lo_v = INT8_MIN; hi_v = INT8_MAX; break;
+    case THC_UINT8: lo_v = 0; hi_v = UINT8_MAX; break;
+    case THC_INT16: lo_v = INT16_MIN; hi_v = INT16_MAX; break;
+    case THC_INT32: lo_v = INT32_MIN; hi_v = INT32_MAX; break;
+    case THC_INT64: lo_v = INT64_MIN; hi_v = INT64_MAX; break;
+    default: break;
+    }
+    return thc_scalar_int64(hi ? hi_v : lo_v, dtype);
+}
+
+}  // namespace
+
 extern "C" THC_API int thc_scatter_(thc_tensor *self, int dim, const thc_tensor *index,
                                     const thc_tensor *src, int reduce, int include_self) {
-    (void)include_self;
     if (thc__check_device("scatter", "self", self) || check_index("scatter", index))
         return thc_last_status();
     if (!src) return thc__error(THC_ERR_VALUE, "scatter: src is NULL");
     if ((dim = thc__wrap_dim(dim, self->ndim)) < 0) return thc_last_status();
-    if (reduce != THC_SCATTER_NONE && reduce != THC_SCATTER_SUM)
-        return thc__error(THC_ERR_NOT_IMPLEMENTED, "scatter_reduce: only reduce='sum' and plain "
-                          "scatter run on the GPU in this version of ember-thc");
+    if (reduce == THC_SCATTER_MEAN)
+        return thc__error(THC_ERR_NOT_IMPLEMENTED, "scatter_reduce: reduce='mean' is composed "
+                          "from sums and counts by the caller (ember.thc)");
+    if (reduce < THC_SCATTER_NONE || reduce > THC_SCATTER_AMIN)
+        return thc__error(THC_ERR_VALUE, "scatter(): unknown reduce code %d", reduce);
     if (ne_dim(index) != ne_dim(self))
         return thc__error(THC_ERR_RUNTIME, "Index tensor must have the same number of dimensions "
                           "as self tensor");
@@ -304,7 +309,7 @@ extern "C" THC_API int thc_scatter_(thc_tensor *self, int dim, const thc_tensor 
         return thc__error(THC_ERR_RUNTIME, "Index tensor must have the same number of dimensions "
                           "as src tensor");
     if (!host && src->dtype != self->dtype)
-        return thc__error(THC_ERR_RUNTIME, "scatter(): Expected self.dtype to be equal to "
+        return thc__error(THC_ERR_TYPE, "scatter(): Expected self.dtype to be equal to "
                           "src.dtype");
     char b1[256], b2[256], b3[256];
     for (int d = 0; d < self->ndim; d++) {
@@ -318,8 +323,16 @@ extern "C" THC_API int thc_scatter_(thc_tensor *self, int dim, const thc_tensor 
                               host ? "" : " and to be smaller size than src ",
                               host ? "" : thc__shape_str(src->ndim, src->sizes, b3));
     }
-    return scatter_walk("scatter", self, dim, index, index->strides, index, src,
-                        reduce == THC_SCATTER_SUM, NULL);
+    if (reduce > THC_SCATTER_SUM && !include_self && thc_numel(index) > 0) {
+        // every target an index names starts from the reduction's identity
+        thc_tensor *id = scatter_identity(reduce, self->dtype);
+        int rc = id ? scatter_walk("scatter", self, dim, index, index->strides, index, id,
+                                   THC_SCATTER_NONE, NULL)
+                    : thc_last_status();
+        thc_tensor_release(id);
+        if (rc) return rc;
+    }
+    return scatter_walk("scatter", self, dim, index, index->strides, index, src, reduce, NULL);
 }
 
 namespace {
@@ -366,7 +379,8 @@ int index_family(const char *what, thc_tensor *self, int dim, const thc_tensor *
         target.sizes[0] = 1;
         target.strides[0] = 0;
     }
-    int rc = scatter_walk(what, &target, dim, index, istr, it, src, add, alpha);
+    int rc = scatter_walk(what, &target, dim, index, istr, it, src,
+                          add ? THC_SCATTER_SUM : THC_SCATTER_NONE, alpha);
     return rc;
 }
 

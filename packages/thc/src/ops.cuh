@@ -230,5 +230,66 @@ template <typename T> THC_HD inline bool binary_predicate(int op, T x, T y) {
     }
 }
 
+// ---- atomics: read-modify-write of device memory that threads share -------
+// 4- and 8-byte numbers have them; kernels run the other types' colliding
+// writes on one device thread.
+template <typename T> constexpr bool has_atomic() {
+    return std::is_same<T, float>::value || std::is_same<T, double>::value ||
+           std::is_same<T, int32_t>::value || std::is_same<T, int64_t>::value;
+}
+
+template <typename T> THC_HD inline void atomic_add(T *p, T v) {
+#ifdef __CUDA_ARCH__
+    if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value ||
+                  std::is_same<T, int32_t>::value) {
+        atomicAdd(p, v);
+    } else if constexpr (std::is_same<T, int64_t>::value) {
+        atomicAdd((unsigned long long *)p, (unsigned long long)v);
+    } else {
+        *p = (T)(*p + v);   // only reached from a serial path
+    }
+#else
+    *p = (T)(*p + v);
+#endif
+}
+
+// *p = f(*p) atomically: a compare-and-swap loop on the bits (compared as
+// bits, so a NaN result still ends the loop)
+template <typename T, typename F> THC_HD inline void atomic_apply(T *p, const F &f) {
+#ifdef __CUDA_ARCH__
+    if constexpr (sizeof(T) == 4 || sizeof(T) == 8) {
+        typedef typename std::conditional<sizeof(T) == 4, unsigned int, unsigned long long>::type U;
+        U *q = (U *)p, old = *q, seen;
+        do {
+            seen = old;
+            T cur;
+            memcpy(&cur, &seen, sizeof(T));
+            T next = f(cur);
+            U bits;
+            memcpy(&bits, &next, sizeof(T));
+            old = atomicCAS(q, seen, bits);
+        } while (old != seen);
+    } else {
+        *p = f(*p);   // only reached from a serial path
+    }
+#else
+    *p = f(*p);
+#endif
+}
+
+// scatter_reduce's combination of the target's value with a source value:
+// wrapping integer products, logical and for bool; a NaN wins amax/amin
+template <typename T> struct ScatterCombine {
+    int reduce;   // THC_SCATTER_PROD, _AMAX or _AMIN
+    T v;
+    THC_HD T operator()(T cur) const {
+        if (reduce == THC_SCATTER_AMAX) return (v != v || cur < v) ? v : cur;
+        if (reduce == THC_SCATTER_AMIN) return (v != v || v < cur) ? v : cur;
+        if constexpr (std::is_same<T, bool>::value) return cur && v;
+        else if constexpr (is_float_v<T>) return cur * v;
+        else return (T)((uint64_t)(int64_t)cur * (uint64_t)(int64_t)v);
+    }
+};
+
 }  // namespace thc
 #endif

@@ -1,7 +1,12 @@
 // Random fills from a counter-based Philox 4x32-10 generator: element i of
 // a fill reads block (offset + i / per_block) of the stream keyed by the
 // seed, so results do not depend on the launch shape, and the generator's
-// offset advances past the blocks a fill used.
+// offset advances past the blocks a fill used.  multinomial draws from the
+// same stream: with replacement one uniform per sample, searched in the
+// row's cumulative weights; without replacement an exponential race (one
+// key per category, the smallest keys win), ordered by libTHC's topk.
+#include <float.h>
+
 #include "ops.cuh"
 
 using namespace thc;
@@ -96,6 +101,84 @@ int fill_random(const char *name, thc_tensor *t, thc_generator *g, int dist, dou
     return rc;
 }
 
+// ---- multinomial ----------------------------------------------------------------
+enum { ROW_OK, ROW_BAD_VALUE, ROW_ZERO_SUM, ROW_TOO_FEW };
+
+// Checks a row of float64 weights; with replacement, turns it into its
+// running sums (scaled by 1 / the largest weight where the sum would
+// overflow).  key[r]: r * 4 + the row's error, or INT64_MAX when fine, so
+// the smallest key names the first bad row.
+struct MultiPrepFn {
+    double *p;
+    int64_t *last, *key;   // last: the last category of positive weight
+    int64_t cats, ns;
+    int replacement;
+    THC_HD void operator()(int64_t r) const {
+        double *row = p + r * cats, sum = 0, big = 0;
+        int64_t positive = 0, lastk = 0;
+        bool bad = false;
+        for (int64_t q = 0; q < cats; q++) {
+            double v = row[q];
+            bad = bad || !(v >= 0) || v == INFINITY;
+            if (v > 0) {
+                positive++;
+                lastk = q;
+            }
+            big = v > big ? v : big;
+            sum += v;
+        }
+        int status = bad ? ROW_BAD_VALUE : !(sum > 0) ? ROW_ZERO_SUM
+                     : !replacement && positive < ns ? ROW_TOO_FEW : ROW_OK;
+        last[r] = lastk;
+        key[r] = status ? r * 4 + status : INT64_MAX;
+        if (status == ROW_OK && replacement) {
+            double scale = sum == INFINITY ? 1.0 / big : 1.0, run = 0;
+            for (int64_t q = 0; q < cats; q++) row[q] = run += row[q] * scale;
+        }
+    }
+};
+
+// sample i = (row r, draw s): the first category whose running sum
+// exceeds u * total (the last positive one if rounding leaves none)
+struct MultiDrawFn {
+    const double *cum;
+    const int64_t *last;
+    int64_t *out;
+    int64_t cats, ns;
+    uint64_t seed, offset;
+    THC_HD void operator()(int64_t i) const {
+        int64_t r = i / ns;
+        U4 w = philox(seed, offset + (uint64_t)i / 2);
+        double u = unit_double(w.x[2 * (i % 2)], w.x[2 * (i % 2) + 1]);
+        const double *row = cum + r * cats;
+        double t = u * row[cats - 1];
+        int64_t lo = 0, hi = cats;
+        while (lo < hi) {
+            int64_t mid = lo + ((hi - lo) >> 1);
+            if (row[mid] > t) hi = mid;
+            else lo = mid + 1;
+        }
+        out[i] = lo < cats ? lo : last[r];
+    }
+};
+
+// key of category i (row-major over rows x cats): -log(u) / weight with u
+// in (0, 1]; zero weights get +inf so they are never among the smallest
+// while a positive weight is left (positive keys are kept finite)
+struct RaceKeyFn {
+    const double *p;
+    double *key;
+    uint64_t seed, offset;
+    THC_HD void operator()(int64_t i) const {
+        U4 w = philox(seed, offset + (uint64_t)i / 2);
+        uint32_t a = w.x[2 * (i % 2)], b = w.x[2 * (i % 2) + 1];
+        double u = (double)((((uint64_t)a << 32) | b) >> 11) * (1.0 / 9007199254740992.0);
+        u += 1.0 / 9007199254740992.0;
+        double k = -log(u) / p[i];
+        key[i] = p[i] > 0 ? (k < DBL_MAX ? k : DBL_MAX) : INFINITY;
+    }
+};
+
 }  // namespace
 
 extern "C" THC_API thc_generator *thc_default_generator(void) { return &default_gen; }
@@ -137,4 +220,82 @@ extern "C" THC_API int thc_randint_(thc_tensor *t, int64_t low, int64_t high, th
                           "from=%lld >= to=%lld", (long long)low, (long long)high);
     return fill_random("random_", t, g, D_RANDINT, 0, 0, low,
                        (int64_t)((uint64_t)high - (uint64_t)low));
+}
+
+extern "C" THC_API thc_tensor *thc_multinomial(const thc_tensor *probs, int64_t num_samples,
+                                               int replacement, thc_generator *g) {
+    if (thc__check_device("multinomial", "the input", probs)) return NULL;
+    if (!g) g = &default_gen;
+    if (probs->ndim != 1 && probs->ndim != 2)
+        return (thc_tensor *)thc__error_null(THC_ERR_RUNTIME, "prob_dist must be 1 or 2 dim");
+    if (!thc_dtype_is_floating(probs->dtype))
+        return (thc_tensor *)thc__error_null(THC_ERR_TYPE, "multinomial only supports "
+                                             "floating-point dtypes for input, got: %s",
+                                             thc_dtype_name(probs->dtype));
+    if (num_samples <= 0)
+        return (thc_tensor *)thc__error_null(THC_ERR_RUNTIME,
+                                             "cannot sample n_sample <= 0 samples");
+    int64_t cats = probs->sizes[probs->ndim - 1], rows = probs->ndim == 2 ? probs->sizes[0] : 1;
+    if (!replacement && num_samples > cats)
+        return (thc_tensor *)thc__error_null(THC_ERR_RUNTIME, "cannot sample n_sample > "
+                                             "prob_dist.size(-1) samples without replacement");
+    int64_t osz[2] = {rows, num_samples};
+    if (rows == 0) return thc_empty(2, osz, THC_INT64);
+    // a float64 copy (the prep kernel writes running sums into it)
+    thc_tensor *p = thc_empty(probs->ndim, probs->sizes, THC_FLOAT64);
+    int rc = p ? thc_copy(p, probs) : thc_last_status();
+    thc_tensor *last = rc ? NULL : thc_empty(1, &rows, THC_INT64);
+    thc_tensor *key = last ? thc_empty(1, &rows, THC_INT64) : NULL;
+    if (!rc && !key) rc = thc_last_status();
+    if (!rc)
+        rc = for_each("multinomial", rows,
+                      MultiPrepFn{(double *)thc__ptr(p), (int64_t *)thc__ptr(last),
+                                  (int64_t *)thc__ptr(key), cats, num_samples, replacement},
+                      thc__stream());
+    if (!rc) {   // every row is checked before anything is drawn (one read back)
+        thc_tensor *first = thc_reduce(THC_RED_AMIN, key, 0, NULL, 0, -1);
+        int64_t k = INT64_MAX;
+        rc = first ? thc_get_int64(first, 0, &k) : thc_last_status();
+        thc_tensor_release(first);
+        static const char *const row_errors[] = {
+            NULL, "probability tensor contains either `inf`, `nan` or element < 0",
+            "invalid multinomial distribution (sum of probabilities <= 0)",
+            "invalid multinomial distribution (with replacement=False, not enough non-negative "
+            "category to sample)"};
+        if (!rc && k != INT64_MAX) rc = thc__error(THC_ERR_RUNTIME, "%s", row_errors[k % 4]);
+    }
+    thc_tensor *out = NULL;
+    if (!rc && replacement) {
+        out = thc_empty(probs->ndim, probs->ndim == 2 ? osz : &num_samples, THC_INT64);
+        if (!out) rc = thc_last_status();
+        int64_t n = rows * num_samples;
+        uint64_t offset = __atomic_fetch_add(&g->offset, (uint64_t)(n + 1) / 2, __ATOMIC_RELAXED);
+        if (!rc)
+            rc = for_each("multinomial", n,
+                          MultiDrawFn{(const double *)thc__ptr(p), (const int64_t *)thc__ptr(last),
+                                      (int64_t *)thc__ptr(out), cats, num_samples, g->seed,
+                                      offset},
+                          thc__stream());
+    } else if (!rc) {
+        thc_tensor *keys = thc_empty(probs->ndim, probs->sizes, THC_FLOAT64), *kv = NULL;
+        int64_t n = rows * cats;
+        uint64_t offset = __atomic_fetch_add(&g->offset, (uint64_t)(n + 1) / 2, __ATOMIC_RELAXED);
+        rc = keys ? for_each("multinomial", n,
+                             RaceKeyFn{(const double *)thc__ptr(p), (double *)thc__ptr(keys),
+                                       g->seed, offset},
+                             thc__stream())
+                  : thc_last_status();
+        // the num_samples smallest keys, in increasing order (ties: lower index)
+        if (!rc) rc = thc_topk(keys, num_samples, -1, 0, 1, &kv, &out);
+        thc_tensor_release(keys);
+        thc_tensor_release(kv);
+    }
+    thc_tensor_release(p);
+    thc_tensor_release(last);
+    thc_tensor_release(key);
+    if (rc) {
+        thc_tensor_release(out);
+        return NULL;
+    }
+    return out;
 }

@@ -545,6 +545,9 @@ register("take_along_dim", function=take_along_dim, method=take_along_dim,
 # ---- no gradient -------------------------------------------------------------
 def _plain(name, method=True):
     def fn(input, *args, **kwargs):
+        # tensor arguments (bincount's weights) go to the backend raw
+        args = [raw(a) for a in args]
+        kwargs = {k: raw(v) for k, v in kwargs.items()}
         r = getattr(input._data, name)(*args, **kwargs)
         return tuple(_make(x) for x in r) if isinstance(r, tuple) else _make(r)
     fn.__name__ = name

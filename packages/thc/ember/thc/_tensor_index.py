@@ -10,7 +10,7 @@ import ember.th as _th
 from ember.th import dtypes as _dt
 
 from ._lib import check, ffi, lib
-from ._tensor import Tensor, lib_version, registrar, upload, wrap
+from ._tensor import Tensor, registrar, upload, wrap
 
 functions = {}
 
@@ -68,25 +68,25 @@ def _in_float32(self, source, kernel):
     return self.copy_(work)
 
 
-def _scatter(self, dim, index, src, code, what):
+def _scatter(self, dim, index, src, code, what, include_self=True):
     idx = _device_index(index, what)
 
     def kernel(target, source):
         s = source if isinstance(source, Tensor) else _typed_scalar(source, target.dtype)
-        check(lib.thc_scatter_(target._p, dim, idx._p, s._p, code, 1))
+        check(lib.thc_scatter_(target._p, dim, idx._p, s._p, code, bool(include_self)))
     if isinstance(src, Tensor) and src.dtype is not self.dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+        raise TypeError("scatter(): Expected self.dtype to be equal to src.dtype")
     return _in_float32(self, src, kernel)
 
 
-_SCATTER_LEGACY = {None: lib.THC_SCATTER_NONE, "add": lib.THC_SCATTER_SUM}
+_SCATTER_LEGACY = {None: lib.THC_SCATTER_NONE, "add": lib.THC_SCATTER_SUM,
+                   "multiply": lib.THC_SCATTER_PROD}
+_SCATTER_REDUCE = {"prod": lib.THC_SCATTER_PROD, "amax": lib.THC_SCATTER_AMAX,
+                   "amin": lib.THC_SCATTER_AMIN}
 
 
 def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
     if reduce not in _SCATTER_LEGACY:
-        if reduce == "multiply":
-            raise NotImplementedError(f"scatter_(reduce='multiply') is not implemented on CUDA "
-                                      f"tensors by ember-thc {lib_version()} yet")
         raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
     return _scatter(self, dim, index, value if src is None else src, _SCATTER_LEGACY[reduce],
                     "scatter")
@@ -105,17 +105,17 @@ def scatter_add(input, dim, index, src):
 
 
 def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
-    """'sum' and 'mean' (with or without self's values), composed from
-    scatter and scatter_add; 'prod', 'amax', 'amin' need kernels libTHC
-    does not have yet."""
+    """'prod', 'amax', 'amin': libTHC's atomic scatter kernels; 'sum' and
+    'mean' (with or without self's values) composed from scatter and
+    scatter_add."""
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, "
                            f"got {reduce}")
     if reduce == "mean" and self.dtype is _dt.bool_:
         raise TypeError('"scatter_gather_tensor_cuda_reduce_mean" not implemented for \'Bool\'')
-    if reduce not in ("sum", "mean"):
-        raise NotImplementedError(f"scatter_reduce(reduce='{reduce}') is not implemented on "
-                                  f"CUDA tensors by ember-thc {lib_version()} yet")
+    if reduce in _SCATTER_REDUCE:
+        return _scatter(self, dim, index, src, _SCATTER_REDUCE[reduce], "scatter_reduce",
+                        include_self)
     idx = _device_index(index, "scatter_reduce")
     if reduce == "sum":
         if not include_self:

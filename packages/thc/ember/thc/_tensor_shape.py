@@ -390,10 +390,10 @@ functions["bernoulli"] = bernoulli
 
 # ---- what libTHC cannot do yet ------------------------------------------
 #: The front's raw-tensor methods (backends.RAW_TENSOR_METHODS) that have
-#: no libTHC kernel yet, plus a few close relatives.
-NOT_IMPLEMENTED = ("median", "mode", "unique", "bincount", "histc", "multinomial")
+#: no libTHC kernel yet, plus a few close relatives (none at present).
+NOT_IMPLEMENTED = ()
 #: Namespace functions without a libTHC kernel yet.
-NOT_IMPLEMENTED_FUNCTIONS = ("searchsorted", "bucketize")
+NOT_IMPLEMENTED_FUNCTIONS = ()
 
 
 def not_implemented(name):
