@@ -259,3 +259,14 @@ def test_multinomial_through_the_front():
     assert freq[0] == 0 and abs(freq[2] - 0.75) < 0.04
     rows = ember.ones(5, 4, device="cuda").multinomial(4)
     assert sorted(rows.cpu().numpy()[0].tolist()) == [0, 1, 2, 3]
+
+
+def test_moving_to_a_device_that_does_not_exist_is_an_error():
+    x = ember.ones(3, device="cuda")
+    n = ember.cuda.device_count()
+    with pytest.raises(RuntimeError, match=f"cannot move a tensor to cuda:{n}"):
+        x.to(f"cuda:{n}")
+    with pytest.raises(RuntimeError, match=f"cannot move a tensor to cuda:{n}"):
+        x.cuda(n)
+    assert x.to("cuda:0") is x and x.cuda(0) is x
+

@@ -75,7 +75,9 @@ def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False,
     dtype, device = _parse_to(args, dtype, device)
     if device is not None:
         target = device if isinstance(device, _device) else _device(device)
-        if target.type != self.device.type:
+        # another device type, or another device of this type ('cuda:1')
+        if target.type != self.device.type or target.type != "cpu" and \
+                target.index is not None and target.index != self.device.index:
             moved = _to_device(self, target, non_blocking)
             return moved if dtype is None else to(moved, dtype)
     if dtype is None or dtype is self._data.dtype:
