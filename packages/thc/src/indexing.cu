@@ -466,53 +466,57 @@ extern "C" THC_API int thc_masked_fill_(thc_tensor *self, const thc_tensor *mask
     return rc;
 }
 
-// ---- nonzero and masked_select: count, then one device thread writes ----------------
+// ---- nonzero and masked_select: a compaction -------------------------------------
+// The running count of set elements (an inclusive scan) gives each set
+// element its output row; then a thread per element writes its own row.
 namespace {
 
 struct NonzeroFn {
     int64_t *out;
-    const bool *nz;   // a contiguous bool tensor: element != 0
-    int64_t n;
+    const bool *nz;      // a contiguous bool tensor: element != 0
+    const int64_t *pos;  // inclusive running count of nz
     int ndim;
     int64_t sizes[THC_MAX_DIMS];
-    THC_HD void operator()(int64_t) const {
-        int64_t row = 0;
-        for (int64_t i = 0; i < n; i++) {
-            if (!nz[i]) continue;
-            int64_t rest = i;
-            for (int d = ndim - 1; d >= 0; d--) {
-                out[row * ndim + d] = rest % sizes[d];
-                rest /= sizes[d];
-            }
-            row++;
+    THC_HD void operator()(int64_t i) const {
+        if (!nz[i]) return;
+        int64_t row = pos[i] - 1, rest = i;
+        for (int d = ndim - 1; d >= 0; d--) {
+            out[row * ndim + d] = rest % sizes[d];
+            rest /= sizes[d];
         }
     }
 };
 
 template <typename T> struct SelectFn {
     T *out;
-    const T *a;     // contiguous, broadcast to the mask's shape already
-    const bool *m;  // contiguous
-    int64_t n;
-    THC_HD void operator()(int64_t) const {
-        int64_t k = 0;
-        for (int64_t i = 0; i < n; i++)
-            if (m[i]) out[k++] = a[i];
+    const T *a;          // contiguous, broadcast to the mask's shape already
+    const bool *m;       // contiguous
+    const int64_t *pos;  // inclusive running count of m
+    THC_HD void operator()(int64_t i) const {
+        if (m[i]) out[pos[i] - 1] = a[i];
     }
 };
 
-// a contiguous bool tensor of (a != 0), and how many are set
-thc_tensor *nonzero_mask(const thc_tensor *a, int64_t *count) {
+// the inclusive running count of the contiguous bool tensor `flags`, as a
+// flat int64 tensor; *count: its last value
+thc_tensor *running_count(const thc_tensor *flags, int64_t *count) {
+    int64_t n = thc_numel(flags);
+    thc_tensor *flat = thc_view(flags, 1, &n);
+    thc_tensor *pos = flat ? thc_cumsum(flat, 0, THC_INT64) : NULL;
+    thc_tensor_release(flat);
+    *count = 0;
+    if (pos && n > 0 && thc_get_int64(pos, n - 1, count)) {
+        thc_tensor_release(pos);
+        return NULL;
+    }
+    return pos;
+}
+
+// a contiguous bool tensor of (a != 0)
+thc_tensor *nonzero_mask(const thc_tensor *a) {
     thc_tensor *zero = thc_scalar_int64(0, THC_INT64);
     thc_tensor *nz = zero ? thc_binary(THC_NE, a, zero) : NULL;
     thc_tensor_release(zero);
-    thc_tensor *c = nz ? thc_reduce(THC_RED_COUNT_NONZERO, nz, 0, NULL, 0, -1) : NULL;
-    int rc = c ? thc_get_int64(c, 0, count) : thc_last_status();
-    thc_tensor_release(c);
-    if (rc) {
-        thc_tensor_release(nz);
-        return NULL;
-    }
     return nz;
 }
 
@@ -521,18 +525,18 @@ thc_tensor *nonzero_mask(const thc_tensor *a, int64_t *count) {
 extern "C" THC_API thc_tensor *thc_nonzero(const thc_tensor *a) {
     if (thc__check_device("nonzero", "input", a)) return NULL;
     int64_t count = 0;
-    thc_tensor *nz = nonzero_mask(a, &count);
-    if (!nz) return NULL;
+    thc_tensor *nz = nonzero_mask(a), *pos = nz ? running_count(nz, &count) : NULL;
     int64_t sizes[2] = {count, a->ndim};
-    thc_tensor *out = thc_empty(2, sizes, THC_INT64);
+    thc_tensor *out = pos ? thc_empty(2, sizes, THC_INT64) : NULL;
     int rc = out ? THC_OK : thc_last_status();
     if (!rc && count > 0 && a->ndim > 0) {
-        NonzeroFn f{(int64_t *)thc__ptr(out), (const bool *)thc__ptr(nz), thc_numel(a), a->ndim,
-                    {0}};
+        NonzeroFn f{(int64_t *)thc__ptr(out), (const bool *)thc__ptr(nz),
+                    (const int64_t *)thc__ptr(pos), a->ndim, {0}};
         for (int d = 0; d < a->ndim; d++) f.sizes[d] = a->sizes[d];
-        rc = for_each("nonzero", 1, f, thc__stream());
+        rc = for_each("nonzero", thc_numel(a), f, thc__stream());
     }
     thc_tensor_release(nz);
+    thc_tensor_release(pos);
     if (rc) {
         thc_tensor_release(out);
         return NULL;
@@ -553,18 +557,18 @@ extern "C" THC_API thc_tensor *thc_masked_select(const thc_tensor *a, const thc_
     thc_tensor *ae = thc_expand(a, nd, shape), *me = ae ? thc_expand(mask, nd, shape) : NULL;
     thc_tensor *ac = me ? thc_contiguous(ae) : NULL, *mc = ac ? thc_contiguous(me) : NULL;
     int64_t count = 0;
-    thc_tensor *cnt = mc ? thc_reduce(THC_RED_COUNT_NONZERO, mc, 0, NULL, 0, -1) : NULL;
-    int rc = cnt ? thc_get_int64(cnt, 0, &count) : thc_last_status();
-    thc_tensor *out = rc ? NULL : thc_empty(1, &count, a->dtype);
-    if (!rc && !out) rc = thc_last_status();
+    thc_tensor *pos = mc ? running_count(mc, &count) : NULL;
+    thc_tensor *out = pos ? thc_empty(1, &count, a->dtype) : NULL;
+    int rc = out ? THC_OK : thc_last_status();
     if (!rc && count > 0) switch (a->dtype) {
-        THC_CASES_ALL(rc = for_each("masked_select", 1,
+        THC_CASES_ALL(rc = for_each("masked_select", thc_numel(mc),
                                     SelectFn<scalar_t>{(scalar_t *)thc__ptr(out),
                                                        (const scalar_t *)thc__ptr(ac),
-                                                       (const bool *)thc__ptr(mc), thc_numel(mc)},
+                                                       (const bool *)thc__ptr(mc),
+                                                       (const int64_t *)thc__ptr(pos)},
                                     thc__stream()))
     }
-    thc_tensor *all[] = {ae, me, ac, mc, cnt};
+    thc_tensor *all[] = {ae, me, ac, mc, pos};
     for (thc_tensor *t : all) thc_tensor_release(t);
     if (rc) {
         thc_tensor_release(out);
@@ -573,25 +577,107 @@ extern "C" THC_API thc_tensor *thc_masked_select(const thc_tensor *a, const thc_
     return out;
 }
 
-// ---- cumulative sums and products: a thread per line along dim ------------------
+// ---- cumulative sums and products -------------------------------------------------
+// Short lines scan on a thread each.  Long ones (a single flattened row is
+// common: unique, nonzero, multinomial) reduce-then-scan: a thread per chunk
+// of SCAN_CHUNK sums its chunk, the chunk totals are scanned (the same way,
+// recursively), and a thread per chunk scans it again from its offset.
+// Accumulation is in double / int64 throughout.
 namespace {
 
-template <typename T> struct ScanFn {
+constexpr int64_t SCAN_CHUNK = 256;
+
+template <typename T> struct ScanAcc {
     typedef typename std::conditional<std::is_floating_point<T>::value, double, int64_t>::type A;
+};
+
+// chunk c of line `line` (c = 0 and one chunk of len: the whole line): out =
+// the running sums / products starting from `init`; returns the total
+template <typename T> struct ScanChunk {
+    typedef typename ScanAcc<T>::A A;
+    THC_HD static A run(T *out, const T *in, int64_t line, int64_t c, int64_t chunk,
+                        int64_t len, int64_t inner, int prod, A init) {
+        int64_t base = (line / inner) * len * inner + line % inner;
+        int64_t k1 = (c + 1) * chunk < len ? (c + 1) * chunk : len;
+        A acc = init;
+        for (int64_t k = c * chunk; k < k1; k++) {
+            A v = (A)in[base + k * inner];
+            acc = prod ? (A)(acc * v) : (A)(acc + v);
+            if (out) out[base + k * inner] = (T)acc;
+        }
+        return acc;
+    }
+};
+
+// one line per thread
+template <typename T> struct ScanFn {
+    typedef typename ScanAcc<T>::A A;
     T *out;        // contiguous, a's shape
     const T *in;   // contiguous
     int64_t len, inner;
     int prod;
     THC_HD void operator()(int64_t line) const {
-        int64_t base = (line / inner) * len * inner + line % inner;
-        A acc = prod ? A(1) : A(0);
-        for (int64_t k = 0; k < len; k++) {
-            A v = (A)in[base + k * inner];
-            acc = prod ? (A)(acc * v) : (A)(acc + v);
-            out[base + k * inner] = (T)acc;
-        }
+        ScanChunk<T>::run(out, in, line, 0, len, len, inner, prod, prod ? A(1) : A(0));
     }
 };
+
+// pass 1: the total of each chunk, sums[line * nch + c]
+template <typename T> struct ChunkTotalFn {
+    typedef typename ScanAcc<T>::A A;
+    A *sums;
+    const T *in;
+    int64_t len, inner, nch;
+    int prod;
+    THC_HD void operator()(int64_t t) const {
+        sums[t] = ScanChunk<T>::run(nullptr, in, t / nch, t % nch, SCAN_CHUNK, len, inner, prod,
+                                    prod ? A(1) : A(0));
+    }
+};
+
+// pass 3: each chunk scanned from the inclusive scan of the chunks before it
+template <typename T> struct ChunkScanFn {
+    typedef typename ScanAcc<T>::A A;
+    T *out;
+    const T *in;
+    const A *scanned;   // inclusive scan of the chunk totals, per line
+    int64_t len, inner, nch;
+    int prod;
+    THC_HD void operator()(int64_t t) const {
+        int64_t c = t % nch;
+        A init = c ? scanned[t - 1] : (prod ? A(1) : A(0));
+        ScanChunk<T>::run(out, in, t / nch, c, SCAN_CHUNK, len, inner, prod, init);
+    }
+};
+
+thc_tensor *scan(const char *what, const thc_tensor *a, int dim, int dtype, int prod);
+
+// out <- the scan of the contiguous xc (compute dtype ct) along its lines
+template <typename T>
+int scan_lines(const char *what, T *out, const T *in, int64_t lines, int64_t len, int64_t inner,
+               int prod, int acc_dtype) {
+    if (len <= 4 * SCAN_CHUNK)
+        return for_each(what, lines, ScanFn<T>{out, in, len, inner, prod}, thc__stream());
+    typedef typename ScanAcc<T>::A A;
+    int64_t nch = (len + SCAN_CHUNK - 1) / SCAN_CHUNK, shape[2] = {lines, nch};
+    thc_tensor *sums = thc_empty(2, shape, acc_dtype);
+    if (!sums) return thc_last_status();
+    int rc = for_each(what, lines * nch,
+                      ChunkTotalFn<T>{(A *)thc__ptr(sums), in, len, inner, nch, prod},
+                      thc__stream());
+    thc_tensor *scanned = rc ? NULL : scan(what, sums, 1, acc_dtype, prod);
+    if (!rc && !scanned) rc = thc_last_status();
+    if (!rc)
+        rc = for_each(what, lines * nch,
+                      ChunkScanFn<T>{out, in, (const A *)thc__ptr(scanned), len, inner, nch, prod},
+                      thc__stream());
+    thc_tensor_release(sums);
+    thc_tensor_release(scanned);
+    return rc;
+}
+
+template <typename T> constexpr int acc_dtype_of() {
+    return std::is_floating_point<T>::value ? THC_FLOAT64 : THC_INT64;
+}
 
 thc_tensor *scan(const char *what, const thc_tensor *a, int dim, int dtype, int prod) {
     if (thc__check_device(what, "input", a)) return NULL;
@@ -605,11 +691,9 @@ thc_tensor *scan(const char *what, const thc_tensor *a, int dim, int dtype, int 
     for (int d = dim + 1; d < a->ndim; d++) inner *= a->sizes[d];
     int64_t lines = len ? thc_numel(a) / len : 0;
     if (!rc && lines > 0) switch (ct) {
-        THC_CASES_COMPUTE(rc = for_each(what, lines,
-                                        ScanFn<scalar_t>{(scalar_t *)thc__ptr(out),
-                                                         (const scalar_t *)thc__ptr(xc), len,
-                                                         inner, prod},
-                                        thc__stream()))
+        THC_CASES_COMPUTE(rc = scan_lines(what, (scalar_t *)thc__ptr(out),
+                                          (const scalar_t *)thc__ptr(xc), lines, len, inner,
+                                          prod, acc_dtype_of<scalar_t>()))
     }
     thc_tensor_release(x);
     thc_tensor_release(xc);

@@ -345,3 +345,21 @@ def test_seeding_reproduces_and_generators_are_independent():
     with pytest.raises(RuntimeError, match="cuda"):
         thc.rand(3, generator=th.Generator())
     assert thc.seed() == thc.initial_seed()
+
+
+@pytest.mark.parametrize("length", [1025, 70_001])
+def test_long_lines_scan_and_compact_in_chunks(rng, length):
+    # lines longer than 1024 scan in chunks (and chunk totals recursively):
+    # cumsum/cumprod along a long dim with inner elements, and nonzero /
+    # masked_select, which place their output rows by a running count
+    ints = rng.integers(-3, 4, size=(2, length, 3))
+    floats = rng.uniform(0.9, 1.1, size=(length,))
+    for values, dims in ((ints, (1, 0, -1)), (floats, (0,))):
+        h, g = th.tensor(values), thc.tensor(values)
+        for d in dims:
+            assert_same(g.cumsum(d), h.cumsum(d))
+            assert_same(g.cumprod(d), h.cumprod(d))
+        assert_same(g.nonzero(), h.nonzero())
+        assert_same(g.masked_select(g > 0), h.masked_select(h > 0))
+    f32 = th.tensor(floats).float()
+    assert_same(thc.tensor(floats).float().cumsum(0), f32.cumsum(0))
