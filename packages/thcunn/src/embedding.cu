@@ -32,7 +32,7 @@ int check_long_1d(const char *fn, const char *name, const thc_tensor *t) {
                              fn, name, thcunn__type_name(t->dtype));
     if (t->ndim != 1)
         return thcunn__error(THC_ERR_VALUE, "%s: %s has to be a 1D Tensor, but got a tensor of "
-                             "shape %s", fn, name, thcunn__shape_str(t->ndim, t->sizes, a));
+                             "shape %s", fn, name, thcunn__shape_of(t, a));
     return THC_OK;
 }
 
@@ -265,7 +265,7 @@ int check_common(const char *fn, const thc_tensor *wl, const char *wname,
     if (thcunn__check_float(fn, wname, wl)) return thcunn_last_status();
     if (wl->ndim != 2)
         return thcunn__error(THC_ERR_RUNTIME, "%s: %s must be 2-D, got %s", fn, wname,
-                             thcunn__shape_str(wl->ndim, wl->sizes, a));
+                             thcunn__shape_of(wl, a));
     if (mode < THCUNN_EMBEDDING_BAG_SUM || mode > THCUNN_EMBEDDING_BAG_MAX)
         return thcunn__error(THC_ERR_VALUE, "%s: %d is not a valid mode (0 sum, 1 mean, 2 max)",
                              fn, mode);
@@ -282,8 +282,8 @@ int check_common(const char *fn, const thc_tensor *wl, const char *wname,
         if (psw->ndim != 1 || psw->sizes[0] != indices->sizes[0])
             return thcunn__error(THC_ERR_VALUE, "embedding_bag: expected per_sample_weights %s "
                                  "to have the shape of indices %s",
-                                 thcunn__shape_str(psw->ndim, psw->sizes, a),
-                                 thcunn__shape_str(indices->ndim, indices->sizes, b));
+                                 thcunn__shape_of(psw, a),
+                                 thcunn__shape_of(indices, b));
     }
     return THC_OK;
 }
@@ -293,7 +293,7 @@ int check_offset2bag(const char *fn, const thc_tensor *o2b, int64_t n) {
     if (check_long_1d(fn, "offset2bag", o2b)) return thcunn_last_status();
     if (o2b->sizes[0] != n)
         return thcunn__error(THC_ERR_RUNTIME, "%s: offset2bag %s must have the shape of indices "
-                             "[%lld]", fn, thcunn__shape_str(o2b->ndim, o2b->sizes, a),
+                             "[%lld]", fn, thcunn__shape_of(o2b, a),
                              (long long)n);
     return THC_OK;
 }
@@ -309,7 +309,7 @@ extern "C" THCUNN_API int thcunn_embedding_forward(thc_tensor *output, const thc
         return thcunn_last_status();
     if (weight->ndim != 2)
         return thcunn__error(THC_ERR_RUNTIME, "'weight' must be 2-D, got %s",
-                             thcunn__shape_str(weight->ndim, weight->sizes, a));
+                             thcunn__shape_of(weight, a));
     if (check_indices_dtype(fn, indices)) return thcunn_last_status();
     if (indices->ndim + 1 > THC_MAX_DIMS)
         return thcunn__error(THC_ERR_RUNTIME, "%s: too many index dims", fn);
@@ -343,7 +343,7 @@ extern "C" THCUNN_API int thcunn_embedding_backward_params(thc_tensor *grad_weig
         return thcunn__error(THC_ERR_RUNTIME, "%s: grad_weight must be contiguous", fn);
     if (grad_weight->ndim != 2)
         return thcunn__error(THC_ERR_RUNTIME, "%s: grad_weight must be 2-D, got %s", fn,
-                             thcunn__shape_str(grad_weight->ndim, grad_weight->sizes, a));
+                             thcunn__shape_of(grad_weight, a));
     if (check_indices_dtype(fn, indices)) return thcunn_last_status();
     const int64_t num = grad_weight->sizes[0], D = grad_weight->sizes[1];
     const int64_t n = thc_numel(indices);
@@ -355,7 +355,7 @@ extern "C" THCUNN_API int thcunn_embedding_backward_params(thc_tensor *grad_weig
     if (thc_numel(grad_output) != n * D || grad_output->dtype != grad_weight->dtype)
         return thcunn__error(THC_ERR_RUNTIME, "%s: grad_output %s does not match indices and "
                              "grad_weight", fn,
-                             thcunn__shape_str(grad_output->ndim, grad_output->sizes, a));
+                             thcunn__shape_of(grad_output, a));
     thc_tensor *gy = c(grad_output);
     if (c.failed || thc_zero(grad_weight)) return thcunn__from_thc();
     int rc = THC_OK;
@@ -453,7 +453,7 @@ extern "C" THCUNN_API int thcunn_embedding_bag_backward_params(
         return thcunn__error(THC_ERR_RUNTIME, "%s: expected grad_output of shape [%lld, %lld] and "
                              "scalar type %s but got %s (%s)", fn, (long long)B, (long long)D,
                              thcunn__type_name(grad_weight->dtype),
-                             thcunn__shape_str(grad_output->ndim, grad_output->sizes, a),
+                             thcunn__shape_of(grad_output, a),
                              thcunn__type_name(grad_output->dtype));
     const bool is_max = mode == THCUNN_EMBEDDING_BAG_MAX;
     if (is_max) {
@@ -465,7 +465,7 @@ extern "C" THCUNN_API int thcunn_embedding_bag_backward_params(
             return thcunn__error(THC_ERR_RUNTIME, "%s: expected max_indices of shape [%lld, %lld] "
                                  "and scalar type Long but got %s (%s)", fn, (long long)B,
                                  (long long)D,
-                                 thcunn__shape_str(max_indices->ndim, max_indices->sizes, a),
+                                 thcunn__shape_of(max_indices, a),
                                  thcunn__type_name(max_indices->dtype));
     }
     Contig c;
@@ -525,7 +525,7 @@ extern "C" THCUNN_API int thcunn_embedding_bag_backward_per_sample_weights(
         return thcunn__error(THC_ERR_RUNTIME, "%s: expected grad_output of shape [bags, %lld] "
                              "and scalar type %s but got %s (%s)", fn, (long long)D,
                              thcunn__type_name(weight->dtype),
-                             thcunn__shape_str(grad_output->ndim, grad_output->sizes, a),
+                             thcunn__shape_of(grad_output, a),
                              thcunn__type_name(grad_output->dtype));
     const int64_t B = grad_output->sizes[0];
     Contig c;

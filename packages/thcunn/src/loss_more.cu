@@ -41,8 +41,8 @@ int check_same(const char *fn, const char *an, const thc_tensor *a, const char *
     for (int i = 0; ok && i < a->ndim; i++) ok = a->sizes[i] == b->sizes[i];
     if (!ok)
         return thcunn__error(THC_ERR_RUNTIME, "%s: %s %s and %s %s must have the same shape",
-                             fn, bn, thcunn__shape_str(b->ndim, b->sizes, s1), an,
-                             thcunn__shape_str(a->ndim, a->sizes, s2));
+                             fn, bn, thcunn__shape_of(b, s1), an,
+                             thcunn__shape_of(a, s2));
     if (a->dtype != b->dtype)
         return thcunn__error(THC_ERR_TYPE, "%s: expected %s of scalar type %s but found %s",
                              fn, bn, thcunn__type_name(a->dtype), thcunn__type_name(b->dtype));
@@ -58,7 +58,7 @@ int check_grad_output(const char *fn, const thc_tensor *gy, int64_t n, int dtype
     if (thcunn__numel(gy) != want || gy->dtype != dtype)
         return thcunn__error(THC_ERR_RUNTIME, "%s: expected grad_output of %lld elements of "
                              "scalar type %s but got %s (%s)", fn, (long long)want,
-                             thcunn__type_name(dtype), thcunn__shape_str(gy->ndim, gy->sizes, a),
+                             thcunn__type_name(dtype), thcunn__shape_of(gy, a),
                              thcunn__type_name(gy->dtype));
     return THC_OK;
 }
@@ -204,8 +204,8 @@ int pointwise_check(const char *fn, const thc_tensor *input, const thc_tensor *t
     if (!ok)
         return thcunn__error(THC_ERR_VALUE, "Using a target size (%s) that is different to the "
                              "input size (%s) is not supported",
-                             thcunn__shape_str(target->ndim, target->sizes, s1),
-                             thcunn__shape_str(input->ndim, input->sizes, s2));
+                             thcunn__shape_of(target, s1),
+                             thcunn__shape_of(input, s2));
     if (target->dtype != input->dtype)
         return thcunn__error(THC_ERR_RUNTIME, "%s: expected target of scalar type %s but "
                              "found %s", fn, thcunn__type_name(input->dtype),
@@ -214,8 +214,8 @@ int pointwise_check(const char *fn, const thc_tensor *input, const thc_tensor *t
     if (weight && (thcunn__numel(weight) != thcunn__numel(input) ||
                    weight->dtype != input->dtype))
         return thcunn__error(THC_ERR_RUNTIME, "%s: weight %s must have the input's shape %s "
-                             "and dtype", fn, thcunn__shape_str(weight->ndim, weight->sizes, s1),
-                             thcunn__shape_str(input->ndim, input->sizes, s2));
+                             "and dtype", fn, thcunn__shape_of(weight, s1),
+                             thcunn__shape_of(input, s2));
     const int64_t last = input->ndim ? input->sizes[input->ndim - 1] : 1;
     if (pos_weight && thcunn__check_tensor(fn, "pos_weight", pos_weight, 0))
         return thcunn_last_status();
@@ -579,7 +579,7 @@ int cosine_geometry(const char *fn, const thc_tensor *x1, const thc_tensor *x2,
     if (x1->ndim != 1 && x1->ndim != 2)
         return thcunn__error(THC_ERR_RUNTIME, "%s: 1D target tensor expects 2D input tensors, "
                              "or 0D target expects 1D inputs, but got input1 %s", fn,
-                             thcunn__shape_str(x1->ndim, x1->sizes, a));
+                             thcunn__shape_of(x1, a));
     *N = x1->ndim == 2 ? x1->sizes[0] : 1;
     *D = x1->sizes[x1->ndim - 1];
     if (thcunn__check_float(fn, "target", y)) return thcunn_last_status();
@@ -587,11 +587,11 @@ int cosine_geometry(const char *fn, const thc_tensor *x1, const thc_tensor *x2,
         if (x1->ndim == 2)
             return thcunn__error(THC_ERR_RUNTIME, "%s: expected target of shape [%lld] for "
                                  "inputs %s, but got target %s", fn, (long long)*N,
-                                 thcunn__shape_str(x1->ndim, x1->sizes, a),
-                                 thcunn__shape_str(y->ndim, y->sizes, b));
+                                 thcunn__shape_of(x1, a),
+                                 thcunn__shape_of(y, b));
         return thcunn__error(THC_ERR_RUNTIME, "%s: expected a 0-d target for inputs %s, but "
-                             "got target %s", fn, thcunn__shape_str(x1->ndim, x1->sizes, a),
-                             thcunn__shape_str(y->ndim, y->sizes, b));
+                             "got target %s", fn, thcunn__shape_of(x1, a),
+                             thcunn__shape_of(y, b));
     }
     if (y->dtype != x1->dtype)
         return thcunn__error(THC_ERR_TYPE, "%s: expected target of scalar type %s but found %s",
