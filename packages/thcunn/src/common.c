@@ -89,3 +89,83 @@ int thcunn__check_output(const char *what, const char *arg, const thc_tensor *t,
         return thcunn__error(THC_ERR_RUNTIME, "%s: %s must be contiguous", what, arg);
     return THC_OK;
 }
+
+/* ---- checks in libTHNN's words, shared by the kernel families ---------- */
+
+const char *thcunn__type_name(int dtype) {
+    static const char *names[] = {"Float", "Double", "Half", "BFloat16", "Char",
+                                  "Byte",  "Short",  "Int",  "Long",     "Bool"};
+    return dtype >= 0 && dtype < THC_NUM_DTYPES ? names[dtype] : "?";
+}
+
+const char *thcunn__shape_of(const thc_tensor *t, char *buf) {
+    return thcunn__shape_str(t->ndim, t->sizes, buf);
+}
+
+int thcunn__thc_failed(const char *fn) {
+    int st = thc_last_status();
+    return thcunn__error(st ? st : THC_ERR_RUNTIME, "%s: %s", fn, thc_last_error());
+}
+
+int thcunn__check_device(const char *fn, const char *name, const thc_tensor *t) {
+    if (!t) return thcunn__error(THC_ERR_VALUE, "%s: %s must not be NULL", fn, name);
+    if (!t->storage || t->storage->device < 0)
+        return thcunn__error(THC_ERR_RUNTIME, "%s: %s is not a tensor on a CUDA device", fn,
+                             name);
+    return THC_OK;
+}
+
+int thcunn__check_float(const char *fn, const char *name, const thc_tensor *t) {
+    if (thcunn__check_device(fn, name, t)) return thcunn_last_status();
+    if (t->dtype != THC_FLOAT32 && t->dtype != THC_FLOAT64)
+        return thcunn__error(THC_ERR_TYPE, "%s: expected %s of scalar type Float or Double but "
+                             "found %s", fn, name, thcunn__type_name(t->dtype));
+    return THC_OK;
+}
+
+int thcunn__check_out(const char *fn, const char *name, const thc_tensor *t, int ndim,
+                      const int64_t *sizes, int dtype) {
+    char a[256], b[256];
+    if (thcunn__check_device(fn, name, t)) return thcunn_last_status();
+    int ok = t->ndim == ndim;
+    for (int i = 0; ok && i < ndim; i++) ok = t->sizes[i] == sizes[i];
+    if (!ok)
+        return thcunn__error(THC_ERR_RUNTIME, "%s: expected %s of shape %s but got %s", fn, name,
+                             thcunn__shape_str(ndim, sizes, a), thcunn__shape_of(t, b));
+    if (t->dtype != dtype)
+        return thcunn__error(THC_ERR_TYPE, "%s: expected %s of scalar type %s but found %s", fn,
+                             name, thcunn__type_name(dtype), thcunn__type_name(t->dtype));
+    if (!thc_is_contiguous(t))
+        return thcunn__error(THC_ERR_RUNTIME, "%s: %s must be contiguous", fn, name);
+    return THC_OK;
+}
+
+int thcunn__check_like(const char *fn, const char *name, const thc_tensor *t,
+                       const thc_tensor *like) {
+    if (thcunn__check_device(fn, name, t)) return thcunn_last_status();
+    return thcunn__check_out(fn, name, t, like->ndim, like->sizes, like->dtype);
+}
+
+int thcunn__check_vec(const char *fn, const char *name, const thc_tensor *t, int64_t n,
+                      int dtype) {
+    char a[256];
+    if (!t) return THC_OK;
+    if (thcunn__check_device(fn, name, t)) return thcunn_last_status();
+    if (t->ndim != 1 || t->sizes[0] != n)
+        return thcunn__error(THC_ERR_RUNTIME, "%s: expected %s of shape [%lld] but got %s", fn,
+                             name, (long long)n, thcunn__shape_of(t, a));
+    if (t->dtype != dtype)
+        return thcunn__error(THC_ERR_TYPE, "%s: expected scalar type %s but found %s for %s", fn,
+                             thcunn__type_name(dtype), thcunn__type_name(t->dtype), name);
+    return THC_OK;
+}
+
+thc_tensor *thcunn__contig(const thc_tensor *t) {
+    thc_tensor *c = thc_contiguous(t);
+    if (!c) thcunn__from_thc();
+    return c;
+}
+
+void thcunn__release_all(thc_tensor **ts, int n) {
+    for (int i = 0; i < n; i++) thc_tensor_release(ts[i]);
+}

@@ -16,89 +16,47 @@ using thcunn::conv::Conv;
 
 namespace {
 
-// PyTorch's scalar type names, as libTHNN's messages use them
-const char *type_name(int dtype) {
-    static const char *names[] = {"Float", "Double", "Half", "BFloat16", "Char",
-                                  "Byte",  "Short",  "Int",  "Long",     "Bool"};
-    return dtype >= 0 && dtype < 10 ? names[dtype] : "?";
-}
-
-const char *shape_of(const thc_tensor *t, char *buf) {
-    return thcunn__shape_str(t->ndim, t->sizes, buf);
-}
-
-// a float32/float64 device tensor (NULL: ValueError, other dtype: TypeError)
-int check_float(const char *fn, const char *name, const thc_tensor *t) {
-    return thcunn__check_tensor(fn, name, t, 1);
-}
-
-// an output of exactly this shape and dtype, contiguous, on the device
+// an output (thcunn__check_out), NULL worded as thcunn__check_tensor words it
 int check_out(const char *fn, const char *name, const thc_tensor *t, int ndim,
               const int64_t *sizes, int dtype) {
-    char a[256], b[256];
-    if (thcunn__check_tensor(fn, name, t, 0)) return thcunn_last_status();
-    int ok = t->ndim == ndim;
-    for (int i = 0; ok && i < ndim; i++) ok = t->sizes[i] == sizes[i];
-    if (!ok)
-        return thcunn__error(THC_ERR_RUNTIME, "%s: expected %s of shape %s but got %s", fn, name,
-                             thcunn__shape_str(ndim, sizes, a), shape_of(t, b));
-    if (t->dtype != dtype)
-        return thcunn__error(THC_ERR_TYPE, "%s: expected %s of scalar type %s but found %s", fn,
-                             name, type_name(dtype), type_name(t->dtype));
-    if (!thc_is_contiguous(t))
-        return thcunn__error(THC_ERR_RUNTIME, "%s: %s must be contiguous", fn, name);
-    return THC_OK;
-}
-
-int check_like(const char *fn, const char *name, const thc_tensor *t) {
-    return check_out(fn, name, t, t->ndim, t->sizes, t->dtype);
-}
-
-// an optional vector of n entries of this dtype (the bias)
-int check_vec(const char *fn, const char *name, const thc_tensor *t, int64_t n, int dtype) {
-    if (!t) return THC_OK;
-    if (thcunn__check_tensor(fn, name, t, 0)) return thcunn_last_status();
-    char a[256];
-    if (t->ndim != 1 || t->sizes[0] != n)
-        return thcunn__error(THC_ERR_RUNTIME, "%s: expected %s of shape [%lld] but got %s", fn,
-                             name, (long long)n, shape_of(t, a));
-    if (t->dtype != dtype)
-        return thcunn__error(THC_ERR_TYPE, "%s: expected scalar type %s but found %s for %s", fn,
-                             type_name(dtype), type_name(t->dtype), name);
-    return THC_OK;
+    return t ? thcunn__check_out(fn, name, t, ndim, sizes, dtype)
+             : thcunn__check_tensor(fn, name, t, 0);
 }
 
 // grad_output must be `os` (ndim dims) of the input's dtype
 int check_grad_output(const char *fn, const thc_tensor *gout, int ndim, const int64_t *os,
                       int dtype) {
     char a[256], b[256];
-    if (check_float(fn, "grad_output", gout)) return thcunn_last_status();
+    if (thcunn__check_tensor(fn, "grad_output", gout, 1)) return thcunn_last_status();
     int ok = gout->ndim == ndim;
     for (int i = 0; ok && i < ndim; i++) ok = gout->sizes[i] == os[i];
     if (!ok)
         return thcunn__error(THC_ERR_RUNTIME, "%s: expected grad_output of shape %s but got %s",
-                             fn, thcunn__shape_str(ndim, os, a), shape_of(gout, b));
+                             fn, thcunn__shape_str(ndim, os, a), thcunn__shape_of(gout, b));
     if (gout->dtype != dtype)
         return thcunn__error(THC_ERR_RUNTIME, "%s: grad_output type (%s) and input type (%s) "
-                             "should be the same", fn, type_name(gout->dtype), type_name(dtype));
+                             "should be the same", fn, thcunn__type_name(gout->dtype),
+                             thcunn__type_name(dtype));
     return THC_OK;
 }
 
 // the input and weight of a convolution: floating, on the device, nd-D, one dtype
 int check_pair(const char *fn, const thc_tensor *input, const thc_tensor *weight, int nd) {
     char a[256], b[256];
-    if (check_float(fn, "input", input) || check_float(fn, "weight", weight))
+    if (thcunn__check_tensor(fn, "input", input, 1) ||
+        thcunn__check_tensor(fn, "weight", weight, 1))
         return thcunn_last_status();
     if (weight->ndim != nd)
         return thcunn__error(THC_ERR_RUNTIME, "%s: expected weight to be %d-D, but got weight "
-                             "of size %s", fn, nd, shape_of(weight, a));
+                             "of size %s", fn, nd, thcunn__shape_of(weight, a));
     if (input->ndim != nd)
         return thcunn__error(THC_ERR_RUNTIME, "Expected %d-dimensional input for %d-dimensional "
                              "weight %s, but got %d-dimensional input of size %s instead", nd, nd,
-                             shape_of(weight, a), input->ndim, shape_of(input, b));
+                             thcunn__shape_of(weight, a), input->ndim, thcunn__shape_of(input, b));
     if (input->dtype != weight->dtype)
         return thcunn__error(THC_ERR_RUNTIME, "Input type (%s) and weight type (%s) should be "
-                             "the same", type_name(input->dtype), type_name(weight->dtype));
+                             "the same", thcunn__type_name(input->dtype),
+                             thcunn__type_name(weight->dtype));
     return THC_OK;
 }
 
@@ -106,17 +64,18 @@ int check_pair(const char *fn, const thc_tensor *input, const thc_tensor *weight
 int check_params_inputs(const char *fn, const thc_tensor *grad_output, const thc_tensor *input,
                         int nd) {
     char a[256], b[256];
-    if (check_float(fn, "input", input) || check_float(fn, "grad_output", grad_output))
+    if (thcunn__check_tensor(fn, "input", input, 1) ||
+        thcunn__check_tensor(fn, "grad_output", grad_output, 1))
         return thcunn_last_status();
     if (grad_output->ndim != nd || input->ndim != nd)
         return thcunn__error(THC_ERR_RUNTIME, "%s: expected %d-D input and grad_output, but got "
                              "input of size %s and grad_output of size %s", fn, nd,
-                             shape_of(input, a), shape_of(grad_output, b));
+                             thcunn__shape_of(input, a), thcunn__shape_of(grad_output, b));
     if (grad_output->dtype != input->dtype || grad_output->sizes[0] != input->sizes[0])
         return thcunn__error(THC_ERR_RUNTIME, "%s: grad_output %s (%s) and input %s (%s) must "
-                             "have one dtype and batch size", fn, shape_of(grad_output, a),
-                             type_name(grad_output->dtype), shape_of(input, b),
-                             type_name(input->dtype));
+                             "have one dtype and batch size", fn, thcunn__shape_of(grad_output, a),
+                             thcunn__type_name(grad_output->dtype), thcunn__shape_of(input, b),
+                             thcunn__type_name(input->dtype));
     return THC_OK;
 }
 
@@ -248,11 +207,12 @@ int conv3d_geometry(const char *fn, const thc_tensor *input, const thc_tensor *w
     if (weight->sizes[1] * g->G != g->C)
         return thcunn__error(THC_ERR_RUNTIME, "Given groups=%lld, weight of size %s, expected "
                              "input%s to have %lld channels, but got %lld channels instead",
-                             (long long)g->G, shape_of(weight, a), shape_of(input, b),
+                             (long long)g->G, thcunn__shape_of(weight, a),
+                             thcunn__shape_of(input, b),
                              (long long)(weight->sizes[1] * g->G), (long long)g->C);
     if (g->kd < 1 || g->kh < 1 || g->kw < 1)
         return thcunn__error(THC_ERR_RUNTIME, "%s: expected a non-empty kernel, but got weight "
-                             "of size %s", fn, shape_of(weight, a));
+                             "of size %s", fn, thcunn__shape_of(weight, a));
     const int64_t in[3] = {g->D, g->H, g->W}, k[3] = {g->kd, g->kh, g->kw};
     const int64_t p[3] = {g->pd, g->ph, g->pw}, d[3] = {g->dd, g->dh, g->dw};
     const int64_t s[3] = {g->sd, g->sh, g->sw};
@@ -330,7 +290,7 @@ int convt_geometry(const char *fn, const thc_tensor *input, const thc_tensor *we
     if (weight->sizes[0] != g->C)
         return thcunn__error(THC_ERR_RUNTIME, "Given transposed=1, weight of size %s, expected "
                              "input%s to have %lld channels, but got %lld channels instead",
-                             shape_of(weight, a), shape_of(input, b),
+                             thcunn__shape_of(weight, a), thcunn__shape_of(input, b),
                              (long long)weight->sizes[0], (long long)g->C);
     if (g->C % g->G)
         return thcunn__error(THC_ERR_RUNTIME, "%s: in_channels (%lld) must be divisible by "
@@ -339,10 +299,10 @@ int convt_geometry(const char *fn, const thc_tensor *input, const thc_tensor *we
     if (g->H < 1 || g->W < 1)
         return thcunn__error(THC_ERR_RUNTIME, "%s: expected input to have non-zero size for the "
                              "spatial dimensions, but got input of size %s", fn,
-                             shape_of(input, a));
+                             thcunn__shape_of(input, a));
     if (g->kh < 1 || g->kw < 1)
         return thcunn__error(THC_ERR_RUNTIME, "%s: expected a non-empty kernel, but got weight "
-                             "of size %s", fn, shape_of(weight, a));
+                             "of size %s", fn, thcunn__shape_of(weight, a));
     g->OH = (g->H - 1) * g->sh - 2 * g->ph + g->dh * (g->kh - 1) + g->oph + 1;
     g->OW = (g->W - 1) * g->sw - 2 * g->pw + g->dw * (g->kw - 1) + g->opw + 1;
     if (g->OH < 1 || g->OW < 1)
@@ -360,7 +320,7 @@ thc_tensor *as_2d(const thc_tensor *t) {
     if (t->ndim != 3) {
         char a[256];
         thcunn__error(THC_ERR_RUNTIME, "conv1d: expected a 3-D tensor but got %s",
-                      shape_of(t, a));
+                      thcunn__shape_of(t, a));
         return NULL;
     }
     thc_tensor *v = thc_unsqueeze(t, 2);
@@ -438,7 +398,7 @@ extern "C" THCUNN_API int thcunn_conv3d_forward(thc_tensor *output, const thc_te
     Vol g;
     if (thcunn__check_runtime(fn) || conv3d_params(fn, stride, padding, dilation, groups, &g) ||
         conv3d_geometry(fn, input, weight, &g) ||
-        check_vec(fn, "bias", bias, g.O, input->dtype))
+        thcunn__check_vec(fn, "bias", bias, g.O, input->dtype))
         return thcunn_last_status();
     const int64_t os[5] = {g.N, g.O, g.OD, g.OH, g.OW};
     if (check_out(fn, "output", output, 5, os, input->dtype)) return thcunn_last_status();
@@ -465,12 +425,12 @@ extern "C" THCUNN_API int thcunn_conv3d_backward_input(thc_tensor *grad_input,
     const char *fn = "conv3d_backward_input";
     Vol g;
     if (thcunn__check_runtime(fn) || conv3d_params(fn, stride, padding, dilation, groups, &g) ||
-        check_float(fn, "grad_input", grad_input) ||
+        thcunn__check_tensor(fn, "grad_input", grad_input, 1) ||
         conv3d_geometry(fn, grad_input, weight, &g))
         return thcunn_last_status();
     const int64_t os[5] = {g.N, g.O, g.OD, g.OH, g.OW};
     if (check_grad_output(fn, grad_output, 5, os, weight->dtype) ||
-        check_like(fn, "grad_input", grad_input))
+        thcunn__check_like(fn, "grad_input", grad_input, grad_input))
         return thcunn_last_status();
     if (thcunn__numel(grad_input) == 0) return THC_OK;
     if (thcunn__numel(grad_output) == 0) return zero_out(grad_input);
@@ -496,12 +456,12 @@ extern "C" THCUNN_API int thcunn_conv3d_backward_params(thc_tensor *grad_weight,
     if (!grad_weight && !grad_bias) return THC_OK;
     if (check_params_inputs(fn, grad_output, input, 5)) return thcunn_last_status();
     if (grad_weight) {
-        if (check_float(fn, "grad_weight", grad_weight) ||
+        if (thcunn__check_tensor(fn, "grad_weight", grad_weight, 1) ||
             conv3d_geometry(fn, input, grad_weight, &g))
             return thcunn_last_status();
         const int64_t os[5] = {g.N, g.O, g.OD, g.OH, g.OW};
         if (check_grad_output(fn, grad_output, 5, os, input->dtype) ||
-            check_like(fn, "grad_weight", grad_weight))
+            thcunn__check_like(fn, "grad_weight", grad_weight, grad_weight))
             return thcunn_last_status();
     }
     const int64_t O = grad_output->sizes[1];
@@ -527,7 +487,8 @@ extern "C" THCUNN_API int thcunn_conv_transpose2d_forward(
     Convt g;
     if (thcunn__check_runtime(fn) ||
         convt_params(fn, stride, padding, output_padding, dilation, groups, &g) ||
-        convt_geometry(fn, input, weight, &g) || check_vec(fn, "bias", bias, g.O, input->dtype))
+        convt_geometry(fn, input, weight, &g) ||
+        thcunn__check_vec(fn, "bias", bias, g.O, input->dtype))
         return thcunn_last_status();
     const int64_t os[4] = {g.N, g.O, g.OH, g.OW};
     if (check_out(fn, "output", output, 4, os, input->dtype)) return thcunn_last_status();
@@ -553,11 +514,12 @@ extern "C" THCUNN_API int thcunn_conv_transpose2d_backward_input(
     Convt g;
     if (thcunn__check_runtime(fn) ||
         convt_params(fn, stride, padding, output_padding, dilation, groups, &g) ||
-        check_float(fn, "grad_input", grad_input) || convt_geometry(fn, grad_input, weight, &g))
+        thcunn__check_tensor(fn, "grad_input", grad_input, 1) ||
+        convt_geometry(fn, grad_input, weight, &g))
         return thcunn_last_status();
     const int64_t os[4] = {g.N, g.O, g.OH, g.OW};
     if (check_grad_output(fn, grad_output, 4, os, weight->dtype) ||
-        check_like(fn, "grad_input", grad_input))
+        thcunn__check_like(fn, "grad_input", grad_input, grad_input))
         return thcunn_last_status();
     if (thcunn__numel(grad_input) == 0) return THC_OK;
     if (g.O == 0) return zero_out(grad_input);
@@ -582,12 +544,12 @@ extern "C" THCUNN_API int thcunn_conv_transpose2d_backward_params(
     if (!grad_weight && !grad_bias) return THC_OK;
     if (check_params_inputs(fn, grad_output, input, 4)) return thcunn_last_status();
     if (grad_weight) {
-        if (check_float(fn, "grad_weight", grad_weight) ||
+        if (thcunn__check_tensor(fn, "grad_weight", grad_weight, 1) ||
             convt_geometry(fn, input, grad_weight, &g))
             return thcunn_last_status();
         const int64_t os[4] = {g.N, g.O, g.OH, g.OW};
         if (check_grad_output(fn, grad_output, 4, os, input->dtype) ||
-            check_like(fn, "grad_weight", grad_weight))
+            thcunn__check_like(fn, "grad_weight", grad_weight, grad_weight))
             return thcunn_last_status();
     }
     const int64_t O = grad_output->sizes[1];

@@ -19,61 +19,20 @@ using namespace thcunn;
 
 namespace {
 
-const char *dtype_title(int dtype) {   // PyTorch's names, as libTHNN's messages use them
-    static const char *names[] = {"Float", "Double", "Half", "BFloat16", "Char",
-                                  "Byte",  "Short",  "Int",  "Long",     "Bool"};
-    return dtype >= 0 && dtype < THC_NUM_DTYPES ? names[dtype] : "?";
-}
-
 const char *mode_name(int mode) {
     return mode == THCUNN_EMBEDDING_BAG_SUM ? "sum" : mode == THCUNN_EMBEDDING_BAG_MEAN ? "mean"
                                                                                       : "max";
 }
 
-int not_null(const char *fn, const char *name, const thc_tensor *t) {
-    if (!t) return thcunn__error(THC_ERR_VALUE, "%s: %s must not be NULL", fn, name);
-    if (t->storage->device < 0)
-        return thcunn__error(THC_ERR_RUNTIME, "%s: %s is not a tensor on a CUDA device", fn,
-                             name);
-    return THC_OK;
-}
-
-int check_float(const char *fn, const char *name, const thc_tensor *t) {
-    if (not_null(fn, name, t)) return thcunn_last_status();
-    if (t->dtype != THC_FLOAT32 && t->dtype != THC_FLOAT64)
-        return thcunn__error(THC_ERR_TYPE, "%s: expected %s of scalar type Float or Double but "
-                             "found %s", fn, name, dtype_title(t->dtype));
-    return THC_OK;
-}
-
-// libTHNN's output check (shape, dtype, contiguity), plus "on a device"
-int check_out(const char *fn, const char *name, const thc_tensor *t, int ndim,
-              const int64_t *sizes, int dtype) {
-    char a[256], b[256];
-    if (not_null(fn, name, t)) return thcunn_last_status();
-    bool ok = t->ndim == ndim;
-    for (int i = 0; ok && i < ndim; i++) ok = t->sizes[i] == sizes[i];
-    if (!ok)
-        return thcunn__error(THC_ERR_RUNTIME, "%s: expected %s of shape %s but got %s", fn, name,
-                             thcunn__shape_str(ndim, sizes, a),
-                             thcunn__shape_str(t->ndim, t->sizes, b));
-    if (t->dtype != dtype)
-        return thcunn__error(THC_ERR_TYPE, "%s: expected %s of scalar type %s but found %s", fn,
-                             name, dtype_title(dtype), dtype_title(t->dtype));
-    if (!thc_is_contiguous(t))
-        return thcunn__error(THC_ERR_RUNTIME, "%s: %s must be contiguous", fn, name);
-    return THC_OK;
-}
-
 int check_long_1d(const char *fn, const char *name, const thc_tensor *t) {
     char a[256];
-    if (not_null(fn, name, t)) return thcunn_last_status();
+    if (thcunn__check_device(fn, name, t)) return thcunn_last_status();
     if (t->dtype != THC_INT64)
         return thcunn__error(THC_ERR_RUNTIME, "%s: expected %s of scalar type Long but found %s",
-                             fn, name, dtype_title(t->dtype));
+                             fn, name, thcunn__type_name(t->dtype));
     if (t->ndim != 1)
         return thcunn__error(THC_ERR_VALUE, "%s: %s has to be a 1D Tensor, but got a tensor of "
-                             "shape %s", fn, name, thcunn__shape_str(t->ndim, t->sizes, a));
+                             "shape %s", fn, name, thcunn__shape_of(t, a));
     return THC_OK;
 }
 
@@ -280,11 +239,11 @@ struct Contig {
 
 // ---- embedding checks ---------------------------------------------------
 int check_indices_dtype(const char *fn, const thc_tensor *indices) {
-    if (not_null(fn, "indices", indices)) return thcunn_last_status();
+    if (thcunn__check_device(fn, "indices", indices)) return thcunn_last_status();
     if (indices->dtype != THC_INT64)
         return thcunn__error(THC_ERR_RUNTIME, "Expected tensor for argument #1 'indices' to have "
                              "scalar type Long; but got %s instead",
-                             dtype_title(indices->dtype));
+                             thcunn__type_name(indices->dtype));
     return THC_OK;
 }
 
@@ -303,28 +262,28 @@ int check_embedding_rows(const char *fn, const thc_tensor *ic, int64_t num) {
 int check_common(const char *fn, const thc_tensor *wl, const char *wname,
                  const thc_tensor *indices, const thc_tensor *psw, int mode) {
     char a[256], b[256];
-    if (check_float(fn, wname, wl)) return thcunn_last_status();
+    if (thcunn__check_float(fn, wname, wl)) return thcunn_last_status();
     if (wl->ndim != 2)
         return thcunn__error(THC_ERR_RUNTIME, "%s: %s must be 2-D, got %s", fn, wname,
-                             thcunn__shape_str(wl->ndim, wl->sizes, a));
+                             thcunn__shape_of(wl, a));
     if (mode < THCUNN_EMBEDDING_BAG_SUM || mode > THCUNN_EMBEDDING_BAG_MAX)
         return thcunn__error(THC_ERR_VALUE, "%s: %d is not a valid mode (0 sum, 1 mean, 2 max)",
                              fn, mode);
     if (check_long_1d(fn, "indices", indices)) return thcunn_last_status();
     if (psw) {
-        if (not_null(fn, "per_sample_weights", psw)) return thcunn_last_status();
+        if (thcunn__check_device(fn, "per_sample_weights", psw)) return thcunn_last_status();
         if (mode != THCUNN_EMBEDDING_BAG_SUM)
             return thcunn__error(THC_ERR_VALUE, "embedding_bag: per_sample_weights is only "
                                  "supported for mode='sum' (got mode='%s')", mode_name(mode));
         if (psw->dtype != wl->dtype)
             return thcunn__error(THC_ERR_TYPE, "embedding_bag: expected per_sample_weights of "
-                                 "scalar type %s but found %s", dtype_title(wl->dtype),
-                                 dtype_title(psw->dtype));
+                                 "scalar type %s but found %s", thcunn__type_name(wl->dtype),
+                                 thcunn__type_name(psw->dtype));
         if (psw->ndim != 1 || psw->sizes[0] != indices->sizes[0])
             return thcunn__error(THC_ERR_VALUE, "embedding_bag: expected per_sample_weights %s "
                                  "to have the shape of indices %s",
-                                 thcunn__shape_str(psw->ndim, psw->sizes, a),
-                                 thcunn__shape_str(indices->ndim, indices->sizes, b));
+                                 thcunn__shape_of(psw, a),
+                                 thcunn__shape_of(indices, b));
     }
     return THC_OK;
 }
@@ -334,7 +293,7 @@ int check_offset2bag(const char *fn, const thc_tensor *o2b, int64_t n) {
     if (check_long_1d(fn, "offset2bag", o2b)) return thcunn_last_status();
     if (o2b->sizes[0] != n)
         return thcunn__error(THC_ERR_RUNTIME, "%s: offset2bag %s must have the shape of indices "
-                             "[%lld]", fn, thcunn__shape_str(o2b->ndim, o2b->sizes, a),
+                             "[%lld]", fn, thcunn__shape_of(o2b, a),
                              (long long)n);
     return THC_OK;
 }
@@ -346,11 +305,11 @@ extern "C" THCUNN_API int thcunn_embedding_forward(thc_tensor *output, const thc
                                                    const thc_tensor *indices) {
     static const char fn[] = "embedding";
     char a[256];
-    if (thcunn__check_runtime(fn) || check_float(fn, "weight", weight))
+    if (thcunn__check_runtime(fn) || thcunn__check_float(fn, "weight", weight))
         return thcunn_last_status();
     if (weight->ndim != 2)
         return thcunn__error(THC_ERR_RUNTIME, "'weight' must be 2-D, got %s",
-                             thcunn__shape_str(weight->ndim, weight->sizes, a));
+                             thcunn__shape_of(weight, a));
     if (check_indices_dtype(fn, indices)) return thcunn_last_status();
     if (indices->ndim + 1 > THC_MAX_DIMS)
         return thcunn__error(THC_ERR_RUNTIME, "%s: too many index dims", fn);
@@ -358,7 +317,7 @@ extern "C" THCUNN_API int thcunn_embedding_forward(thc_tensor *output, const thc
     for (int i = 0; i < indices->ndim; i++) os[i] = indices->sizes[i];
     const int64_t num = weight->sizes[0], D = weight->sizes[1];
     os[indices->ndim] = D;
-    if (check_out(fn, "output", output, indices->ndim + 1, os, weight->dtype))
+    if (thcunn__check_out(fn, "output", output, indices->ndim + 1, os, weight->dtype))
         return thcunn_last_status();
     Contig c;
     thc_tensor *ic = c(indices), *w = c(weight);
@@ -378,25 +337,25 @@ extern "C" THCUNN_API int thcunn_embedding_backward_params(thc_tensor *grad_weig
                                                            int64_t padding_idx) {
     static const char fn[] = "embedding_backward_params";
     char a[256];
-    if (thcunn__check_runtime(fn) || check_float(fn, "grad_weight", grad_weight))
+    if (thcunn__check_runtime(fn) || thcunn__check_float(fn, "grad_weight", grad_weight))
         return thcunn_last_status();
     if (!thc_is_contiguous(grad_weight))
         return thcunn__error(THC_ERR_RUNTIME, "%s: grad_weight must be contiguous", fn);
     if (grad_weight->ndim != 2)
         return thcunn__error(THC_ERR_RUNTIME, "%s: grad_weight must be 2-D, got %s", fn,
-                             thcunn__shape_str(grad_weight->ndim, grad_weight->sizes, a));
+                             thcunn__shape_of(grad_weight, a));
     if (check_indices_dtype(fn, indices)) return thcunn_last_status();
     const int64_t num = grad_weight->sizes[0], D = grad_weight->sizes[1];
     const int64_t n = thc_numel(indices);
     Contig c;
     thc_tensor *ic = c(indices);
     if (c.failed) return thcunn__from_thc();
-    if (check_embedding_rows(fn, ic, num) || check_float(fn, "grad_output", grad_output))
+    if (check_embedding_rows(fn, ic, num) || thcunn__check_float(fn, "grad_output", grad_output))
         return thcunn_last_status();
     if (thc_numel(grad_output) != n * D || grad_output->dtype != grad_weight->dtype)
         return thcunn__error(THC_ERR_RUNTIME, "%s: grad_output %s does not match indices and "
                              "grad_weight", fn,
-                             thcunn__shape_str(grad_output->ndim, grad_output->sizes, a));
+                             thcunn__shape_of(grad_output, a));
     thc_tensor *gy = c(grad_output);
     if (c.failed || thc_zero(grad_weight)) return thcunn__from_thc();
     int rc = THC_OK;
@@ -427,10 +386,10 @@ extern "C" THCUNN_API int thcunn_embedding_bag_forward(
     const int64_t B = include_last_offset ? nofs - 1 : nofs;
     const int64_t os[2] = {B, D};
     const bool is_max = mode == THCUNN_EMBEDDING_BAG_MAX;
-    if (check_out(fn, "output", output, 2, os, weight->dtype) ||
-        check_out(fn, "offset2bag", offset2bag, 1, &n, THC_INT64) ||
-        check_out(fn, "bag_size", bag_size, 1, &B, THC_INT64) ||
-        (is_max && check_out(fn, "max_indices", max_indices, 2, os, THC_INT64)))
+    if (thcunn__check_out(fn, "output", output, 2, os, weight->dtype) ||
+        thcunn__check_out(fn, "offset2bag", offset2bag, 1, &n, THC_INT64) ||
+        thcunn__check_out(fn, "bag_size", bag_size, 1, &B, THC_INT64) ||
+        (is_max && thcunn__check_out(fn, "max_indices", max_indices, 2, os, THC_INT64)))
         return thcunn_last_status();
     Contig c;
     thc_tensor *ic = c(indices), *oc = c(offsets), *w = c(weight);
@@ -488,26 +447,26 @@ extern "C" THCUNN_API int thcunn_embedding_bag_backward_params(
         check_offset2bag(fn, offset2bag, n))
         return thcunn_last_status();
     const int64_t B = bag_size->sizes[0];
-    if (check_float(fn, "grad_output", grad_output)) return thcunn_last_status();
+    if (thcunn__check_float(fn, "grad_output", grad_output)) return thcunn_last_status();
     if (grad_output->ndim != 2 || grad_output->sizes[0] != B || grad_output->sizes[1] != D ||
         grad_output->dtype != grad_weight->dtype)
         return thcunn__error(THC_ERR_RUNTIME, "%s: expected grad_output of shape [%lld, %lld] and "
                              "scalar type %s but got %s (%s)", fn, (long long)B, (long long)D,
-                             dtype_title(grad_weight->dtype),
-                             thcunn__shape_str(grad_output->ndim, grad_output->sizes, a),
-                             dtype_title(grad_output->dtype));
+                             thcunn__type_name(grad_weight->dtype),
+                             thcunn__shape_of(grad_output, a),
+                             thcunn__type_name(grad_output->dtype));
     const bool is_max = mode == THCUNN_EMBEDDING_BAG_MAX;
     if (is_max) {
         if (!max_indices)
             return thcunn__error(THC_ERR_VALUE, "%s: mode 'max' needs max_indices", fn);
-        if (not_null(fn, "max_indices", max_indices)) return thcunn_last_status();
+        if (thcunn__check_device(fn, "max_indices", max_indices)) return thcunn_last_status();
         if (max_indices->dtype != THC_INT64 || max_indices->ndim != 2 ||
             max_indices->sizes[0] != B || max_indices->sizes[1] != D)
             return thcunn__error(THC_ERR_RUNTIME, "%s: expected max_indices of shape [%lld, %lld] "
                                  "and scalar type Long but got %s (%s)", fn, (long long)B,
                                  (long long)D,
-                                 thcunn__shape_str(max_indices->ndim, max_indices->sizes, a),
-                                 dtype_title(max_indices->dtype));
+                                 thcunn__shape_of(max_indices, a),
+                                 thcunn__type_name(max_indices->dtype));
     }
     Contig c;
     thc_tensor *gy = c(grad_output), *ic = c(indices), *o2b = c(offset2bag);
@@ -557,17 +516,17 @@ extern "C" THCUNN_API int thcunn_embedding_bag_backward_per_sample_weights(
         return thcunn__error(THC_ERR_VALUE, "embedding_bag_backward: per_sample_weights only "
                              "supported for mode='sum' (got mode='%s')", mode_name(mode));
     const int64_t num = weight->sizes[0], D = weight->sizes[1], n = indices->sizes[0];
-    if (check_out(fn, "grad_per_sample_weights", grad_per_sample_weights, 1, &n,
+    if (thcunn__check_out(fn, "grad_per_sample_weights", grad_per_sample_weights, 1, &n,
                   weight->dtype) ||
-        check_offset2bag(fn, offset2bag, n) || check_float(fn, "grad_output", grad_output))
+        check_offset2bag(fn, offset2bag, n) || thcunn__check_float(fn, "grad_output", grad_output))
         return thcunn_last_status();
     if (grad_output->ndim != 2 || grad_output->sizes[1] != D ||
         grad_output->dtype != weight->dtype)
         return thcunn__error(THC_ERR_RUNTIME, "%s: expected grad_output of shape [bags, %lld] "
                              "and scalar type %s but got %s (%s)", fn, (long long)D,
-                             dtype_title(weight->dtype),
-                             thcunn__shape_str(grad_output->ndim, grad_output->sizes, a),
-                             dtype_title(grad_output->dtype));
+                             thcunn__type_name(weight->dtype),
+                             thcunn__shape_of(grad_output, a),
+                             thcunn__type_name(grad_output->dtype));
     const int64_t B = grad_output->sizes[0];
     Contig c;
     thc_tensor *gy = c(grad_output), *w = c(weight), *ic = c(indices), *o2b = c(offset2bag);

@@ -18,13 +18,6 @@ const double kCosineEps = 1e-12;
 
 // ---- checks with libTHNN's wording --------------------------------------------------
 
-// PyTorch's scalar type names, as libTHNN's messages use them
-const char *type_name(int dtype) {
-    static const char *names[] = {"Float", "Double", "Half", "BFloat16", "Char",
-                                  "Byte",  "Short",  "Int",  "Long",     "Bool"};
-    return dtype >= 0 && dtype < THC_NUM_DTYPES ? names[dtype] : "?";
-}
-
 int check_reduction(const char *fn, int reduction) {
     if (reduction < THCUNN_REDUCTION_NONE || reduction > THCUNN_REDUCTION_SUM)
         return thcunn__error(THC_ERR_VALUE, "%s: %d is not a valid value for reduction "
@@ -32,61 +25,27 @@ int check_reduction(const char *fn, int reduction) {
     return THC_OK;
 }
 
-// not NULL, on a device, float32/64
-int check_float(const char *fn, const char *name, const thc_tensor *t) {
-    if (!t) return thcunn__error(THC_ERR_VALUE, "%s: %s must not be NULL", fn, name);
-    if (thcunn__check_tensor(fn, name, t, 0)) return thcunn_last_status();
-    if (t->dtype != THC_FLOAT32 && t->dtype != THC_FLOAT64)
-        return thcunn__error(THC_ERR_TYPE, "%s: expected %s of scalar type Float or Double "
-                             "but found %s", fn, name, type_name(t->dtype));
-    return THC_OK;
-}
-
-// an output: on a device, this shape and dtype, contiguous
-int check_out(const char *fn, const char *name, const thc_tensor *out, int ndim,
-              const int64_t *sizes, int dtype) {
-    char a[256], b[256];
-    if (!out) return thcunn__error(THC_ERR_VALUE, "%s: %s must not be NULL", fn, name);
-    if (thcunn__check_tensor(fn, name, out, 0)) return thcunn_last_status();
-    bool ok = out->ndim == ndim;
-    for (int i = 0; ok && i < ndim; i++) ok = out->sizes[i] == sizes[i];
-    if (!ok)
-        return thcunn__error(THC_ERR_RUNTIME, "%s: expected %s of shape %s but got %s", fn,
-                             name, thcunn__shape_str(ndim, sizes, a),
-                             thcunn__shape_str(out->ndim, out->sizes, b));
-    if (out->dtype != dtype)
-        return thcunn__error(THC_ERR_TYPE, "%s: expected %s of scalar type %s but found %s",
-                             fn, name, type_name(dtype), type_name(out->dtype));
-    if (!thc_is_contiguous(out))
-        return thcunn__error(THC_ERR_RUNTIME, "%s: %s must be contiguous", fn, name);
-    return THC_OK;
-}
-
-int check_like(const char *fn, const char *name, const thc_tensor *out, const thc_tensor *like) {
-    return check_out(fn, name, out, like->ndim, like->sizes, like->dtype);
-}
-
 // output: `like`'s shape for none, else 0-d
 int check_loss_output(const char *fn, const thc_tensor *out, const thc_tensor *like,
                       int reduction) {
-    if (reduction == THCUNN_REDUCTION_NONE) return check_like(fn, "output", out, like);
-    return check_out(fn, "output", out, 0, NULL, like->dtype);
+    if (reduction == THCUNN_REDUCTION_NONE) return thcunn__check_like(fn, "output", out, like);
+    return thcunn__check_out(fn, "output", out, 0, NULL, like->dtype);
 }
 
 // b must have a's shape and dtype
 int check_same(const char *fn, const char *an, const thc_tensor *a, const char *bn,
                const thc_tensor *b) {
     char s1[256], s2[256];
-    if (check_float(fn, bn, b)) return thcunn_last_status();
+    if (thcunn__check_float(fn, bn, b)) return thcunn_last_status();
     bool ok = a->ndim == b->ndim;
     for (int i = 0; ok && i < a->ndim; i++) ok = a->sizes[i] == b->sizes[i];
     if (!ok)
         return thcunn__error(THC_ERR_RUNTIME, "%s: %s %s and %s %s must have the same shape",
-                             fn, bn, thcunn__shape_str(b->ndim, b->sizes, s1), an,
-                             thcunn__shape_str(a->ndim, a->sizes, s2));
+                             fn, bn, thcunn__shape_of(b, s1), an,
+                             thcunn__shape_of(a, s2));
     if (a->dtype != b->dtype)
         return thcunn__error(THC_ERR_TYPE, "%s: expected %s of scalar type %s but found %s",
-                             fn, bn, type_name(a->dtype), type_name(b->dtype));
+                             fn, bn, thcunn__type_name(a->dtype), thcunn__type_name(b->dtype));
     return THC_OK;
 }
 
@@ -94,13 +53,13 @@ int check_same(const char *fn, const char *an, const thc_tensor *a, const char *
 int check_grad_output(const char *fn, const thc_tensor *gy, int64_t n, int dtype,
                       int reduction) {
     char a[256];
-    if (check_float(fn, "grad_output", gy)) return thcunn_last_status();
+    if (thcunn__check_float(fn, "grad_output", gy)) return thcunn_last_status();
     const int64_t want = reduction == THCUNN_REDUCTION_NONE ? n : 1;
     if (thcunn__numel(gy) != want || gy->dtype != dtype)
         return thcunn__error(THC_ERR_RUNTIME, "%s: expected grad_output of %lld elements of "
                              "scalar type %s but got %s (%s)", fn, (long long)want,
-                             type_name(dtype), thcunn__shape_str(gy->ndim, gy->sizes, a),
-                             type_name(gy->dtype));
+                             thcunn__type_name(dtype), thcunn__shape_of(gy, a),
+                             thcunn__type_name(gy->dtype));
     return THC_OK;
 }
 
@@ -138,11 +97,6 @@ int reduce_into(thc_tensor *output, const thc_tensor *scratch, int reduction) {
     thc_tensor_release(r);
     return rc;
 }
-
-template <typename T> inline const T *cdata(const thc_tensor *t) {
-    return t ? data<T>(t) : (const T *)NULL;
-}
-template <typename T> inline T *mdata(thc_tensor *t) { return t ? data<T>(t) : (T *)NULL; }
 
 // ---- pointwise losses -------------------------------------------------------------
 
@@ -243,24 +197,25 @@ int pointwise_check(const char *fn, const thc_tensor *input, const thc_tensor *t
     if (check_reduction(fn, reduction)) return thcunn_last_status();
     if (loss < THCUNN_MSE_LOSS || loss > THCUNN_BCE_WITH_LOGITS_LOSS)
         return thcunn__error(THC_ERR_VALUE, "%s: unknown loss %d", fn, loss);
-    if (check_float(fn, "input", input) || check_float(fn, "target", target))
+    if (thcunn__check_float(fn, "input", input) || thcunn__check_float(fn, "target", target))
         return thcunn_last_status();
     bool ok = input->ndim == target->ndim;
     for (int i = 0; ok && i < input->ndim; i++) ok = input->sizes[i] == target->sizes[i];
     if (!ok)
         return thcunn__error(THC_ERR_VALUE, "Using a target size (%s) that is different to the "
                              "input size (%s) is not supported",
-                             thcunn__shape_str(target->ndim, target->sizes, s1),
-                             thcunn__shape_str(input->ndim, input->sizes, s2));
+                             thcunn__shape_of(target, s1),
+                             thcunn__shape_of(input, s2));
     if (target->dtype != input->dtype)
         return thcunn__error(THC_ERR_RUNTIME, "%s: expected target of scalar type %s but "
-                             "found %s", fn, type_name(input->dtype), type_name(target->dtype));
+                             "found %s", fn, thcunn__type_name(input->dtype),
+                             thcunn__type_name(target->dtype));
     if (weight && thcunn__check_tensor(fn, "weight", weight, 0)) return thcunn_last_status();
     if (weight && (thcunn__numel(weight) != thcunn__numel(input) ||
                    weight->dtype != input->dtype))
         return thcunn__error(THC_ERR_RUNTIME, "%s: weight %s must have the input's shape %s "
-                             "and dtype", fn, thcunn__shape_str(weight->ndim, weight->sizes, s1),
-                             thcunn__shape_str(input->ndim, input->sizes, s2));
+                             "and dtype", fn, thcunn__shape_of(weight, s1),
+                             thcunn__shape_of(input, s2));
     const int64_t last = input->ndim ? input->sizes[input->ndim - 1] : 1;
     if (pos_weight && thcunn__check_tensor(fn, "pos_weight", pos_weight, 0))
         return thcunn_last_status();
@@ -331,14 +286,14 @@ extern "C" THCUNN_API int thcunn_pointwise_loss_backward_input(
     const char *fn = "pointwise_loss_backward_input";
     if (thcunn__check_runtime(fn) ||
         pointwise_check(fn, input, target, weight, pos_weight, loss, reduction, a) ||
-        check_like(fn, "grad_input", grad_input, input) ||
-        check_float(fn, "grad_output", grad_output))
+        thcunn__check_like(fn, "grad_input", grad_input, input) ||
+        thcunn__check_float(fn, "grad_output", grad_output))
         return thcunn_last_status();
     const int64_t n = thcunn__numel(input);
     const int64_t want = reduction == THCUNN_REDUCTION_NONE ? n : 1;
     if (thcunn__numel(grad_output) != want || grad_output->dtype != input->dtype)
         return thcunn__error(THC_ERR_RUNTIME, "%s: expected grad_output of %lld elements of "
-                             "type %s", fn, (long long)want, type_name(input->dtype));
+                             "type %s", fn, (long long)want, thcunn__type_name(input->dtype));
     Held h;
     thc_tensor *x = h.contig(input), *y = h.contig(target), *gy = h.contig(grad_output);
     thc_tensor *w = h.contig(weight), *pw = h.contig(pos_weight);
@@ -405,7 +360,8 @@ extern "C" THCUNN_API int thcunn_kl_div_forward(thc_tensor *output, const thc_te
                                                 int log_target) {
     const char *fn = "kl_div";
     if (thcunn__check_runtime(fn) || check_reduction(fn, reduction) ||
-        check_float(fn, "input", input) || check_same(fn, "input", input, "target", target) ||
+        thcunn__check_float(fn, "input", input) ||
+        check_same(fn, "input", input, "target", target) ||
         check_loss_output(fn, output, input, reduction))
         return thcunn_last_status();
     Held h;
@@ -434,9 +390,10 @@ extern "C" THCUNN_API int thcunn_kl_div_backward_input(thc_tensor *grad_input,
                                                        int log_target) {
     const char *fn = "kl_div_backward_input";
     if (thcunn__check_runtime(fn) || check_reduction(fn, reduction) ||
-        check_float(fn, "input", input) || check_same(fn, "input", input, "target", target) ||
-        (grad_input && check_like(fn, "grad_input", grad_input, input)) ||
-        (grad_target && check_like(fn, "grad_target", grad_target, input)))
+        thcunn__check_float(fn, "input", input) ||
+        check_same(fn, "input", input, "target", target) ||
+        (grad_input && thcunn__check_like(fn, "grad_input", grad_input, input)) ||
+        (grad_target && thcunn__check_like(fn, "grad_target", grad_target, input)))
         return thcunn_last_status();
     const int64_t n = thcunn__numel(input);
     if (check_grad_output(fn, grad_output, n, input->dtype, reduction))
@@ -489,7 +446,7 @@ template <typename T> struct MarginBackwardFn {
 // input1, input2 (and a target) of one shape; libTHNN's order of checks
 int check_pair(const char *fn, const thc_tensor *x1, const thc_tensor *x2, const thc_tensor *y,
                int reduction) {
-    if (check_reduction(fn, reduction) || check_float(fn, "input1", x1) ||
+    if (check_reduction(fn, reduction) || thcunn__check_float(fn, "input1", x1) ||
         check_same(fn, "input1", x1, "input2", x2))
         return thcunn_last_status();
     if (!y) return thcunn__error(THC_ERR_VALUE, "%s: target must not be NULL", fn);
@@ -533,8 +490,8 @@ extern "C" THCUNN_API int thcunn_margin_ranking_loss_backward_input(
     const char *fn = "margin_ranking_loss_backward_input";
     if (thcunn__check_runtime(fn) || check_pair(fn, input1, input2, target, reduction) ||
         check_same(fn, "input1", input1, "target", target) ||
-        (grad_input1 && check_like(fn, "grad_input1", grad_input1, input1)) ||
-        (grad_input2 && check_like(fn, "grad_input2", grad_input2, input1)))
+        (grad_input1 && thcunn__check_like(fn, "grad_input1", grad_input1, input1)) ||
+        (grad_input2 && thcunn__check_like(fn, "grad_input2", grad_input2, input1)))
         return thcunn_last_status();
     const int64_t n = thcunn__numel(input1);
     if (check_grad_output(fn, grad_output, n, input1->dtype, reduction))
@@ -622,23 +579,23 @@ int cosine_geometry(const char *fn, const thc_tensor *x1, const thc_tensor *x2,
     if (x1->ndim != 1 && x1->ndim != 2)
         return thcunn__error(THC_ERR_RUNTIME, "%s: 1D target tensor expects 2D input tensors, "
                              "or 0D target expects 1D inputs, but got input1 %s", fn,
-                             thcunn__shape_str(x1->ndim, x1->sizes, a));
+                             thcunn__shape_of(x1, a));
     *N = x1->ndim == 2 ? x1->sizes[0] : 1;
     *D = x1->sizes[x1->ndim - 1];
-    if (check_float(fn, "target", y)) return thcunn_last_status();
+    if (thcunn__check_float(fn, "target", y)) return thcunn_last_status();
     if (y->ndim != x1->ndim - 1 || (y->ndim == 1 && y->sizes[0] != *N)) {
         if (x1->ndim == 2)
             return thcunn__error(THC_ERR_RUNTIME, "%s: expected target of shape [%lld] for "
                                  "inputs %s, but got target %s", fn, (long long)*N,
-                                 thcunn__shape_str(x1->ndim, x1->sizes, a),
-                                 thcunn__shape_str(y->ndim, y->sizes, b));
+                                 thcunn__shape_of(x1, a),
+                                 thcunn__shape_of(y, b));
         return thcunn__error(THC_ERR_RUNTIME, "%s: expected a 0-d target for inputs %s, but "
-                             "got target %s", fn, thcunn__shape_str(x1->ndim, x1->sizes, a),
-                             thcunn__shape_str(y->ndim, y->sizes, b));
+                             "got target %s", fn, thcunn__shape_of(x1, a),
+                             thcunn__shape_of(y, b));
     }
     if (y->dtype != x1->dtype)
         return thcunn__error(THC_ERR_TYPE, "%s: expected target of scalar type %s but found %s",
-                             fn, type_name(x1->dtype), type_name(y->dtype));
+                             fn, thcunn__type_name(x1->dtype), thcunn__type_name(y->dtype));
     return THC_OK;
 }
 
@@ -702,8 +659,8 @@ extern "C" THCUNN_API int thcunn_cosine_embedding_loss_backward_input(
     int64_t N, D;
     if (thcunn__check_runtime(fn) ||
         cosine_geometry(fn, input1, input2, target, reduction, &N, &D) ||
-        (grad_input1 && check_like(fn, "grad_input1", grad_input1, input1)) ||
-        (grad_input2 && check_like(fn, "grad_input2", grad_input2, input1)) ||
+        (grad_input1 && thcunn__check_like(fn, "grad_input1", grad_input1, input1)) ||
+        (grad_input2 && thcunn__check_like(fn, "grad_input2", grad_input2, input1)) ||
         check_grad_output(fn, grad_output, N, input1->dtype, reduction))
         return thcunn_last_status();
     if (!grad_input1 && !grad_input2) return THC_OK;

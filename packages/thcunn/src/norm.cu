@@ -12,90 +12,18 @@ using namespace thcunn;
 
 namespace {
 
-// ---- checks in libTHNN's words -------------------------------------------
-
-const char *type_name(int dtype) {   // PyTorch's scalar type names
-    static const char *names[] = {"Float", "Double", "Half", "BFloat16", "Char",
-                                  "Byte",  "Short",  "Int",  "Long",     "Bool"};
-    return dtype >= 0 && dtype < THC_NUM_DTYPES ? names[dtype] : "?";
-}
-
-const char *shape_of(const thc_tensor *t, char *buf) {
-    return thcunn__shape_str(t->ndim, t->sizes, buf);
-}
-
-// libTHC failed: its message, after the kernel's name
-int thc_failed(const char *fn) {
-    int st = thc_last_status();
-    return thcunn__error(st ? st : THC_ERR_RUNTIME, "%s: %s", fn, thc_last_error());
-}
-
-int check_float(const char *fn, const char *name, const thc_tensor *t) {
-    if (!t) return thcunn__error(THC_ERR_VALUE, "%s: %s must not be NULL", fn, name);
-    if (thcunn__check_tensor(fn, name, t, 0)) return thcunn_last_status();
-    if (t->dtype != THC_FLOAT32 && t->dtype != THC_FLOAT64)
-        return thcunn__error(THC_ERR_TYPE, "%s: expected %s of scalar type Float or Double but "
-                             "found %s", fn, name, type_name(t->dtype));
-    return THC_OK;
-}
-
-int check_out(const char *fn, const char *name, const thc_tensor *out, int ndim,
-              const int64_t *sizes, int dtype) {
-    char a[256], b[256];
-    if (!out) return thcunn__error(THC_ERR_VALUE, "%s: %s must not be NULL", fn, name);
-    if (thcunn__check_tensor(fn, name, out, 0)) return thcunn_last_status();
-    int ok = out->ndim == ndim;
-    for (int i = 0; ok && i < ndim; i++) ok = out->sizes[i] == sizes[i];
-    if (!ok)
-        return thcunn__error(THC_ERR_RUNTIME, "%s: expected %s of shape %s but got %s", fn, name,
-                             thcunn__shape_str(ndim, sizes, a), shape_of(out, b));
-    if (out->dtype != dtype)
-        return thcunn__error(THC_ERR_TYPE, "%s: expected %s of scalar type %s but found %s", fn,
-                             name, type_name(dtype), type_name(out->dtype));
-    if (!thc_is_contiguous(out))
-        return thcunn__error(THC_ERR_RUNTIME, "%s: %s must be contiguous", fn, name);
-    return THC_OK;
-}
-
-int check_like(const char *fn, const char *name, const thc_tensor *out, const thc_tensor *like) {
-    return check_out(fn, name, out, like->ndim, like->sizes, like->dtype);
-}
-
-// an optional vector of n elements (NULL passes)
-int check_vec(const char *fn, const char *name, const thc_tensor *t, int64_t n, int dtype) {
-    if (!t) return THC_OK;
-    if (thcunn__check_tensor(fn, name, t, 0)) return thcunn_last_status();
-    if (t->ndim != 1 || t->sizes[0] != n) {
-        char a[256];
-        return thcunn__error(THC_ERR_RUNTIME, "%s: expected %s of shape [%lld] but got %s", fn,
-                             name, (long long)n, shape_of(t, a));
-    }
-    if (t->dtype != dtype)
-        return thcunn__error(THC_ERR_TYPE, "%s: expected scalar type %s but found %s for %s", fn,
-                             type_name(dtype), type_name(t->dtype), name);
-    return THC_OK;
-}
-
 // contiguous copies (new references) of optional tensors; 0 or a status
 int contig(const char *fn, const thc_tensor *t, thc_tensor **out) {
     *out = NULL;
     if (!t) return THC_OK;
     *out = thc_contiguous(t);
-    return *out ? THC_OK : thc_failed(fn);
+    return *out ? THC_OK : thcunn__thc_failed(fn);
 }
 
 thc_tensor *f64(const char *fn, int64_t n) {   // a float64 vector of n
     thc_tensor *t = thc_empty(1, &n, THC_FLOAT64);
-    if (!t) thc_failed(fn);
+    if (!t) thcunn__thc_failed(fn);
     return t;
-}
-
-template <typename T> const T *cdata(const thc_tensor *t) {
-    return t ? data<T>(t) : NULL;
-}
-
-void release_all(thc_tensor **ts, int n) {
-    for (int i = 0; i < n; i++) thc_tensor_release(ts[i]);
 }
 
 // ---- layer_norm kernels --------------------------------------------------
@@ -194,10 +122,10 @@ template <typename T> struct LnParamsFn {
 int ln_geometry(const char *fn, const thc_tensor *input, int nd, const thc_tensor *weight,
                 const char *wname, int64_t *M, int64_t *K) {
     char a[256], b[256];
-    if (check_float(fn, "input", input)) return thcunn_last_status();
+    if (thcunn__check_float(fn, "input", input)) return thcunn_last_status();
     if (nd < 1 || nd > input->ndim)
         return thcunn__error(THC_ERR_RUNTIME, "%s: normalized_ndim %d is out of range for input "
-                             "of shape %s", fn, nd, shape_of(input, a));
+                             "of shape %s", fn, nd, thcunn__shape_of(input, a));
     *K = 1;
     for (int i = input->ndim - nd; i < input->ndim; i++) *K *= input->sizes[i];
     *M = *K ? thcunn__numel(input) / *K : 0;
@@ -209,7 +137,8 @@ int ln_geometry(const char *fn, const thc_tensor *input, int nd, const thc_tenso
         if (!ok)
             return thcunn__error(THC_ERR_RUNTIME, "Given normalized_shape of %d dims, expected "
                                  "weight/bias of matching shape and dtype, but got %s for input "
-                                 "%s", nd, shape_of(weight, a), shape_of(input, b));
+                                 "%s", nd, thcunn__shape_of(weight, a),
+                                 thcunn__shape_of(input, b));
     }
     return THC_OK;
 }
@@ -217,16 +146,16 @@ int ln_geometry(const char *fn, const thc_tensor *input, int nd, const thc_tenso
 int ln_check_grad(const char *fn, const thc_tensor *gy, const thc_tensor *x,
                   const thc_tensor *mean, const thc_tensor *invstd, int64_t M) {
     char a[256], b[256];
-    if (check_float(fn, "grad_output", gy)) return thcunn_last_status();
+    if (thcunn__check_float(fn, "grad_output", gy)) return thcunn_last_status();
     int ok = gy->ndim == x->ndim && gy->dtype == x->dtype;
     for (int i = 0; ok && i < x->ndim; i++) ok = gy->sizes[i] == x->sizes[i];
     if (!ok)
         return thcunn__error(THC_ERR_RUNTIME, "%s: grad_output %s does not match input %s", fn,
-                             shape_of(gy, a), shape_of(x, b));
+                             thcunn__shape_of(gy, a), thcunn__shape_of(x, b));
     if (!mean || !invstd)
         return thcunn__error(THC_ERR_VALUE, "%s: save_mean and save_invstd are needed", fn);
-    if (check_vec(fn, "save_mean", mean, M, x->dtype)) return thcunn_last_status();
-    return check_vec(fn, "save_invstd", invstd, M, x->dtype);
+    if (thcunn__check_vec(fn, "save_mean", mean, M, x->dtype)) return thcunn_last_status();
+    return thcunn__check_vec(fn, "save_invstd", invstd, M, x->dtype);
 }
 
 // ---- group_norm kernels --------------------------------------------------
@@ -339,11 +268,11 @@ template <typename T, typename Acc = double> struct GnParamsFn {
 
 int gn_geometry(const char *fn, const thc_tensor *input, int64_t num_groups, GnGeom *g) {
     char a[256];
-    if (check_float(fn, "input", input)) return thcunn_last_status();
+    if (thcunn__check_float(fn, "input", input)) return thcunn_last_status();
     if (input->ndim < 2)
         return thcunn__error(THC_ERR_RUNTIME, "%s: Expected at least 2 dimensions for input "
                              "tensor but received %d (input of shape %s)", fn, input->ndim,
-                             shape_of(input, a));
+                             thcunn__shape_of(input, a));
     g->N = input->sizes[0];
     g->C = input->sizes[1];
     g->G = num_groups;
@@ -354,7 +283,7 @@ int gn_geometry(const char *fn, const thc_tensor *input, int64_t num_groups, GnG
     if (g->C % num_groups)
         return thcunn__error(THC_ERR_RUNTIME, "Expected number of channels in input to be "
                              "divisible by num_groups, but got input of shape %s and "
-                             "num_groups=%lld", shape_of(input, a), (long long)num_groups);
+                             "num_groups=%lld", thcunn__shape_of(input, a), (long long)num_groups);
     g->D = g->C / num_groups;
     for (int i = 2; i < input->ndim; i++) g->L *= input->sizes[i];
     return THC_OK;
@@ -363,19 +292,20 @@ int gn_geometry(const char *fn, const thc_tensor *input, int64_t num_groups, GnG
 int gn_check_stats(const char *fn, const thc_tensor *mean, const thc_tensor *rstd,
                    const GnGeom *g, int dtype) {
     const int64_t s[2] = {g->N, g->G};
-    if (check_out(fn, "save_mean", mean, 2, s, dtype)) return thcunn_last_status();
-    return check_out(fn, "save_rstd", rstd, 2, s, dtype);
+    if (thcunn__check_out(fn, "save_mean", mean, 2, s, dtype)) return thcunn_last_status();
+    return thcunn__check_out(fn, "save_rstd", rstd, 2, s, dtype);
 }
 
 int gn_check_grad(const char *fn, const thc_tensor *gy, const thc_tensor *x) {
     char a[256], b[256];
-    if (check_float(fn, "grad_output", gy)) return thcunn_last_status();
+    if (thcunn__check_float(fn, "grad_output", gy)) return thcunn_last_status();
     int ok = gy->ndim == x->ndim && gy->dtype == x->dtype;
     for (int i = 0; ok && i < x->ndim; i++) ok = gy->sizes[i] == x->sizes[i];
     if (!ok)
         return thcunn__error(THC_ERR_RUNTIME, "%s: grad_output %s (%s) does not match input %s "
-                             "(%s)", fn, shape_of(gy, a), type_name(gy->dtype), shape_of(x, b),
-                             type_name(x->dtype));
+                             "(%s)", fn, thcunn__shape_of(gy, a), thcunn__type_name(gy->dtype),
+                             thcunn__shape_of(x, b),
+                             thcunn__type_name(x->dtype));
     return THC_OK;
 }
 
@@ -394,9 +324,9 @@ extern "C" THCUNN_API int thcunn_layer_norm_forward(thc_tensor *output, thc_tens
     if (thcunn__check_runtime(fn) ||
         ln_geometry(fn, input, normalized_ndim, weight, "weight", &M, &K) ||
         ln_geometry(fn, input, normalized_ndim, bias, "bias", &M, &K) ||
-        check_like(fn, "output", output, input) ||
-        check_out(fn, "save_mean", save_mean, 1, &M, input->dtype) ||
-        check_out(fn, "save_invstd", save_invstd, 1, &M, input->dtype))
+        thcunn__check_like(fn, "output", output, input) ||
+        thcunn__check_out(fn, "save_mean", save_mean, 1, &M, input->dtype) ||
+        thcunn__check_out(fn, "save_invstd", save_invstd, 1, &M, input->dtype))
         return thcunn_last_status();
     thc_tensor *t[5] = {NULL, NULL, NULL, NULL, NULL};   // x, w, b, mean, invstd
     int rc = contig(fn, input, &t[0]);
@@ -416,7 +346,7 @@ extern "C" THCUNN_API int thcunn_layer_norm_forward(thc_tensor *output, thc_tens
                                                 cdata<scalar_t>(t[1]), cdata<scalar_t>(t[2]),
                                                 data<double>(t[3]), data<double>(t[4]), K});
         })
-    release_all(t, 5);
+    thcunn__release_all(t, 5);
     return rc;
 }
 
@@ -432,7 +362,7 @@ extern "C" THCUNN_API int thcunn_layer_norm_backward_input(thc_tensor *grad_inpu
     if (thcunn__check_runtime(fn) ||
         ln_geometry(fn, input, normalized_ndim, weight, "weight", &M, &K) ||
         ln_check_grad(fn, grad_output, input, save_mean, save_invstd, M) ||
-        check_like(fn, "grad_input", grad_input, input))
+        thcunn__check_like(fn, "grad_input", grad_input, input))
         return thcunn_last_status();
     thc_tensor *t[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};   // x gy w mean invstd sg sgx
     int rc = contig(fn, input, &t[0]);
@@ -453,7 +383,7 @@ extern "C" THCUNN_API int thcunn_layer_norm_backward_input(thc_tensor *grad_inpu
                               LnGradInFn<scalar_t>{data<scalar_t>(grad_input), gy, x, w, mn, is,
                                                    data<double>(t[5]), data<double>(t[6]), K});
         })
-    release_all(t, 7);
+    thcunn__release_all(t, 7);
     return rc;
 }
 
@@ -489,7 +419,7 @@ extern "C" THCUNN_API int thcunn_layer_norm_backward_params(thc_tensor *grad_wei
                                           grad_bias ? data<scalar_t>(grad_bias) : NULL,
                                           data<scalar_t>(t[1]), data<scalar_t>(t[0]),
                                           data<scalar_t>(t[2]), data<scalar_t>(t[3]), M, K}))
-    release_all(t, 4);
+    thcunn__release_all(t, 4);
     return rc;
 }
 
@@ -504,10 +434,10 @@ extern "C" THCUNN_API int thcunn_group_norm_forward(thc_tensor *output, thc_tens
     static const char fn[] = "group_norm";
     GnGeom g = {0, 0, 0, 0, 0};
     if (thcunn__check_runtime(fn) || gn_geometry(fn, input, num_groups, &g) ||
-        check_like(fn, "output", output, input) ||
+        thcunn__check_like(fn, "output", output, input) ||
         gn_check_stats(fn, save_mean, save_rstd, &g, input->dtype) ||
-        check_vec(fn, "weight", weight, g.C, input->dtype) ||
-        check_vec(fn, "bias", bias, g.C, input->dtype))
+        thcunn__check_vec(fn, "weight", weight, g.C, input->dtype) ||
+        thcunn__check_vec(fn, "bias", bias, g.C, input->dtype))
         return thcunn_last_status();
     const int64_t rows = g.N * g.G;
     thc_tensor *t[5] = {NULL, NULL, NULL, NULL, NULL};   // x w b mean rstd
@@ -527,7 +457,7 @@ extern "C" THCUNN_API int thcunn_group_norm_forward(thc_tensor *output, thc_tens
                                                 cdata<scalar_t>(t[1]), cdata<scalar_t>(t[2]),
                                                 data<double>(t[3]), data<double>(t[4]), g});
         })
-    release_all(t, 5);
+    thcunn__release_all(t, 5);
     return rc;
 }
 
@@ -542,8 +472,8 @@ extern "C" THCUNN_API int thcunn_group_norm_backward_input(thc_tensor *grad_inpu
     GnGeom g = {0, 0, 0, 0, 0};
     if (thcunn__check_runtime(fn) || gn_geometry(fn, input, num_groups, &g) ||
         gn_check_grad(fn, grad_output, input) ||
-        check_vec(fn, "weight", weight, g.C, input->dtype) ||
-        check_like(fn, "grad_input", grad_input, input))
+        thcunn__check_vec(fn, "weight", weight, g.C, input->dtype) ||
+        thcunn__check_like(fn, "grad_input", grad_input, input))
         return thcunn_last_status();
     if (!save_mean || !save_rstd)
         return thcunn__error(THC_ERR_VALUE, "%s: save_mean and save_rstd are needed", fn);
@@ -568,7 +498,7 @@ extern "C" THCUNN_API int thcunn_group_norm_backward_input(thc_tensor *grad_inpu
                               GnGradInFn<scalar_t>{data<scalar_t>(grad_input), gy, x, w, mn, rs,
                                                    data<double>(t[5]), data<double>(t[6]), g});
         })
-    release_all(t, 7);
+    thcunn__release_all(t, 7);
     return rc;
 }
 
@@ -583,8 +513,9 @@ extern "C" THCUNN_API int thcunn_group_norm_backward_params(thc_tensor *grad_wei
     GnGeom g = {0, 0, 0, 0, 0};
     if (thcunn__check_runtime(fn) || gn_geometry(fn, input, num_groups, &g) ||
         gn_check_grad(fn, grad_output, input) ||
-        (grad_weight && check_out(fn, "grad_weight", grad_weight, 1, &g.C, input->dtype)) ||
-        (grad_bias && check_out(fn, "grad_bias", grad_bias, 1, &g.C, input->dtype)))
+        (grad_weight &&
+         thcunn__check_out(fn, "grad_weight", grad_weight, 1, &g.C, input->dtype)) ||
+        (grad_bias && thcunn__check_out(fn, "grad_bias", grad_bias, 1, &g.C, input->dtype)))
         return thcunn_last_status();
     if (!save_mean || !save_rstd)
         return thcunn__error(THC_ERR_VALUE, "%s: save_mean and save_rstd are needed", fn);
@@ -595,9 +526,10 @@ extern "C" THCUNN_API int thcunn_group_norm_backward_params(thc_tensor *grad_wei
     if (!rc) rc = contig(fn, save_rstd, &t[3]);
     if (!rc) rc = gn_check_stats(fn, t[2], t[3], &g, input->dtype);
     // float64 sums, zeroed: the samples of a channel add into them
-    if (!rc && grad_weight && (!(t[4] = f64(fn, g.C)) || (thc_zero(t[4]) && thc_failed(fn))))
+    if (!rc && grad_weight &&
+        (!(t[4] = f64(fn, g.C)) || (thc_zero(t[4]) && thcunn__thc_failed(fn))))
         rc = thcunn_last_status();
-    if (!rc && grad_bias && (!(t[5] = f64(fn, g.C)) || (thc_zero(t[5]) && thc_failed(fn))))
+    if (!rc && grad_bias && (!(t[5] = f64(fn, g.C)) || (thc_zero(t[5]) && thcunn__thc_failed(fn))))
         rc = thcunn_last_status();
     if (!rc)
         THCUNN_FLOATING(input->dtype,
@@ -609,7 +541,7 @@ extern "C" THCUNN_API int thcunn_group_norm_backward_params(thc_tensor *grad_wei
                                           data<scalar_t>(t[3]), g}))
     if (!rc && ((grad_weight && thc_copy(grad_weight, t[4])) ||
                 (grad_bias && thc_copy(grad_bias, t[5]))))
-        rc = thc_failed(fn);
-    release_all(t, 6);
+        rc = thcunn__thc_failed(fn);
+    thcunn__release_all(t, 6);
     return rc;
 }

@@ -16,72 +16,12 @@ namespace {
 
 // ---- checks with libTHNN's wording (plus "on a device") ----------------
 
-// PyTorch's scalar type names, as libTHNN's messages use them
-const char *dtype_name(int dtype) {
-    static const char *names[] = {"Float", "Double", "Half", "BFloat16", "Char",
-                                  "Byte",  "Short",  "Int",  "Long",     "Bool"};
-    return dtype >= 0 && dtype < THC_NUM_DTYPES ? names[dtype] : "?";
-}
-
-const char *shape(const thc_tensor *t, char *buf) {
-    return thcunn__shape_str(t->ndim, t->sizes, buf);
-}
-
-int check_device(const char *fn, const char *name, const thc_tensor *t) {
-    if (!t) return thcunn__error(THC_ERR_VALUE, "%s: %s must not be NULL", fn, name);
-    if (!t->storage || t->storage->device < 0)
-        return thcunn__error(THC_ERR_RUNTIME, "%s: %s is not a tensor on a CUDA device", fn,
-                             name);
-    return THC_OK;
-}
-
-int check_float(const char *fn, const char *name, const thc_tensor *t) {
-    if (check_device(fn, name, t)) return thcunn_last_status();
-    if (t->dtype != THC_FLOAT32 && t->dtype != THC_FLOAT64)
-        return thcunn__error(THC_ERR_TYPE, "%s: expected %s of scalar type Float or Double but "
-                             "found %s", fn, name, dtype_name(t->dtype));
-    return THC_OK;
-}
-
 int check_dtype(const char *fn, const char *name, const thc_tensor *t, int dtype) {
-    if (check_device(fn, name, t)) return thcunn_last_status();
+    if (thcunn__check_device(fn, name, t)) return thcunn_last_status();
     if (t->dtype != dtype)
         return thcunn__error(THC_ERR_TYPE, "%s: expected scalar type %s but found %s for %s", fn,
-                             dtype_name(dtype), dtype_name(t->dtype), name);
+                             thcunn__type_name(dtype), thcunn__type_name(t->dtype), name);
     return THC_OK;
-}
-
-// out must be a contiguous device tensor of this shape and dtype
-int check_out(const char *fn, const char *name, const thc_tensor *out, int ndim,
-              const int64_t *sizes, int dtype) {
-    char a[256], b[256];
-    if (check_device(fn, name, out)) return thcunn_last_status();
-    int ok = out->ndim == ndim;
-    for (int i = 0; ok && i < ndim; i++) ok = out->sizes[i] == sizes[i];
-    if (!ok)
-        return thcunn__error(THC_ERR_RUNTIME, "%s: expected %s of shape %s but got %s", fn, name,
-                             thcunn__shape_str(ndim, sizes, a), shape(out, b));
-    if (out->dtype != dtype)
-        return thcunn__error(THC_ERR_TYPE, "%s: expected %s of scalar type %s but found %s", fn,
-                             name, dtype_name(dtype), dtype_name(out->dtype));
-    if (!thc_is_contiguous(out))
-        return thcunn__error(THC_ERR_RUNTIME, "%s: %s must be contiguous", fn, name);
-    return THC_OK;
-}
-
-int check_like_self(const char *fn, const char *name, const thc_tensor *t) {
-    return check_out(fn, name, t, t->ndim, t->sizes, t->dtype);
-}
-
-// a contiguous reference (NULL with the error set)
-thc_tensor *contig(const thc_tensor *t) {
-    thc_tensor *c = thc_contiguous(t);
-    if (!c) thcunn__from_thc();
-    return c;
-}
-
-void release(thc_tensor *t) {
-    if (t) thc_tensor_release(t);
 }
 
 // ---- adaptive cells -------------------------------------------------------
@@ -196,15 +136,15 @@ template <typename T> struct ScatterFn {
 int max_pool_backward(const char *fn, thc_tensor *grad_input, const thc_tensor *grad_output,
                       const thc_tensor *indices, int spatial) {
     char a[256], b[256], c[256];
-    if (thcunn__check_runtime(fn) || check_float(fn, "grad_input", grad_input) ||
-        check_like_self(fn, "grad_input", grad_input) ||
-        check_float(fn, "grad_output", grad_output) ||
+    if (thcunn__check_runtime(fn) || thcunn__check_float(fn, "grad_input", grad_input) ||
+        thcunn__check_like(fn, "grad_input", grad_input, grad_input) ||
+        thcunn__check_float(fn, "grad_output", grad_output) ||
         check_dtype(fn, "indices", indices, THC_INT64))
         return thcunn_last_status();
     if (grad_output->dtype != grad_input->dtype)
         return thcunn__error(THC_ERR_TYPE, "%s: grad_output type (%s) and grad_input type (%s) "
-                             "should be the same", fn, dtype_name(grad_output->dtype),
-                             dtype_name(grad_input->dtype));
+                             "should be the same", fn, thcunn__type_name(grad_output->dtype),
+                             thcunn__type_name(grad_input->dtype));
     const int d = grad_input->ndim, lead = d - spatial;
     int ok = (lead == 1 || lead == 2) && grad_output->ndim == d && indices->ndim == d;
     for (int i = 0; ok && i < d; i++)
@@ -213,7 +153,8 @@ int max_pool_backward(const char *fn, thc_tensor *grad_input, const thc_tensor *
     if (!ok)
         return thcunn__error(THC_ERR_RUNTIME, "%s: grad_output %s and indices %s do not match "
                              "grad_input %s (%dD or %dD, same leading dims)", fn,
-                             shape(grad_output, a), shape(indices, b), shape(grad_input, c),
+                             thcunn__shape_of(grad_output, a), thcunn__shape_of(indices, b),
+                             thcunn__shape_of(grad_input, c),
                              spatial + 1, spatial + 2);
     int64_t planes = 1, in_plane = 1, out_plane = 1;
     for (int i = 0; i < d; i++) {
@@ -225,7 +166,7 @@ int max_pool_backward(const char *fn, thc_tensor *grad_input, const thc_tensor *
         }
     }
     const int64_t n = planes * out_plane, one = 1;
-    thc_tensor *go = contig(grad_output), *ind = go ? contig(indices) : NULL;
+    thc_tensor *go = thcunn__contig(grad_output), *ind = go ? thcunn__contig(indices) : NULL;
     thc_tensor *first = ind && n > 0 ? thc_empty(1, &one, THC_INT64) : NULL;
     int rc = !ind ? thcunn_last_status() : n > 0 && !first ? thcunn__from_thc() : THC_OK;
     if (!rc && n > 0) {
@@ -252,9 +193,9 @@ int max_pool_backward(const char *fn, thc_tensor *grad_input, const thc_tensor *
                                                                      data<scalar_t>(go),
                                                                      data<int64_t>(ind),
                                                                      in_plane, out_plane}))
-    release(go);
-    release(ind);
-    release(first);
+    thc_tensor_release(go);
+    thc_tensor_release(ind);
+    thc_tensor_release(first);
     return rc;
 }
 
@@ -269,19 +210,20 @@ int pool3d_geometry(const char *fn, const thc_tensor *input, const int64_t *kern
                     const int64_t *stride, const int64_t *padding, const int64_t *dilation,
                     int ceil_mode, Geom3 *g) {
     char a[256];
-    if (check_float(fn, "input", input)) return thcunn_last_status();
+    if (thcunn__check_float(fn, "input", input)) return thcunn_last_status();
     if (!kernel || !stride || !padding)
         return thcunn__error(THC_ERR_VALUE, "%s: kernel, stride and padding must not be NULL",
                              fn);
     const int d = input->ndim;
     if (d != 4 && d != 5)
         return thcunn__error(THC_ERR_RUNTIME, "%s: Expected 4D or 5D (batch mode) tensor for "
-                             "input, but got: %s", fn, shape(input, a));
+                             "input, but got: %s", fn, thcunn__shape_of(input, a));
     for (int i = d - 4; i < d; i++)
         if (input->sizes[i] < 1)
             return thcunn__error(THC_ERR_RUNTIME, "%s: Expected input's non-batch dimensions to "
                                  "have positive length, but input has a shape of %s and "
-                                 "non-batch dimension %d has length zero!", fn, shape(input, a),
+                                 "non-batch dimension %d has length zero!", fn,
+                                 thcunn__shape_of(input, a),
                                  i);
     g->planes = d == 5 ? input->sizes[0] * input->sizes[1] : input->sizes[0];
     g->D = input->sizes[d - 3];
@@ -456,15 +398,15 @@ template <typename T> struct AvgPool3dBackFn {
 // ---- adaptive checks ----------------------------------------------------------
 int adaptive_check(const char *fn, const thc_tensor *input, int64_t *planes) {
     char a[256];
-    if (check_float(fn, "input", input)) return thcunn_last_status();
+    if (thcunn__check_float(fn, "input", input)) return thcunn_last_status();
     if (input->ndim != 3 && input->ndim != 4)
         return thcunn__error(THC_ERR_RUNTIME, "%s: Expected 3D or 4D tensor, but got %s", fn,
-                             shape(input, a));
+                             thcunn__shape_of(input, a));
     for (int i = 1; i < input->ndim; i++)
         if (input->sizes[i] == 0)
             return thcunn__error(THC_ERR_RUNTIME, "%s: Expected input to have non-zero size for "
                                  "non-batch dimensions, but input has sizes %s with dimension "
-                                 "%d being empty", fn, shape(input, a), i);
+                                 "%d being empty", fn, thcunn__shape_of(input, a), i);
     *planes = input->ndim == 4 ? input->sizes[0] * input->sizes[1] : input->sizes[0];
     return THC_OK;
 }
@@ -503,7 +445,7 @@ extern "C" THCUNN_API int thcunn_adaptive_avg_pool2d_forward(thc_tensor *output,
     static const char fn[] = "adaptive_avg_pool2d";
     int64_t planes;
     if (thcunn__check_runtime(fn) || adaptive_check(fn, input, &planes) ||
-        check_float(fn, "output", output))
+        thcunn__check_float(fn, "output", output))
         return thcunn_last_status();
     const int d = input->ndim;
     int ok = output->ndim == d && output->sizes[d - 2] > 0 && output->sizes[d - 1] > 0;
@@ -511,13 +453,13 @@ extern "C" THCUNN_API int thcunn_adaptive_avg_pool2d_forward(thc_tensor *output,
     if (!ok) {
         char a[256], b[256];
         return thcunn__error(THC_ERR_RUNTIME, "%s: output %s does not fit input %s (same "
-                             "leading dims, positive output size)", fn, shape(output, a),
-                             shape(input, b));
+                             "leading dims, positive output size)", fn,
+                             thcunn__shape_of(output, a), thcunn__shape_of(input, b));
     }
-    if (check_like_self(fn, "output", output)) return thcunn_last_status();
+    if (thcunn__check_like(fn, "output", output, output)) return thcunn_last_status();
     if (output->dtype != input->dtype)
         return thcunn__error(THC_ERR_TYPE, "%s: output dtype differs from input", fn);
-    thc_tensor *x = contig(input);
+    thc_tensor *x = thcunn__contig(input);
     if (!x) return thcunn_last_status();
     const int64_t H = x->sizes[d - 2], W = x->sizes[d - 1];
     const int64_t OH = output->sizes[d - 2], OW = output->sizes[d - 1];
@@ -526,7 +468,7 @@ extern "C" THCUNN_API int thcunn_adaptive_avg_pool2d_forward(thc_tensor *output,
                                             AdaptiveAvgFn<scalar_t>{data<scalar_t>(output),
                                                                     data<scalar_t>(x), H, W, OH,
                                                                     OW}))
-    release(x);
+    thc_tensor_release(x);
     return rc;
 }
 
@@ -535,8 +477,8 @@ extern "C" THCUNN_API int thcunn_adaptive_avg_pool2d_backward_input(
     static const char fn[] = "adaptive_avg_pool2d_backward_input";
     int64_t planes;
     if (thcunn__check_runtime(fn) || adaptive_check(fn, grad_input, &planes) ||
-        check_like_self(fn, "grad_input", grad_input) ||
-        check_float(fn, "grad_output", grad_output))
+        thcunn__check_like(fn, "grad_input", grad_input, grad_input) ||
+        thcunn__check_float(fn, "grad_output", grad_output))
         return thcunn_last_status();
     const int d = grad_input->ndim;
     int ok = grad_output->ndim == d && grad_output->dtype == grad_input->dtype;
@@ -544,21 +486,22 @@ extern "C" THCUNN_API int thcunn_adaptive_avg_pool2d_backward_input(
     if (!ok) {
         char a[256], b[256];
         return thcunn__error(THC_ERR_RUNTIME, "%s: grad_output %s does not fit grad_input %s",
-                             fn, shape(grad_output, a), shape(grad_input, b));
+                             fn, thcunn__shape_of(grad_output, a),
+                             thcunn__shape_of(grad_input, b));
     }
     const int64_t H = grad_input->sizes[d - 2], W = grad_input->sizes[d - 1];
     const int64_t OH = grad_output->sizes[d - 2], OW = grad_output->sizes[d - 1];
     if (OH == 0 || OW == 0) {   // no cells: no gradient (and no division by 0 below)
         return thc_zero(grad_input) ? thcunn__from_thc() : THC_OK;
     }
-    thc_tensor *go = contig(grad_output);
+    thc_tensor *go = thcunn__contig(grad_output);
     if (!go) return thcunn_last_status();
     int rc;
     THCUNN_FLOATING(go->dtype, rc = for_each(fn, planes * H * W,
                                              AdaptiveAvgBackFn<scalar_t>{
                                                  data<scalar_t>(grad_input), data<scalar_t>(go),
                                                  H, W, OH, OW}))
-    release(go);
+    thc_tensor_release(go);
     return rc;
 }
 
@@ -568,30 +511,31 @@ extern "C" THCUNN_API int thcunn_adaptive_max_pool2d_forward(thc_tensor *output,
                                                              const thc_tensor *input) {
     static const char fn[] = "adaptive_max_pool2d";
     char a[256], b[256];
-    if (thcunn__check_runtime(fn) || check_float(fn, "input", input)) return thcunn_last_status();
+    if (thcunn__check_runtime(fn) || thcunn__check_float(fn, "input", input))
+        return thcunn_last_status();
     const int d = input->ndim;
     if (d != 3 && d != 4)
         return thcunn__error(THC_ERR_RUNTIME, "%s: Expected 3D or 4D tensor, but got %s", fn,
-                             shape(input, a));
+                             thcunn__shape_of(input, a));
     for (int i = d - 3; i < d; i++)
         if (input->sizes[i] == 0)
             return thcunn__error(THC_ERR_RUNTIME, "%s: Expected input to have non-zero size for "
                                  "non-batch dimensions, but input has sizes %s with dimension "
-                                 "%d being empty", fn, shape(input, a), i);
-    if (check_float(fn, "output", output)) return thcunn_last_status();
+                                 "%d being empty", fn, thcunn__shape_of(input, a), i);
+    if (thcunn__check_float(fn, "output", output)) return thcunn_last_status();
     int ok = output->ndim == d && output->sizes[d - 2] > 0 && output->sizes[d - 1] > 0;
     for (int i = 0; ok && i < d - 2; i++) ok = output->sizes[i] == input->sizes[i];
     if (!ok)
         return thcunn__error(THC_ERR_RUNTIME, "%s: output %s does not fit input %s (same "
-                             "leading dims, positive output size)", fn, shape(output, a),
-                             shape(input, b));
-    if (check_out(fn, "output", output, d, output->sizes, input->dtype) ||
-        check_out(fn, "indices", indices, d, output->sizes, THC_INT64))
+                             "leading dims, positive output size)", fn,
+                             thcunn__shape_of(output, a), thcunn__shape_of(input, b));
+    if (thcunn__check_out(fn, "output", output, d, output->sizes, input->dtype) ||
+        thcunn__check_out(fn, "indices", indices, d, output->sizes, THC_INT64))
         return thcunn_last_status();
     const int64_t planes = d == 4 ? input->sizes[0] * input->sizes[1] : input->sizes[0];
     const int64_t H = input->sizes[d - 2], W = input->sizes[d - 1];
     const int64_t OH = output->sizes[d - 2], OW = output->sizes[d - 1];
-    thc_tensor *x = contig(input);
+    thc_tensor *x = thcunn__contig(input);
     if (!x) return thcunn_last_status();
     int rc;
     THCUNN_FLOATING(x->dtype, rc = for_each(fn, planes * OH * OW,
@@ -599,7 +543,7 @@ extern "C" THCUNN_API int thcunn_adaptive_max_pool2d_forward(thc_tensor *output,
                                                                     data<int64_t>(indices),
                                                                     data<scalar_t>(x), H, W, OH,
                                                                     OW}))
-    release(x);
+    thc_tensor_release(x);
     return rc;
 }
 
@@ -623,17 +567,17 @@ extern "C" THCUNN_API int thcunn_max_pool3d_forward(thc_tensor *output, thc_tens
     if (pool3d_geometry(fn, input, kernel, stride, padding, dilation, ceil_mode, &g))
         return thcunn_last_status();
     out_shape3d(input, g, os);
-    if (check_out(fn, "output", output, input->ndim, os, input->dtype) ||
-        check_out(fn, "indices", indices, input->ndim, os, THC_INT64))
+    if (thcunn__check_out(fn, "output", output, input->ndim, os, input->dtype) ||
+        thcunn__check_out(fn, "indices", indices, input->ndim, os, THC_INT64))
         return thcunn_last_status();
-    thc_tensor *x = contig(input);
+    thc_tensor *x = thcunn__contig(input);
     if (!x) return thcunn_last_status();
     int rc;
     THCUNN_FLOATING(x->dtype, rc = for_each(fn, g.planes * g.OD * g.OH * g.OW,
                                             MaxPool3dFn<scalar_t>{data<scalar_t>(output),
                                                                   data<int64_t>(indices),
                                                                   data<scalar_t>(x), g}))
-    release(x);
+    thc_tensor_release(x);
     return rc;
 }
 
@@ -656,9 +600,9 @@ extern "C" THCUNN_API int thcunn_avg_pool3d_forward(thc_tensor *output, const th
         pool3d_geometry(fn, input, kernel, stride, padding, NULL, ceil_mode, &g))
         return thcunn_last_status();
     out_shape3d(input, g, os);
-    if (check_out(fn, "output", output, input->ndim, os, input->dtype))
+    if (thcunn__check_out(fn, "output", output, input->ndim, os, input->dtype))
         return thcunn_last_status();
-    thc_tensor *x = contig(input);
+    thc_tensor *x = thcunn__contig(input);
     if (!x) return thcunn_last_status();
     int rc;
     THCUNN_FLOATING(x->dtype, rc = for_each(fn, g.planes * g.OD * g.OH * g.OW,
@@ -666,7 +610,7 @@ extern "C" THCUNN_API int thcunn_avg_pool3d_forward(thc_tensor *output, const th
                                                                   data<scalar_t>(x), g,
                                                                   count_include_pad,
                                                                   divisor_override}))
-    release(x);
+    thc_tensor_release(x);
     return rc;
 }
 
@@ -680,25 +624,25 @@ extern "C" THCUNN_API int thcunn_avg_pool3d_backward_input(thc_tensor *grad_inpu
     static const char fn[] = "avg_pool3d_backward_input";
     Geom3 g;
     int64_t os[5];
-    if (thcunn__check_runtime(fn) || check_float(fn, "grad_input", grad_input) ||
-        check_like_self(fn, "grad_input", grad_input) ||
+    if (thcunn__check_runtime(fn) || thcunn__check_float(fn, "grad_input", grad_input) ||
+        thcunn__check_like(fn, "grad_input", grad_input, grad_input) ||
         pool3d_geometry(fn, grad_input, kernel, stride, padding, NULL, ceil_mode, &g))
         return thcunn_last_status();
     out_shape3d(grad_input, g, os);
-    if (check_float(fn, "grad_output", grad_output)) return thcunn_last_status();
+    if (thcunn__check_float(fn, "grad_output", grad_output)) return thcunn_last_status();
     int ok = grad_output->ndim == grad_input->ndim;
     for (int i = 0; ok && i < grad_input->ndim; i++) ok = grad_output->sizes[i] == os[i];
     if (!ok) {
         char a[256], b[256];
         return thcunn__error(THC_ERR_RUNTIME, "%s: expected grad_output of shape %s but got %s",
                              fn, thcunn__shape_str(grad_input->ndim, os, b),
-                             shape(grad_output, a));
+                             thcunn__shape_of(grad_output, a));
     }
     if (grad_output->dtype != grad_input->dtype)
         return thcunn__error(THC_ERR_TYPE, "%s: grad_output type (%s) and grad_input type (%s) "
-                             "should be the same", fn, dtype_name(grad_output->dtype),
-                             dtype_name(grad_input->dtype));
-    thc_tensor *go = contig(grad_output);
+                             "should be the same", fn, thcunn__type_name(grad_output->dtype),
+                             thcunn__type_name(grad_input->dtype));
+    thc_tensor *go = thcunn__contig(grad_output);
     if (!go) return thcunn_last_status();
     int rc;
     // a thread per input element writes it: no zeroing, no atomics
@@ -706,6 +650,6 @@ extern "C" THCUNN_API int thcunn_avg_pool3d_backward_input(thc_tensor *grad_inpu
                                              AvgPool3dBackFn<scalar_t>{
                                                  data<scalar_t>(grad_input), data<scalar_t>(go),
                                                  g, count_include_pad, divisor_override}))
-    release(go);
+    thc_tensor_release(go);
     return rc;
 }

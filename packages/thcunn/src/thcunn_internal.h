@@ -32,6 +32,32 @@ int thcunn__check_tensor(const char *what, const char *arg, const thc_tensor *t,
 int thcunn__check_output(const char *what, const char *arg, const thc_tensor *t, int ndim,
                          const int64_t *sizes, int dtype);
 int64_t thcunn__numel(const thc_tensor *t);
+
+/* Checks in libTHNN's words, shared by the kernel families (`fn` names
+ * the kernel, `name` the argument). */
+/* PyTorch's name of a dtype ("Float", "Long"; "?" if unknown). */
+const char *thcunn__type_name(int dtype);
+/* thcunn__shape_str of t's sizes. */
+const char *thcunn__shape_of(const thc_tensor *t, char *buf);
+/* After a failed libTHC call: its status and message, after `fn`. */
+int thcunn__thc_failed(const char *fn);
+/* Not NULL ("must not be NULL") and on a device. */
+int thcunn__check_device(const char *fn, const char *name, const thc_tensor *t);
+/* thcunn__check_device, then float32 or float64. */
+int thcunn__check_float(const char *fn, const char *name, const thc_tensor *t);
+/* An output: on a device, exactly this shape and dtype, contiguous. */
+int thcunn__check_out(const char *fn, const char *name, const thc_tensor *t, int ndim,
+                      const int64_t *sizes, int dtype);
+/* thcunn__check_out with like's shape and dtype (like may be t). */
+int thcunn__check_like(const char *fn, const char *name, const thc_tensor *t,
+                       const thc_tensor *like);
+/* An optional (NULL passes) vector of n elements of this dtype. */
+int thcunn__check_vec(const char *fn, const char *name, const thc_tensor *t, int64_t n,
+                      int dtype);
+/* A contiguous reference to t (a new one); NULL with libTHC's error set. */
+thc_tensor *thcunn__contig(const thc_tensor *t);
+/* Releases n tensors (NULL ones too). */
+void thcunn__release_all(thc_tensor **ts, int n);
 #ifdef __cplusplus
 }
 #endif
@@ -77,6 +103,12 @@ template <typename T> inline void atomic_add(T *p, T v) { *p += v; }
 template <typename T> inline T *data(const thc_tensor *t) {
     return (T *)thc_data_ptr(t);
 }
+
+// data<T> of an optional tensor (NULL stays NULL)
+template <typename T> inline const T *cdata(const thc_tensor *t) {
+    return t ? data<T>(t) : (const T *)NULL;
+}
+template <typename T> inline T *mdata(thc_tensor *t) { return t ? data<T>(t) : (T *)NULL; }
 
 }  // namespace thcunn
 

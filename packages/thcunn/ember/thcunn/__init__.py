@@ -10,11 +10,10 @@ import os as _os
 
 import ember.thc as _thc
 
+from ._args import NULL, REDUCTIONS, _empty, _p, _pair, _reduction, _window  # noqa: F401
 from ._lib import check as _check, ffi as _ffi, lib as _lib
 
 __version__ = _ffi.string(_lib.thcunn_version()).decode()
-NULL = _ffi.NULL
-REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 ACTIVATIONS = {"relu": 0, "leaky_relu": 1, "elu": 2, "selu": 3, "gelu": 4, "silu": 5,
                "sigmoid": 6, "tanh": 7, "softplus": 8, "hardtanh": 9, "hardswish": 10,
                "mish": 11}
@@ -38,47 +37,6 @@ def get_include():
 def get_lib_dir():
     """Folder holding libTHCUNN.so and pkgconfig/thcunn.pc."""
     return _os.path.join(_os.path.dirname(__file__), "lib")
-
-
-def _p(t):
-    """The C tensor of an ember.thc tensor (NULL for None).  Anything else
-    is refused here: libTHCUNN would read another library's tensor as its
-    own."""
-    if t is None:
-        return NULL
-    if not isinstance(t, _thc.Tensor):
-        raise TypeError(f"ember.thcunn kernels take CUDA tensors (ember.thc.Tensor), got "
-                        f"{type(t).__module__}.{type(t).__name__}")
-    return t._p
-
-
-def _pair(v, name):
-    if isinstance(v, int):
-        return [v, v]
-    v = list(v)
-    if len(v) == 1:
-        return v * 2
-    if len(v) != 2 or not all(isinstance(i, int) for i in v):
-        raise ValueError(f"{name} must be an int or a pair of ints, got {v!r}")
-    return v
-
-
-def _empty(shape, like, dtype=None):
-    return _thc.empty(tuple(shape), dtype=dtype or like.dtype)
-
-
-def _window(n, k, s, p, d, ceil_mode):
-    """Output length of a window sliding over n (libTHNN's rule); the C
-    kernel reports the errors for impossible geometry."""
-    if k < 1 or s < 1 or d < 1 or p < 0:
-        return 0
-    span = n + 2 * p - d * (k - 1) - 1
-    if span < 0 and not (ceil_mode and span > -s):
-        return 0
-    out = (-(-span // s) if ceil_mode and span > 0 else span // s) + 1
-    if ceil_mode and (out - 1) * s >= n + p:
-        out -= 1
-    return max(out, 0)
 
 
 # ---- conv2d --------------------------------------------------------------
@@ -192,13 +150,6 @@ def log_softmax_backward_input(grad_output, output, dim):
 
 
 # ---- losses --------------------------------------------------------------
-def _reduction(reduction):
-    try:
-        return REDUCTIONS[reduction]
-    except KeyError:
-        raise ValueError(f"{reduction} is not a valid value for reduction") from None
-
-
 def nll_loss_forward(input, target, weight=None, reduction="mean", ignore_index=-100):
     """(output, total_weight)"""
     r = _reduction(reduction)

@@ -1,9 +1,8 @@
 """Bindings of conv1d, conv3d and conv_transpose2d on the GPU, with
 ember.thnn's names, arguments and return values: ember.thc tensors in and
 out, outputs allocated here, C errors raised with their exception type."""
-import ember.thc as _thc
-
-from ._lib import check as _check, ffi as _ffi, lib as _lib
+from ._args import _empty, _ntuple, _p, _window
+from ._lib import check as _check, lib as _lib
 
 __all__ = [
     "conv1d_forward", "conv1d_backward_input", "conv1d_backward_params",
@@ -13,30 +12,6 @@ __all__ = [
 ]
 
 
-def _p(t):
-    """The C tensor of an ember.thc tensor (NULL for None); anything else is
-    refused (libTHCUNN would read another library's tensor as its own)."""
-    if t is None:
-        return _ffi.NULL
-    if not isinstance(t, _thc.Tensor):
-        raise TypeError(f"ember.thcunn kernels take CUDA tensors (ember.thc.Tensor), got "
-                        f"{type(t).__module__}.{type(t).__name__}")
-    return t._p
-
-
-def _empty(shape, like, dtype=None):
-    return _thc.empty(tuple(shape), dtype=dtype or like.dtype)
-
-
-def _window(n, k, s, p, d):
-    """Output length of a window along one dim; 0 when invalid (the kernel
-    then reports the error in its words)."""
-    if k < 1 or s < 1 or d < 1 or p < 0:
-        return 0
-    span = n + 2 * p - d * (k - 1) - 1
-    return span // s + 1 if span >= 0 else 0
-
-
 def _single(v, name):
     if isinstance(v, int):
         return v
@@ -44,21 +19,6 @@ def _single(v, name):
     if len(v) != 1 or not isinstance(v[0], int):
         raise ValueError(f"{name} must be an int or a 1-tuple of ints, got {v!r}")
     return v[0]
-
-
-def _ntuple(v, n, name):
-    """int or sequence of n ints -> list of n ints (a 1-sequence repeats)."""
-    if isinstance(v, int) and not isinstance(v, bool):
-        return [v] * n
-    try:
-        v = list(v)
-    except TypeError:
-        raise TypeError(f"{name} must be an int or a sequence of {n} ints, got {v!r}") from None
-    if len(v) == 1:
-        v = v * n
-    if len(v) != n or not all(isinstance(i, int) and not isinstance(i, bool) for i in v):
-        raise ValueError(f"{name} must be an int or a sequence of {n} ints, got {v!r}")
-    return v
 
 
 # ---- conv1d ------------------------------------------------------------

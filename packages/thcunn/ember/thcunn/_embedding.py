@@ -5,7 +5,8 @@ tensors: outputs allocated here on the current device, the C status
 raised with its message (an index out of range is an IndexError)."""
 import ember.thc as _thc
 
-from ._lib import check as _check, ffi as _ffi, lib as _lib
+from ._args import _empty, _p
+from ._lib import check as _check, lib as _lib
 
 __all__ = [
     "EMBEDDING_BAG_MODES",
@@ -15,21 +16,6 @@ __all__ = [
 ]
 
 EMBEDDING_BAG_MODES = {"sum": 0, "mean": 1, "max": 2}
-
-
-def _p(t):
-    """The C tensor of an ember.thc tensor (NULL for None); anything else
-    is refused, as libTHCUNN would read it as its own."""
-    if t is None:
-        return _ffi.NULL
-    if not isinstance(t, _thc.Tensor):
-        raise TypeError(f"ember.thcunn kernels take CUDA tensors (ember.thc.Tensor), got "
-                        f"{type(t).__module__}.{type(t).__name__}")
-    return t._p
-
-
-def _empty(shape, like, dtype=None):
-    return _thc.empty(tuple(shape), dtype=dtype or like.dtype)
 
 
 def _padding(padding_idx, num):

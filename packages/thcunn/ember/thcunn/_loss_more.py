@@ -5,9 +5,8 @@ The names, arguments and return values are ember.thnn's (pointwise_loss_*
 in ember/thnn/__init__.py, the others in _norm_resample_more.py); ember.thc
 tensors in and out, outputs allocated here on the current device, the C
 status raised with its message."""
-import ember.thc as _thc
-
-from ._lib import check as _check, ffi as _ffi, lib as _lib
+from ._args import _empty, _p, _reduction
+from ._lib import check as _check, lib as _lib
 
 __all__ = [
     "POINTWISE_LOSSES",
@@ -21,30 +20,6 @@ POINTWISE_LOSSES = {"mse": _lib.THCUNN_MSE_LOSS, "l1": _lib.THCUNN_L1_LOSS,
                     "smooth_l1": _lib.THCUNN_SMOOTH_L1_LOSS, "huber": _lib.THCUNN_HUBER_LOSS,
                     "bce": _lib.THCUNN_BCE_LOSS,
                     "bce_with_logits": _lib.THCUNN_BCE_WITH_LOGITS_LOSS}
-_REDUCTIONS = {"none": _lib.THCUNN_REDUCTION_NONE, "mean": _lib.THCUNN_REDUCTION_MEAN,
-               "sum": _lib.THCUNN_REDUCTION_SUM}
-
-
-def _p(t):
-    """The C tensor of an ember.thc tensor (NULL for None); anything else
-    is refused (libTHCUNN would read another library's tensor as its own)."""
-    if t is None:
-        return _ffi.NULL
-    if not isinstance(t, _thc.Tensor):
-        raise TypeError(f"ember.thcunn kernels take CUDA tensors (ember.thc.Tensor), got "
-                        f"{type(t).__module__}.{type(t).__name__}")
-    return t._p
-
-
-def _empty(shape, like):
-    return _thc.empty(tuple(shape), dtype=like.dtype)
-
-
-def _reduction(reduction):
-    try:
-        return _REDUCTIONS[reduction]
-    except KeyError:
-        raise ValueError(f"{reduction} is not a valid value for reduction") from None
 
 
 def _pointwise(loss):

@@ -5,31 +5,14 @@ ember.thc tensors in and out, outputs allocated here, the C status raised
 with its message."""
 import ember.thc as _thc
 
-from ._lib import check as _check, ffi as _ffi, lib as _lib
+from ._args import NULL, _empty, _p
+from ._lib import check as _check, lib as _lib
 
 __all__ = [
     "layer_norm_forward", "layer_norm_backward_input", "layer_norm_backward_params",
     "group_norm_forward", "group_norm_backward_input", "group_norm_backward_params",
     "dropout_forward", "dropout_backward_input",
 ]
-
-NULL = _ffi.NULL
-
-
-def _p(t):
-    """The C tensor of an ember.thc tensor (NULL for None); anything else
-    is refused, as libTHCUNN would read it as its own."""
-    if t is None:
-        return NULL
-    if not isinstance(t, _thc.Tensor):
-        raise TypeError(f"ember.thcunn kernels take CUDA tensors (ember.thc.Tensor), got "
-                        f"{type(t).__module__}.{type(t).__name__}")
-    return t._p
-
-
-def _empty(shape, like, dtype=None):
-    return _thc.empty(tuple(shape), dtype=dtype or like.dtype)
-
 
 # ---- layer norm ------------------------------------------------------------
 def _nshape(normalized_shape):

@@ -4,6 +4,7 @@ arguments and results: ember.thc tensors in and out, outputs allocated
 here, C errors raised with their exception type."""
 import ember.thc as _thc
 
+from ._args import _empty, _ntuple, _pair, _tensor as _p
 from ._lib import check as _check, lib as _lib
 
 __all__ = [
@@ -18,37 +19,9 @@ __all__ = [
 ]
 
 
-def _p(t):
-    """The C tensor of an ember.thc tensor; anything else is refused here
-    (libTHCUNN would read another library's tensor as its own)."""
-    if not isinstance(t, _thc.Tensor):
-        raise TypeError(f"ember.thcunn kernels take CUDA tensors (ember.thc.Tensor), got "
-                        f"{type(t).__module__}.{type(t).__name__}")
-    return t._p
-
-
-def _ntuple(v, n, name):
-    """int or sequence of n ints -> list of n ints (a 1-sequence repeats)."""
-    if isinstance(v, int) and not isinstance(v, bool):
-        return [v] * n
-    try:
-        v = list(v)
-    except TypeError:
-        raise TypeError(f"{name} must be an int or a sequence of {n} ints, got {v!r}") from None
-    if len(v) == 1:
-        v = v * n
-    if len(v) != n or not all(isinstance(i, int) and not isinstance(i, bool) for i in v):
-        raise ValueError(f"{name} must be an int or a sequence of {n} ints, got {v!r}")
-    return v
-
-
 def _stride(stride, kernel, n):
     return list(kernel) if stride is None or stride == [] or stride == () \
         else _ntuple(stride, n, "stride")
-
-
-def _empty(shape, like, dtype=None):
-    return _thc.empty(tuple(shape), dtype=dtype or like.dtype)
 
 
 def _window(n, k, s, p, d, ceil_mode):
@@ -66,17 +39,6 @@ def _divisor(divisor_override):
 
 
 # ---- adaptive average pooling --------------------------------------------
-def _pair(v, name):
-    if isinstance(v, int):
-        return [v, v]
-    v = list(v)
-    if len(v) == 1:
-        return v * 2
-    if len(v) != 2 or not all(isinstance(i, int) for i in v):
-        raise ValueError(f"{name} must be an int or a pair of ints, got {v!r}")
-    return v
-
-
 def adaptive_avg_pool2d_forward(input, output_size):
     """output_size: int or (h, w); None in it keeps the input's size."""
     o = _pair(output_size, "output_size") if not isinstance(output_size, (list, tuple)) \

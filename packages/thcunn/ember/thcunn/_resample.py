@@ -1,8 +1,7 @@
 """Upsampling (nearest, bilinear) and reflection/replication padding on the
 GPU: ember.thnn's functions of the same names and arguments, on ember.thc
 tensors; outputs allocated here, the C status raised with its message."""
-import ember.thc as _thc
-
+from ._args import _empty, _tensor as _p
 from ._lib import check as _check, lib as _lib
 
 __all__ = [
@@ -15,19 +14,6 @@ __all__ = [
     "replication_pad2d_forward", "replication_pad2d_backward_input",
     "replication_pad3d_forward", "replication_pad3d_backward_input",
 ]
-
-
-def _p(t):
-    """The C tensor of an ember.thc tensor; anything else is refused (libTHCUNN
-    would read another library's tensor as its own)."""
-    if not isinstance(t, _thc.Tensor):
-        raise TypeError(f"ember.thcunn kernels take CUDA tensors (ember.thc.Tensor), got "
-                        f"{type(t).__module__}.{type(t).__name__}")
-    return t._p
-
-
-def _empty(shape, like):
-    return _thc.empty(tuple(shape), dtype=like.dtype)
 
 
 # ---- upsampling ------------------------------------------------------------
