@@ -75,7 +75,29 @@ def namespace(dev):
     dev = dev if isinstance(dev, device) else device(dev)
     if dev.type == "cpu":
         return cpu_namespace()
-    return backends.get_backend(dev.type).namespace
+    ns = backends.get_backend(dev.type).namespace
+    # 'cuda:1': the backend's functions run with that device current (its
+    # `device(index)` context), so what they create lands there
+    return _OnDevice(ns, dev.index) if dev.index is not None and hasattr(ns, "device") else ns
+
+
+class _OnDevice:
+    """A backend namespace whose functions run inside ``ns.device(index)``."""
+
+    __slots__ = ("_ns", "_index")
+
+    def __init__(self, ns, index):
+        self._ns, self._index = ns, index
+
+    def __getattr__(self, name):
+        fn = getattr(self._ns, name)
+        if not callable(fn) or isinstance(fn, type):
+            return fn
+
+        def on_device(*args, **kwargs):
+            with self._ns.device(self._index):
+                return fn(*args, **kwargs)
+        return on_device
 
 
 def device_of(raw):

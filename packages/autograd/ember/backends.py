@@ -48,7 +48,9 @@ class TensorBackend(Protocol):
     api_version: int
     #: the raw tensor class
     Tensor: type
-    #: the module with PyTorch-style functions (ember.th for the CPU)
+    #: the module with PyTorch-style functions (ember.th for the CPU); a
+    #: backend with several devices also gives it ``device(index)``, a
+    #: context manager making that device current (``device='cuda:1'``)
     namespace: Any
 
     def is_available(self) -> bool:

@@ -29,7 +29,10 @@ static char load_error[1200];
 static create_fn create;
 static set_stream_fn set_stream;
 static gemm_fn gemm;
-static __thread void *handle;   /* cuBLAS handles are not shared between threads */
+/* a handle belongs to the device current at its creation and is not shared
+ * between threads: one per thread and device */
+#define MAX_HANDLES 64
+static __thread void *handles[MAX_HANDLES];
 
 static void load(void) {
     const char *off = getenv("EMBER_THC_CUBLAS");
@@ -38,8 +41,18 @@ static void load(void) {
                  ? "disabled by EMBER_THC_CUBLAS=0" : "libTHC was built without CUDA");
         return;
     }
-    const char *name = library_path[0] ? library_path : "libcublas.so.13";
-    void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    /* the CUDA 13 cuBLAS first (the runtime libTHC is built with here), then
+     * older majors and the unversioned name */
+    static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so.11",
+                                        "libcublas.so"};
+    const char *name = library_path;
+    void *lib = NULL;
+    if (library_path[0]) {
+        lib = dlopen(library_path, RTLD_NOW | RTLD_LOCAL);
+    } else {
+        for (size_t i = 0; !lib && i < sizeof names / sizeof *names; i++)
+            lib = dlopen(name = names[i], RTLD_NOW | RTLD_LOCAL);
+    }
     if (!lib) {
         snprintf(load_error, sizeof load_error, "%s", dlerror());
         return;
@@ -101,17 +114,20 @@ int thc__cublas_gemm(int dtype, int64_t batch, int64_t m, int64_t n, int64_t k, 
     int type = dtype == THC_FLOAT32 ? R_32F : dtype == THC_FLOAT64 ? R_64F
              : dtype == THC_FLOAT16 ? R_16F : dtype == THC_BFLOAT16 ? R_16BF : -1;
     if (type < 0) return -1;
-    if (!handle && create(&handle) != 0) {
-        handle = NULL;
+    int device = 0;
+    if (thc_get_device(&device) || device < 0 || device >= MAX_HANDLES) return -1;
+    void **handle = &handles[device];
+    if (!*handle && create(handle) != 0) {
+        *handle = NULL;
         return thc__error(THC_ERR_RUNTIME, "cublasCreate failed (is the GPU usable?)");
     }
-    if (set_stream(handle, stream) != 0)
+    if (set_stream(*handle, stream) != 0)
         return thc__error(THC_ERR_RUNTIME, "cublasSetStream failed");
     float fa = (float)alpha, fb = (float)beta;
     const void *pa = dtype == THC_FLOAT64 ? (const void *)&alpha : (const void *)&fa;
     const void *pb = dtype == THC_FLOAT64 ? (const void *)&beta : (const void *)&fb;
     /* row-major C = A B is column-major C^T = B^T A^T */
-    int status = gemm(handle, opb, opa, (int)n, (int)m, (int)k, pa, b, type, ldb, bbs, a, type,
+    int status = gemm(*handle, opb, opa, (int)n, (int)m, (int)k, pa, b, type, ldb, bbs, a, type,
                       lda, abs_, pb, c, type, (int)n, m * n, (int)batch,
                       dtype == THC_FLOAT64 ? COMPUTE_64F : COMPUTE_32F, GEMM_DEFAULT);
     if (status != 0)

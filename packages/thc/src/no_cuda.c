@@ -1,6 +1,7 @@
 /* The device entry points of a host-only build (EMBER_NO_CUDA=1).  By
  * default there is no device, and every device operation says why.  With
- * EMBER_THC_EMULATE=1 in the environment there is one emulated device whose
+ * EMBER_THC_EMULATE=1 in the environment there is one emulated device (N
+ * of them with EMBER_THC_EMULATE=N, to test multi-device logic) whose
  * memory is host memory and whose kernels run as host loops (the same
  * kernel sources, compiled by the host C++ compiler): the tests run the
  * whole library and its binding that way on machines without a GPU. */
@@ -19,18 +20,25 @@ static const char no_cuda[] =
 
 THC_API int thc_has_cuda(void) { return 0; }
 
-THC_API int thc_is_emulated(void) {
-    static int emulated = -1;
-    if (emulated < 0) {
+/* EMBER_THC_EMULATE=N (1 <= N <= 8): N emulated devices; anything else: none */
+static int emulated_devices(void) {
+    static int count = -1;
+    if (count < 0) {
         const char *v = getenv("EMBER_THC_EMULATE");
-        emulated = v && strcmp(v, "1") == 0;
+        char *end = NULL;
+        long n = v ? strtol(v, &end, 10) : 0;
+        count = v && *v && end && *end == '\0' && n >= 1 && n <= 8 ? (int)n : 0;
     }
-    return emulated;
+    return count;
 }
+
+static __thread int current_device;
+
+THC_API int thc_is_emulated(void) { return emulated_devices() > 0; }
 
 THC_API int thc_device_count(int *count) {
     if (!count) return thc__error(THC_ERR_VALUE, "thc_device_count: count is NULL");
-    *count = thc_is_emulated();
+    *count = emulated_devices();
     if (!*count) thc__set_cuda_error_text(no_cuda);
     return THC_OK;
 }
@@ -38,15 +46,17 @@ THC_API int thc_device_count(int *count) {
 THC_API int thc_get_device(int *device) {
     if (!device) return thc__error(THC_ERR_VALUE, "thc_get_device: device is NULL");
     if (!thc_is_emulated()) return thc__error(THC_ERR_RUNTIME, "thc_get_device: %s", no_cuda);
-    *device = 0;
+    *device = current_device;
     return THC_OK;
 }
 
 THC_API int thc_set_device(int device) {
     if (!thc_is_emulated()) return thc__error(THC_ERR_RUNTIME, "thc_set_device: %s", no_cuda);
-    if (device != 0)
-        return thc__error(THC_ERR_VALUE, "thc_set_device: device %d does not exist (1 device)",
-                          device);
+    int n = emulated_devices();
+    if (device < 0 || device >= n)
+        return thc__error(THC_ERR_VALUE, "thc_set_device: device %d does not exist (%d device%s)",
+                          device, n, n == 1 ? "" : "s");
+    current_device = device;
     return THC_OK;
 }
 
@@ -120,8 +130,10 @@ THC_API int thc_device_properties(int device, thc_device_props *out) {
     if (!out) return thc__error(THC_ERR_VALUE, "thc_device_properties: out is NULL");
     if (!thc_is_emulated())
         return thc__error(THC_ERR_RUNTIME, "thc_device_properties: %s", no_cuda);
-    if (device != 0)
-        return thc__error(THC_ERR_VALUE, "device %d does not exist (1 device)", device);
+    int n = emulated_devices();
+    if (device < 0 || device >= n)
+        return thc__error(THC_ERR_VALUE, "device %d does not exist (%d device%s)", device, n,
+                          n == 1 ? "" : "s");
     int64_t avail;
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "%s", "emulated device (host memory)");

@@ -134,11 +134,33 @@ THC_API thc_tensor *thc_scalar_int64(int64_t v, int dtype) {
     return t;
 }
 
+/* 1 when the machine has more than one device (counted once) */
+static int several_devices(void) {
+    static int several = -1;
+    if (several < 0) {
+        int n = 0;
+        thc_device_count(&n);
+        several = n > 1;
+    }
+    return several;
+}
+
 int thc__check_device(const char *what, const char *arg, const thc_tensor *t) {
     if (!t) return thc__error(THC_ERR_VALUE, "%s: %s is NULL", what, arg);
-    if (t->storage->device < 0)
+    int device = t->storage->device, current = 0;
+    if (device < 0)
         return thc__error(THC_ERR_RUNTIME, "%s: %s is a host scalar, not a tensor on a "
                           "CUDA device", what, arg);
+    /* work runs on the current device: a kernel there cannot reach memory of
+     * another device (no peer access), so that is an error, not a fault */
+    if (several_devices()) {
+        if (thc_get_device(&current)) return thc_last_status();
+        if (current != device)
+            return thc__error(THC_ERR_RUNTIME, "%s: %s is on cuda:%d but the current device is "
+                              "cuda:%d; make cuda:%d current first (set_device(%d), or a "
+                              "`with device(%d):` block)", what, arg, device, current, device,
+                              device, device);
+    }
     return THC_OK;
 }
 

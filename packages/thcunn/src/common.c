@@ -64,11 +64,29 @@ int64_t thcunn__numel(const thc_tensor *t) {
     return n;
 }
 
+/* Kernels run on libTHC's current device, which cannot reach memory of
+ * another one: on a machine with several devices a tensor elsewhere is an
+ * error (not a fault).  The device count is taken once. */
+static int on_current_device(const char *what, const char *arg, const thc_tensor *t) {
+    static int several = -1;
+    if (several < 0) {
+        int n = 0;
+        thc_device_count(&n);
+        several = n > 1;
+    }
+    int current = 0;
+    if (!several || thc_get_device(&current) || current == t->storage->device) return THC_OK;
+    return thcunn__error(THC_ERR_RUNTIME, "%s: %s is on cuda:%d but the current device is "
+                         "cuda:%d; make cuda:%d current first", what, arg, t->storage->device,
+                         current, t->storage->device);
+}
+
 int thcunn__check_tensor(const char *what, const char *arg, const thc_tensor *t, int floating) {
     if (!t) return thcunn__error(THC_ERR_VALUE, "%s: %s is NULL", what, arg);
     if (t->storage->device < 0)
         return thcunn__error(THC_ERR_RUNTIME, "%s: %s is not a tensor on a CUDA device", what,
                              arg);
+    if (on_current_device(what, arg, t)) return thcunn_last_status();
     if (floating && t->dtype != THC_FLOAT32 && t->dtype != THC_FLOAT64)
         return thcunn__error(THC_ERR_TYPE, "%s: %s must be float32 or float64, got %s", what,
                              arg, thc_dtype_name(t->dtype));
@@ -112,7 +130,7 @@ int thcunn__check_device(const char *fn, const char *name, const thc_tensor *t) 
     if (!t->storage || t->storage->device < 0)
         return thcunn__error(THC_ERR_RUNTIME, "%s: %s is not a tensor on a CUDA device", fn,
                              name);
-    return THC_OK;
+    return on_current_device(fn, name, t);
 }
 
 int thcunn__check_float(const char *fn, const char *name, const thc_tensor *t) {

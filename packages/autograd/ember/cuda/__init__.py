@@ -36,34 +36,41 @@ def set_device(device):
     _thc("set_device").set_device(getattr(device, "index", device))
 
 
+def device(device):
+    """Context manager: CUDA device `device` (an int, 'cuda:1', an
+    ember.device; None: no change) is current inside the block."""
+    return _thc("device").device(device if device is None or isinstance(device, int)
+                                 else str(device))
+
+
 def synchronize(device=None):
     _thc("synchronize").synchronize()
 
 
 def memory_allocated(device=None):
-    return _thc("memory_allocated").memory_allocated()
+    return _thc("memory_allocated").memory_allocated(device)
 
 
 def max_memory_allocated(device=None):
-    return _thc("max_memory_allocated").max_memory_allocated()
+    return _thc("max_memory_allocated").max_memory_allocated(device)
 
 
 def memory_reserved(device=None):
-    return _thc("memory_reserved").memory_reserved()
+    return _thc("memory_reserved").memory_reserved(device)
 
 
 def max_memory_reserved(device=None):
-    return _thc("max_memory_reserved").max_memory_reserved()
+    return _thc("max_memory_reserved").max_memory_reserved(device)
 
 
 def memory_stats(device=None):
     """The caching allocator's counters (allocated/reserved bytes and their
     peaks, allocation and segment counts, out-of-memory events)."""
-    return _thc("memory_stats").memory_stats()
+    return _thc("memory_stats").memory_stats(device)
 
 
 def reset_peak_memory_stats(device=None):
-    _thc("reset_peak_memory_stats").reset_peak_memory_stats()
+    _thc("reset_peak_memory_stats").reset_peak_memory_stats(device)
 
 
 def empty_cache():

@@ -20,7 +20,7 @@ __version__ = _ffi.string(_lib.thc_version()).decode()
 
 __all__ = ["CachingAllocator", "OutOfMemoryError", "round_size", "built_with_cuda",
            "device_count", "is_available", "cuda_error_text", "current_device",
-           "set_device", "synchronize", "memory_stats", "memory_allocated",
+           "set_device", "device", "device_guard", "synchronize", "memory_stats", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "max_memory_reserved",
            "reset_peak_memory_stats", "empty_cache", "get_include", "get_lib_dir",
            "is_emulated", "cublas_available", "Stream", "Event", "current_stream",
@@ -82,6 +82,23 @@ def current_device():
     d = _ffi.new("int *")
     _check(_lib.thc_get_device(d))
     return d[0]
+
+
+def device_guard(fn):
+    """`fn` running with the device of its first CUDA tensor argument
+    current, on a machine with several devices (fn itself otherwise): for
+    libraries calling libTHC-based kernels, such as ember.thcunn."""
+    from ._device_guard import guarded
+    from ._functions import Tensor
+    return guarded(fn, Tensor)
+
+
+def device(index):
+    """Context manager making CUDA device `index` (an int, 'cuda:1', an
+    ember.device; None: no change) current inside the block: new tensors
+    go there, and libTHC runs work only on tensors of the current device."""
+    from ._functions import _on
+    return _on(index)
 
 
 def set_device(device):
@@ -151,42 +168,42 @@ def synchronize():
     _check(_lib.thc_synchronize())
 
 
-def _device_allocator():
-    """The caching allocator that the current device's tensors come from
-    (libTHC's, made on first use)."""
+def _device_allocator(device=None):
+    """The caching allocator that a device's tensors come from (libTHC's,
+    made on first use); None: the current device's."""
     _require_device("the CUDA caching allocator")
-    a = _lib.thc_device_allocator(current_device())
+    a = _lib.thc_device_allocator(_device_index(device))
     if a == _ffi.NULL:
         _check(_lib.thc_last_status())
     return a
 
 
-def memory_stats():
-    """The current device's allocator counters (tensors' memory), as a dict."""
+def memory_stats(device=None):
+    """A device's allocator counters (tensors' memory), as a dict."""
     from ._allocator import _STAT_FIELDS
     s = _ffi.new("thc_alloc_stats *")
-    _check(_lib.thc_allocator_stats(_device_allocator(), s))
+    _check(_lib.thc_allocator_stats(_device_allocator(device), s))
     return {name: getattr(s, name) for name in _STAT_FIELDS}
 
 
-def memory_allocated():
-    return memory_stats()["allocated_bytes"]
+def memory_allocated(device=None):
+    return memory_stats(device)["allocated_bytes"]
 
 
-def max_memory_allocated():
-    return memory_stats()["max_allocated_bytes"]
+def max_memory_allocated(device=None):
+    return memory_stats(device)["max_allocated_bytes"]
 
 
-def memory_reserved():
-    return memory_stats()["reserved_bytes"]
+def memory_reserved(device=None):
+    return memory_stats(device)["reserved_bytes"]
 
 
-def max_memory_reserved():
-    return memory_stats()["max_reserved_bytes"]
+def max_memory_reserved(device=None):
+    return memory_stats(device)["max_reserved_bytes"]
 
 
-def reset_peak_memory_stats():
-    _check(_lib.thc_allocator_reset_peak_stats(_device_allocator()))
+def reset_peak_memory_stats(device=None):
+    _check(_lib.thc_allocator_reset_peak_stats(_device_allocator(device)))
 
 
 def empty_cache():

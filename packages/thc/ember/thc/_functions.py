@@ -11,14 +11,12 @@ import numbers
 import os
 import struct
 
-import numpy as np
-
 import ember.th as _th
 from ember.th import dtypes as _dt
 
 from ._lib import check, ffi, lib
 from ._tensor import (Tensor, _check_cuda, default_float, dtype_code, int64_array,
-                      parse_shape, to_host, upload, wrap)
+                      parse_shape, upload, wrap)
 from ._tensor import scalar_tensor as _scalar_tensor
 from . import (_tensor_getitem, _tensor_index, _tensor_math, _tensor_ops, _tensor_shape,
                _tensor_sort)
@@ -26,6 +24,7 @@ from ._tensor_shape import cat, gen_ptr
 from ._interop import from_cuda_array
 from ._host_memory import is_pinned, pin_memory
 from ._dlpack import from_dlpack
+from ._device_guard import guard_all
 
 functions = {}
 
@@ -116,15 +115,17 @@ def empty(*size, dtype=None, device=None, requires_grad=False, out=None, pin_mem
 
 @_register
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
-    t = _empty(size, dtype, default_float(), device)
-    check(lib.thc_zero(t._p))
+    with _on(device):   # the fill runs on the tensor's device
+        t = _empty(size, dtype, default_float())
+        check(lib.thc_zero(t._p))
     return t
 
 
 @_register
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None):
-    t = _empty(size, dtype, default_float(), device)
-    check(lib.thc_fill_double(t._p, 1.0))
+    with _on(device):
+        t = _empty(size, dtype, default_float())
+        check(lib.thc_fill_double(t._p, 1.0))
     return t
 
 
@@ -133,8 +134,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     if dtype is None:
         dtype = _dt.bool_ if isinstance(fill_value, bool) else _dt.int64 \
             if isinstance(fill_value, numbers.Integral) else _dt.BY_CODE[default_float()]
-    t = _empty((size,), dtype, None, device)
-    return t.fill_(fill_value)
+    with _on(device):
+        return _empty((size,), dtype, None).fill_(fill_value)
 
 
 @_register
@@ -282,12 +283,14 @@ manual_seed_all = _register(manual_seed, ["manual_seed_all"])
 
 @_register
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
-    return _empty(size, dtype, default_float(), device).uniform_(generator=generator)
+    with _on(device):
+        return _empty(size, dtype, default_float()).uniform_(generator=generator)
 
 
 @_register
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
-    return _empty(size, dtype, default_float(), device).normal_(generator=generator)
+    with _on(device):
+        return _empty(size, dtype, default_float()).normal_(generator=generator)
 
 
 @_register
@@ -304,22 +307,24 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
         low, high = args
     else:
         raise TypeError("randint() expects (high, size) or (low, high, size)")
-    t = _empty((size,), dtype, lib.THC_INT64, device)
-    check(lib.thc_randint_(t._p, int(low), int(high), gen_ptr(generator)))
+    with _on(device):
+        t = _empty((size,), dtype, lib.THC_INT64)
+        check(lib.thc_randint_(t._p, int(low), int(high), gen_ptr(generator)))
     return t
 
 
 @_register
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
-    """A random permutation from the CUDA generator: random 62-bit keys
-    drawn on the device, sorted on the host (libTHC has no sort yet)."""
+    """A random permutation from the CUDA generator: the order of random
+    62-bit keys, drawn and sorted on the device."""
     n = int(n)
     if n < 0:
         raise RuntimeError(f"randperm: n must be non-negative, got {n}")
-    keys = _empty((n,), _dt.int64, None, device)
-    check(lib.thc_randint_(keys._p, 0, 1 << 62, gen_ptr(generator)))
-    order = np.argsort(to_host(keys).numpy(), kind="stable")
-    return _upload(_th.from_numpy(order).to(dtype or _dt.int64), device)
+    with _on(device):
+        keys = _empty((n,), _dt.int64, None)
+        check(lib.thc_randint_(keys._p, 0, 1 << 62, gen_ptr(generator)))
+        order = keys.sort(stable=True)[1]
+        return order if dtype is None or dtype is _dt.int64 else order.to(dtype)
 
 
 @_register
@@ -407,3 +412,4 @@ def _namespace():
 
 
 namespace = _namespace()
+guard_all(Tensor, namespace)   # several devices: each call on its tensors' device

@@ -454,12 +454,27 @@ def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False, **k
     if _is_cpu(device):
         host = to_host(self, non_blocking)
         return host if dtype is None or dtype is self.dtype else host.to(dtype)
-    if device is not None and _check_cuda(device) != self._p.storage.device:
-        raise NotImplementedError("copies between CUDA devices are not supported by "
-                                  f"ember-thc {lib_version()} yet")
+    if device is not None and ":" in str(device) and \
+            _check_cuda(device) != self._p.storage.device:
+        return _to_other_device(self, _check_cuda(device), dtype)
     if dtype is None or dtype is self.dtype:
         return clone(self) if copy else self
     return wrap(lib.thc_to_dtype(self._p, dtype.code))
+
+
+def _to_other_device(self, index, dtype):
+    """A copy on CUDA device `index`, through the host (libTHC has no
+    peer-to-peer copies yet)."""
+    host = to_host(self)
+    if dtype is not None and dtype is not self.dtype:
+        host = host.to(dtype)
+    current = ffi.new("int *")
+    check(lib.thc_get_device(current))
+    check(lib.thc_set_device(index))
+    try:
+        return upload(host)
+    finally:
+        lib.thc_set_device(current[0])
 
 
 def lib_version():

@@ -254,7 +254,8 @@ class _Kernels:
         g = globals()
         if name.startswith("_") or name not in g:
             raise AttributeError(f"ember.thcunn has no kernel {name!r}")
-        return g[name]
+        # on a machine with several devices, run on the tensors' device
+        return _thc.device_guard(g[name])
 
 
 kernels = _Kernels()

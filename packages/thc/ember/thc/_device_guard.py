@@ -1,0 +1,68 @@
+"""The device guard.  Work runs on the current device, whose kernels cannot
+reach memory of another device; so, as in PyTorch, on a machine with
+several devices every tensor method and namespace function runs with its
+first CUDA tensor argument's device made current (and restored after), and
+its kernels, outputs and temporaries go there.  With one device nothing is
+wrapped and nothing is paid."""
+import functools
+import inspect
+
+from ._lib import check, ffi, lib
+
+# methods that run no device work (or must stay plain for Python itself)
+_PLAIN = {"__init__", "__new__", "__del__", "__hash__", "__getattribute__", "__setattr__",
+          "__delattr__", "__init_subclass__", "__subclasshook__", "__dir__", "__sizeof__",
+          "__class_getitem__", "__dlpack_device__", "data_ptr", "dim", "size", "stride",
+          "numel", "element_size", "storage_offset", "is_contiguous", "_version"}
+
+_several = None
+
+
+def several_devices():
+    global _several
+    if _several is None:
+        count = ffi.new("int *")
+        lib.thc_device_count(count)
+        _several = count[0] > 1
+    return _several
+
+
+def guarded(fn, tensor_type):
+    """fn running with the device of its first `tensor_type` argument
+    current; fn itself on a machine with one device."""
+    if not several_devices():
+        return fn
+
+    @functools.wraps(fn)
+    def on_its_device(*args, **kwargs):
+        for a in args:
+            if a.__class__ is tensor_type:
+                device = a._p.storage.device
+                break
+        else:
+            return fn(*args, **kwargs)
+        current = ffi.new("int *")
+        check(lib.thc_get_device(current))
+        if device < 0 or device == current[0]:
+            return fn(*args, **kwargs)
+        check(lib.thc_set_device(device))
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            lib.thc_set_device(current[0])
+
+    on_its_device.__wrapped_for_devices__ = True
+    return on_its_device
+
+
+def guard_all(tensor_type, namespace):
+    """Wraps tensor_type's methods and the namespace's functions (in place)."""
+    if not several_devices():
+        return
+    for name, attr in list(vars(tensor_type).items()):
+        if inspect.isfunction(attr) and name not in _PLAIN and \
+                not getattr(attr, "__wrapped_for_devices__", False):
+            setattr(tensor_type, name, guarded(attr, tensor_type))
+    for name, fn in list(namespace.items()):
+        if inspect.isfunction(fn) and not getattr(fn, "__wrapped_for_devices__", False):
+            namespace[name] = guarded(fn, tensor_type)
