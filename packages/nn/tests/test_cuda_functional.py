@@ -101,6 +101,19 @@ def tensors(arrays, device):
     return ts
 
 
+def strided(ts):
+    """The same values in non-contiguous tensors (last two dimensions
+    stored transposed), as leaves like the originals."""
+    out = []
+    for t in ts:
+        if t.dim() >= 2 and t.shape[-1] > 1 and t.shape[-2] > 1:
+            u = t.detach().transpose(-1, -2).contiguous().transpose(-1, -2)
+            assert not u.is_contiguous()
+            t = u.requires_grad_() if t.requires_grad else u
+        out.append(t)
+    return out
+
+
 def flatten(out):
     """The tensors of a result (tuples, PackedSequences, None) in order."""
     if isinstance(out, ember.Tensor):
@@ -194,6 +207,20 @@ FUNCTIONAL = [
     ("relu_", lambda x: F.relu_(x * 1), [R(3, 4)]),
     ("relu-inplace", lambda x: F.relu(x * 1, inplace=True), [R(3, 4)]),
     ("relu6", F.relu6, [S(5, 3, 4)]),
+    # the in-place forms (on a non-leaf copy)
+    ("relu6-inplace", lambda x: F.relu6(x * 3, inplace=True), [R(3, 4)]),
+    ("leaky_relu-inplace", lambda x: F.leaky_relu(x * 1, 0.3, inplace=True), [R(3, 4)]),
+    ("elu-inplace", lambda x: F.elu(x * 1, inplace=True), [R(3, 4)]),
+    ("selu-inplace", lambda x: F.selu(x * 1, inplace=True), [R(3, 4)]),
+    ("celu-inplace", lambda x: F.celu(x * 1, 0.5, inplace=True), [R(3, 4)]),
+    ("silu-inplace", lambda x: F.silu(x * 1, inplace=True), [R(3, 4)]),
+    ("hardtanh-inplace", lambda x: F.hardtanh(x * 1, inplace=True), [R(3, 4)]),
+    ("hardswish-inplace", lambda x: F.hardswish(x * 4, inplace=True), [R(3, 4)]),
+    ("hardsigmoid-inplace", lambda x: F.hardsigmoid(x * 4, inplace=True), [R(3, 4)]),
+    ("mish-inplace", lambda x: F.mish(x * 1, inplace=True), [R(3, 4)]),
+    ("threshold-inplace", lambda x: F.threshold(x * 1, 0.2, -1.0, inplace=True), [R(3, 4)]),
+    ("dropout-eval-inplace", lambda x: F.dropout(x * 1, training=False, inplace=True),
+     [R(3, 4)]),
     ("leaky_relu", lambda x: F.leaky_relu(x, 0.2), [R(3, 4)]),
     ("elu", lambda x: F.elu(x, 0.7), [R(3, 4)]),
     ("selu", F.selu, [R(3, 4)]),
@@ -427,6 +454,13 @@ def test_functional_matches_the_cpu(name, fn, specs, dtype, kernels):
     run_both(lambda xs: fn(*xs), xc, xd, [], [], dtype)
 
 
+@pytest.mark.parametrize("name,fn,specs", FUNCTIONAL, ids=[c[0] for c in FUNCTIONAL])
+def test_functional_on_strided_inputs_matches_the_cpu(name, fn, specs):
+    arrays = make_arrays(specs, np.random.default_rng(0), "float64")
+    xc, xd = strided(tensors(arrays, "cpu")), strided(tensors(arrays, "cuda"))
+    run_both(lambda xs: fn(*xs), xc, xd, [], [], "float64")
+
+
 # -------------------------------------------------------------------- layers
 class _Call(nn.Module):
     """Wraps a layer whose call needs keyword arguments or returns a state."""
@@ -532,6 +566,9 @@ EXTRA_MODULES = [
      [R(3, 2, 4), R(5, 2, 4)]),
     ("Transformer", lambda nn: nn.Transformer(4, 2, 1, 1, 8, dropout=0.0),
      [R(5, 2, 4), R(3, 2, 4)]),
+    ("ReLU-inplace", lambda nn: nn.Sequential(nn.Linear(3, 4), nn.ReLU(inplace=True),
+                                              nn.Linear(4, 4), nn.Hardtanh(inplace=True)),
+     [R(2, 3)]),
     # training-mode normalisation updating running statistics
     ("BatchNorm1d-train-momentum", lambda nn: nn.BatchNorm1d(3, momentum=None), [R(4, 3, 2)]),
     ("Identity-args", lambda nn: nn.Identity(3, unused=True), [R(2, 2)]),
