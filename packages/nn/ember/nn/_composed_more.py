@@ -244,8 +244,7 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
         pos = (np.arange(insz[i]) * stride[i]).reshape(shape_s) + \
             (np.arange(ks[i]) * dilation[i]).reshape(shape_k)
         target = target * full[i] + pos
-    index = ember.from_numpy(np.ascontiguousarray(
-        np.broadcast_to(target, insz + ks)).reshape(-1))
+    index = _on_device(np.broadcast_to(target, insz + ks).reshape(-1), cols)
     out = cols.new_zeros(n, g * og, math.prod(full)).index_add(2, index, cols)
     out = out.reshape(n, g * og, *full)
     # padding crops both ends; output_padding adds zeros (or keeps rows) at the end
@@ -315,7 +314,7 @@ def avg_pool3d(input, kernel_size, stride, padding, ceil_mode, count_include_pad
     for i, a in enumerate(zip(sizes, kernel_size, stride, padding, osz)):
         per = np.asarray(_avg_divisors(*a, count_include_pad), dtype=np.float64)
         count = np.multiply.outer(count, per)
-    return total / ember.from_numpy(count).to(input.dtype)
+    return total / _on_device(count, input, input.dtype)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices):
@@ -351,17 +350,18 @@ def adaptive_max_nd(input, output_size, return_indices):
 
 
 # ---- resampling --------------------------------------------------------------------
-def nearest_indices(size, out, scale):
+def nearest_indices(size, out, scale, device=None):
     """Source index of each output position for nearest upsampling (the
-    ratio in float32, as PyTorch computes it)."""
+    ratio in float32, as PyTorch computes it), on `device`."""
     r = np.float32(1.0 / scale) if scale else np.float32(size) / np.float32(out)
     src = np.floor(np.arange(out, dtype=np.float32) * r).astype(np.int64)
-    return ember.from_numpy(np.minimum(src, size - 1))
+    return ember.tensor(np.minimum(src, size - 1), device=device)
 
 
-def linear_weights(size, out, align_corners, scale):
+def linear_weights(size, out, align_corners, scale, device=None):
     """(low index, high index, weight of high) per output position for linear
-    interpolation along one dimension."""
+    interpolation along one dimension; the indices on `device`, the weights
+    a NumPy array."""
     dst = np.arange(out, dtype=np.float64)
     if align_corners:
         src = dst * ((size - 1) / (out - 1)) if out > 1 else np.zeros(out)
@@ -370,21 +370,21 @@ def linear_weights(size, out, align_corners, scale):
         src = np.maximum((dst + 0.5) * r - 0.5, 0.0)
     lo = np.minimum(np.floor(src).astype(np.int64), size - 1)
     hi = np.minimum(lo + 1, size - 1)
-    return ember.from_numpy(lo), ember.from_numpy(hi), src - lo
+    return ember.tensor(lo, device=device), ember.tensor(hi, device=device), src - lo
 
 
 def linear_along(x, dim, out, align_corners, scale):
-    lo, hi, lam = linear_weights(x.shape[dim], out, align_corners, scale)
+    lo, hi, lam = linear_weights(x.shape[dim], out, align_corners, scale, x.device)
     shape = [1] * x.dim()
     shape[dim] = out
-    lam = ember.from_numpy(lam).to(x.dtype).view(*shape)
+    lam = _on_device(lam, x, x.dtype).view(*shape)
     return x.index_select(dim, lo) * (1 - lam) + x.index_select(dim, hi) * lam
 
 
 def upsample_nearest2d(input, output_size, scales):
     x = input
     for i, (out, scale) in enumerate(zip(output_size, scales)):
-        x = x.index_select(2 + i, nearest_indices(x.shape[2 + i], out, scale))
+        x = x.index_select(2 + i, nearest_indices(x.shape[2 + i], out, scale, x.device))
     return x.contiguous() if x is not input else x.clone()
 
 
@@ -407,7 +407,7 @@ def index_pad(input, padding, source):
             continue
         size = x.shape[dim]
         j = np.arange(-lo, size + hi)
-        x = x.index_select(dim, ember.from_numpy(source(j, size).astype(np.int64)))
+        x = x.index_select(dim, _on_device(source(j, size).astype(np.int64), x))
     return x if x is not input else input.clone()
 
 
@@ -438,8 +438,9 @@ def embedding_bag(weight, indices, offsets, mode, per_sample_weights, padding_id
     # gather each bag's rows into a (B, longest bag, D) block; the slots a
     # bag does not fill read a filler row (0 for sums, -inf for the max)
     num, dim = weight.shape
-    idx = indices.numpy()
-    off = offsets.numpy()
+    # the bag layout is data-dependent: read the (small) index arrays on the host
+    idx = _host(indices)
+    off = _host(offsets)
     bags = len(off) - 1
     lengths = np.diff(off)
     keep = np.ones(len(idx), dtype=bool) if padding_idx is None else idx != padding_idx
@@ -453,17 +454,29 @@ def embedding_bag(weight, indices, offsets, mode, per_sample_weights, padding_id
         rows = rows * per_sample_weights.unsqueeze(1)
     filler = float("-inf") if mode == "max" else 0.0
     rows = ember.cat([rows, weight.new_full((1, dim), filler)], 0)
-    block = rows.index_select(0, ember.from_numpy(slot.reshape(-1))).view(bags, -1, dim)
+    block = rows.index_select(0, _on_device(slot.reshape(-1), rows)).view(bags, -1, dim)
     if mode == "max":
         best = block.detach().argmax(1, keepdim=True)
         out = block.gather(1, best).squeeze(1)
-        empty = ember.from_numpy((keep_counts(bag_of, keep, bags) == 0).reshape(bags, 1))
+        empty = _on_device((keep_counts(bag_of, keep, bags) == 0).reshape(bags, 1), out)
         return ember.where(empty, ember.zeros_like(out), out)
     out = block.sum(1)
     if mode == "mean":
         count = np.maximum(keep_counts(bag_of, keep, bags), 1).astype(np.float64)
-        out = out / ember.from_numpy(count.reshape(bags, 1)).to(out.dtype)
+        out = out / _on_device(count.reshape(bags, 1), out, out.dtype)
     return out
+
+
+def _on_device(array, like, dtype=None):
+    """A helper array computed on the host from shapes, as a tensor on the
+    device of `like` (composed forms run on any backend)."""
+    t = ember.from_numpy(np.ascontiguousarray(array))
+    return t.to(device=like.device, dtype=dtype) if dtype is not None else t.to(like.device)
+
+
+def _host(t):
+    """A tensor's values as a NumPy array, whatever its device."""
+    return t.detach().cpu().numpy()
 
 
 def keep_counts(bag_of, keep, bags):

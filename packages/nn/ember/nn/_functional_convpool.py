@@ -296,8 +296,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     x, unbatched = (input, False) if input.dim() == 4 else (input.unsqueeze(0), True)
     if min(out) == 0 or x.shape[0] == 0:
         res = x.new_zeros(x.shape[0], x.shape[1], *out)
-        res = (res, ember.zeros(res.shape, dtype=ember.int64,
-                                       device=res.device)) if return_indices else res
+        res = (res, res.new_zeros(res.shape, dtype=ember.int64)) if return_indices else res
     else:
         res = _kernels.kernel("adaptive_max_pool2d")(x, out, bool(return_indices))
     if unbatched:
@@ -312,8 +311,7 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     x, unbatched = (input, False) if input.dim() == 5 else (input.unsqueeze(0), True)
     if min(out) == 0 or x.shape[0] == 0:
         res = x.new_zeros(x.shape[0], x.shape[1], *out)
-        res = (res, ember.zeros(res.shape, dtype=ember.int64,
-                                       device=res.device)) if return_indices else res
+        res = (res, res.new_zeros(res.shape, dtype=ember.int64)) if return_indices else res
     else:
         res = _composed_more.adaptive_max_nd(x, out, bool(return_indices))
     if unbatched:

@@ -72,7 +72,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                                f"ember.{F._type_name(offsets)} instead (while checking "
                                "arguments for embedding_bag)")
         indices = input
-        bounds = offsets.numpy().astype(np.int64)
+        # the checks and the bag layout need the offsets on the host (a transfer on CUDA)
+        bounds = offsets.detach().cpu().numpy().astype(np.int64)
         if bounds.size and bounds[0] != 0:
             raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the "
                                "mini-batch has to start from position 0. However, got "
@@ -99,22 +100,25 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                          f"{input.dim()}")
 
     indices = indices.long()
-    if indices.numel():
-        idx = indices.numpy()
+    # checked on the indices' device; only a bad input is read back for the message
+    if indices.numel() and bool(((indices < 0) | (indices >= num)).any()):
+        idx = indices.cpu().numpy()
         bad = np.flatnonzero((idx < 0) | (idx >= num))
         if bad.size:
             raise RuntimeError(f"Index {bad[0]} of input takes value {idx[bad[0]]} which is not "
                                f"in the valid range [0, {num})")
     if max_norm is not None:
         _renorm_rows(weight, indices, max_norm, norm_type)
-    return _kernels.kernel("embedding_bag")(weight, indices, ember.from_numpy(bounds), mode,
+    bounds = ember.tensor(bounds, device=indices.device)
+    return _kernels.kernel("embedding_bag")(weight, indices, bounds, mode,
                                             per_sample_weights, padding_idx)
 
 
 def _renorm_rows(weight, indices, max_norm, norm_type):
     """Scales, in place, the referenced rows whose norm exceeds max_norm."""
     with ember.no_grad():
-        rows = ember.from_numpy(np.unique(indices.numpy()))
+        # np.unique on the host: ember.unique has no CUDA form yet
+        rows = ember.tensor(np.unique(indices.cpu().numpy()), device=weight.device)
         picked = weight.index_select(0, rows)
         norms = picked.norm(norm_type, dim=1, keepdim=True)
         scale = ember.where(norms > max_norm, max_norm / (norms + 1e-7),

@@ -5,8 +5,6 @@ with or without a distance function, poisson_nll, gaussian_nll) and
 pairwise_distance, composed from ember operations."""
 import math
 
-import numpy as np
-
 import ember
 
 from . import functional as F
@@ -183,17 +181,18 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
                            f"{list(input.shape)}")
     x = input.reshape(1, -1) if input.dim() < 2 else input
     n, c = x.shape
-    t = target.reshape(n, c).numpy()
-    if t.size and (t.min() < -1 or t.max() >= c):
+    t = target.reshape(n, c)
+    if t.numel() and bool(((t < -1) | (t >= c)).any()):
         raise RuntimeError("argument #2 'target' is out of range")
     # which classes are targets: the entries before the first -1 of each row
-    before_end = np.cumprod(t != -1, axis=1).astype(bool)
-    is_target = np.zeros((n, c), dtype=bool)
-    rows = np.nonzero(before_end)[0]
-    is_target[rows, t[before_end]] = True
-    pairs = is_target[:, :, None] & ~is_target[:, None, :]     # (sample, target j, other i)
+    # (ember ops, so the target stays on its device)
+    before_end = (t != -1).long().cumprod(1)                    # (sample, slot)
+    hits = (t.clamp(min=0).unsqueeze(2) ==
+            ember.arange(c, device=t.device).view(1, 1, c)).long()
+    is_target = (hits * before_end.unsqueeze(2)).sum(1) > 0     # (sample, class)
+    pairs = is_target.unsqueeze(2) & ~is_target.unsqueeze(1)   # (sample, target j, other i)
     margins = (1 - (x.unsqueeze(2) - x.unsqueeze(1))).clamp(min=0)
-    loss = (margins * ember.from_numpy(pairs).to(x.dtype)).sum((1, 2)) / c
+    loss = (margins * pairs.to(x.dtype)).sum((1, 2)) / c
     if input.dim() < 2:
         loss = loss.reshape(())
     return F._reduce(loss, reduction)
@@ -225,8 +224,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
         loss = input - target * (input + eps).log()
     if full:
         stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
-        loss = loss + ember.where(target > 1, stirling, ember.zeros((), dtype=stirling.dtype,
-                                                                device=stirling.device))
+        loss = loss + ember.where(target > 1, stirling, stirling.new_zeros(()))
     return F._reduce(loss, reduction)
 
 

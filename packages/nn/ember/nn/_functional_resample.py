@@ -100,9 +100,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     for i, (o, s) in enumerate(zip(out, scales)):
         dim = 2 + i
         if mode == "nearest":
-            x = x.index_select(dim, _composed_more.nearest_indices(x.shape[dim], o, s))
+            x = x.index_select(dim, _composed_more.nearest_indices(x.shape[dim], o, s,
+                                                                   x.device))
         elif mode == "nearest-exact":
-            x = x.index_select(dim, _nearest_exact_indices(x.shape[dim], o, s))
+            x = x.index_select(dim, _nearest_exact_indices(x.shape[dim], o, s, x.device))
         elif mode == "bicubic":
             x = _cubic_along(x, dim, o, align_corners, s)
         else:
@@ -110,10 +111,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     return x if x is not input else input.clone()
 
 
-def _nearest_exact_indices(size, out, scale):
+def _nearest_exact_indices(size, out, scale, device):
     r = np.float32(1.0 / scale) if scale else np.float32(size) / np.float32(out)
     src = np.floor((np.arange(out, dtype=np.float32) + np.float32(0.5)) * r)
-    return ember.from_numpy(np.minimum(src.astype(np.int64), size - 1))
+    return ember.tensor(np.minimum(src.astype(np.int64), size - 1), device=device)
 
 
 _CUBIC_A = -0.75  # the cubic convolution kernel's free parameter, as PyTorch
@@ -145,8 +146,9 @@ def _cubic_along(x, dim, out, align_corners, scale):
     total = None
     for tap, w in zip(range(-1, 3), weights):
         index = np.clip(base.astype(np.int64) + tap, 0, size - 1)
-        term = x.index_select(dim, ember.from_numpy(index)) * \
-            ember.from_numpy(w).to(x.dtype).view(*shape)
+        # tap indices and weights come from shapes alone: made on the host, used on x's device
+        term = x.index_select(dim, ember.tensor(index, device=x.device)) * \
+            ember.tensor(w, dtype=x.dtype, device=x.device).view(*shape)
         total = term if total is None else total + term
     return total
 

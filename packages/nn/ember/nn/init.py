@@ -100,7 +100,8 @@ def dirac_(tensor, groups=1):
             idx = (g * out_per_group + i, i) + tuple(s // 2 for s in tensor.shape[2:])
             values[idx] = 1
     with ember.no_grad():
-        return tensor.copy_(ember.from_numpy(values).to(tensor.dtype))
+        values = ember.from_numpy(values).to(device=tensor.device, dtype=tensor.dtype)
+        return tensor.copy_(values)
 
 
 def xavier_uniform_(tensor, gain=1.0, generator=None):
@@ -157,6 +158,7 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
+    # QR on the host (NumPy) in float64, from the CPU generator, then one copy to the device
     flat = ember.randn(rows, cols, dtype=ember.float64).numpy()
     if rows < cols:
         flat = flat.T
@@ -166,7 +168,7 @@ def orthogonal_(tensor, gain=1, generator=None):
         q = q.T
     with ember.no_grad():
         return tensor.copy_(ember.from_numpy(np.ascontiguousarray(q * gain))
-                            .reshape(tensor.shape).to(tensor.dtype))
+                            .reshape(tensor.shape).to(device=tensor.device, dtype=tensor.dtype))
 
 
 def sparse_(tensor, sparsity, std=0.01, generator=None):
@@ -177,7 +179,7 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     with ember.no_grad():
         tensor.normal_(0, std)
         for c in range(cols):
-            idx = ember.randperm(rows)[:zeros]
+            idx = ember.randperm(rows, device=tensor.device)[:zeros]
             tensor[idx, c] = 0
     return tensor
 

@@ -371,7 +371,8 @@ class _BatchNorm(Module):
         if track_running_stats:
             self.register_buffer("running_mean", ember.zeros(num_features, **kw))
             self.register_buffer("running_var", ember.ones(num_features, **kw))
-            self.register_buffer("num_batches_tracked", ember.tensor(0, dtype=ember.int64))
+            self.register_buffer("num_batches_tracked",  # with the others (PyTorch's too)
+                                 ember.tensor(0, dtype=ember.int64, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
