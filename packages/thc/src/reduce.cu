@@ -95,7 +95,9 @@ int make_plan(const thc_tensor *a, int ndims, const int *dims, int keepdim, Plan
 // A fold's rule for merging two partial results: a nansum's or count's
 // partials are plain sums (a NaN partial is inf + -inf and must stay NaN);
 // every other kind merges partials as it folds elements.
-THC_HD inline int merge_kind(int kind) { return kind == K_NANSUM || kind == K_COUNT ? K_SUM : kind; }
+THC_HD inline int merge_kind(int kind) {
+    return kind == K_NANSUM || kind == K_COUNT ? K_SUM : kind;
+}
 
 // ---- splitting long reductions ------------------------------------------------
 // M outputs of K elements each run as M x P chunks (a device thread each),
@@ -175,7 +177,8 @@ __global__ void reduce_block_kernel(ReduceFn<T> f) {
     __syncthreads();
     int mk = merge_kind(f.kind);
     for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) part[threadIdx.x] = combine<A>(mk, part[threadIdx.x], part[threadIdx.x + s]);
+        if (threadIdx.x < s)
+            part[threadIdx.x] = combine<A>(mk, part[threadIdx.x], part[threadIdx.x + s]);
         __syncthreads();
     }
     if (threadIdx.x == 0) {
