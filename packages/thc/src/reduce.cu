@@ -92,31 +92,79 @@ int make_plan(const thc_tensor *a, int ndims, const int *dims, int keepdim, Plan
     return THC_OK;
 }
 
-// One thread per output: acc over the K reduced elements.
+// A fold's rule for merging two partial results: a nansum's or count's
+// partials are plain sums (a NaN partial is inf + -inf and must stay NaN);
+// every other kind merges partials as it folds elements.
+THC_HD inline int merge_kind(int kind) {
+    return kind == K_NANSUM || kind == K_COUNT ? K_SUM : kind;
+}
+
+// ---- splitting long reductions ------------------------------------------------
+// M outputs of K elements each run as M x P chunks (a device thread each),
+// chunk p of output m holding its elements k = p, p + P, p + 2P, ...
+// (interleaved, so neighbouring threads read neighbouring elements of a
+// contiguous row); the M x P partials are then reduced again by the same
+// rule, P per output.  The same code runs on the GPU and on the emulated
+// device, so the tests exercise the split and every merge rule.
+const int64_t kChunkMin = 512;          // elements per chunk, at least
+const int64_t kChunkTarget = 1 << 17;   // threads to aim for: ~1024 per SM of an H100
+
+// chunks per output (1: no split)
+int64_t split_of(int64_t M, int64_t K) {
+    if (K < 2 * kChunkMin || M >= kChunkTarget) return 1;
+    int64_t by_len = K / kChunkMin, by_fill = (kChunkTarget + M - 1) / M;
+    return by_len < by_fill ? by_len : by_fill;
+}
+
+// offsets of n elements `stride` apart (the partials' layout)
+Offsets line(int64_t n, int64_t stride) {
+    Offsets o;
+    memset(&o, 0, sizeof o);
+    o.ndim = 1;
+    o.nops = 1;
+    o.unit = stride == 1;
+    o.sizes[0] = n;
+    o.strides[0][0] = stride;
+    return o;
+}
+
+// uninitialised device memory for n elements of `elem` bytes
+thc_tensor *scratch(int64_t n, size_t elem) {
+    int64_t bytes = n * (int64_t)elem;
+    return thc_empty(1, &bytes, THC_UINT8);
+}
+
+// Thread i folds chunk i % P of output i / P (P = 1: the whole output).
 template <typename T> struct ReduceFn {
     typedef typename AccOf<T>::type A;
     A *out;
     const T *in;
     int kind;
-    int64_t K;
-    double scale;
+    int64_t K, P;
+    double scale;   // the last stage's (mean); 1 elsewhere
     Offsets kept, red;
-    THC_HD void operator()(int64_t m) const {
-        int64_t base;
-        kept.at<1>(m, &base);
+    // elements k0, k0 + step, ... of the output whose elements start at base
+    THC_HD A fold(int64_t base, int64_t k0, int64_t step) const {
         A acc = init<A>(kind);
-        for (int64_t k = 0; k < K; k++) {
+        for (int64_t k = k0; k < K; k += step) {
             int64_t off;
             red.at<1>(k, &off);
             acc = combine<A>(kind, acc, (A)in[base + off]);
         }
-        out[m] = scale != 1.0 ? (A)(acc * scale) : acc;
+        return acc;
+    }
+    THC_HD void operator()(int64_t i) const {
+        int64_t base;
+        kept.at<1>(i / P, &base);
+        A acc = fold(base, i % P, P);
+        out[i] = scale != 1.0 ? (A)(acc * scale) : acc;
     }
 };
 
 #ifdef __CUDACC__
-// Few outputs over many elements: a block per output folds its elements
-// in a tree through shared memory.
+// Many outputs over long contiguous rows: a block per output folds its
+// row with coalesced loads and merges the threads' partials in a tree
+// through shared memory (a thread per row would read 32 rows per warp).
 const int kReduceThreads = 256;
 
 template <typename T>
@@ -124,22 +172,13 @@ __global__ void reduce_block_kernel(ReduceFn<T> f) {
     typedef typename AccOf<T>::type A;
     __shared__ A part[kReduceThreads];
     int64_t base;
-    f.kept.template at<1>(blockIdx.x, &base);
-    A acc = init<A>(f.kind);
-    for (int64_t k = threadIdx.x; k < f.K; k += blockDim.x) {
-        int64_t off;
-        f.red.template at<1>(k, &off);
-        acc = combine<A>(f.kind, acc, (A)f.in[base + off]);
-    }
-    part[threadIdx.x] = acc;
+    f.kept.template at<1>((int64_t)blockIdx.x, &base);
+    part[threadIdx.x] = f.fold(base, threadIdx.x, blockDim.x);
     __syncthreads();
+    int mk = merge_kind(f.kind);
     for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) {
-            A v = part[threadIdx.x + s];
-            // a count folds partial counts by adding them
-            part[threadIdx.x] = f.kind == K_COUNT ? part[threadIdx.x] + v
-                                                  : combine<A>(f.kind, part[threadIdx.x], v);
-        }
+        if (threadIdx.x < s)
+            part[threadIdx.x] = combine<A>(mk, part[threadIdx.x], part[threadIdx.x + s]);
         __syncthreads();
     }
     if (threadIdx.x == 0) {
@@ -147,19 +186,41 @@ __global__ void reduce_block_kernel(ReduceFn<T> f) {
         f.out[blockIdx.x] = f.scale != 1.0 ? (A)(r * f.scale) : r;
     }
 }
+
+// the block kernel's case: long rows whose elements are adjacent, and
+// enough of them to fill the device (or too few elements to split)
+bool block_per_row(int64_t M, int64_t K, int64_t P, const Offsets &red) {
+    bool adjacent = red.unit || (red.ndim > 0 && red.strides[0][red.ndim - 1] == 1);
+    return adjacent && K >= kReduceThreads && M <= INT32_MAX && (P == 1 || M >= 1024);
+}
 #endif
 
+// Reduces M outputs of K elements (at kept + red offsets of in) into out,
+// splitting long ones into chunks whose partials reduce again.
 template <typename T>
-int run_reduce(const thc_tensor *x, const Plan &P, int kind, double scale, thc_tensor *acc) {
-    ReduceFn<T> f{(typename AccOf<T>::type *)thc__ptr(acc), (const T *)thc__ptr(x), kind, P.K,
-                  scale, P.kept, P.red};
+int run_reduce(const T *in, int64_t M, int64_t K, const Offsets &kept, const Offsets &red,
+               int kind, double scale, typename AccOf<T>::type *out) {
+    typedef typename AccOf<T>::type A;
+    int64_t P = split_of(M, K);
 #ifdef __CUDACC__
-    if (P.M < 65536 && P.K >= 256) {
-        reduce_block_kernel<T><<<(unsigned)P.M, kReduceThreads, 0, (cudaStream_t)thc__stream()>>>(f);
+    if (block_per_row(M, K, P, red)) {
+        ReduceFn<T> f{out, in, kind, K, 1, scale, kept, red};
+        reduce_block_kernel<T><<<(unsigned)M, kReduceThreads, 0, (cudaStream_t)thc__stream()>>>(f);
         return thc__launch_status("reduce");
     }
 #endif
-    return for_each("reduce", P.M, f, thc__stream());
+    if (P == 1)
+        return for_each("reduce", M, ReduceFn<T>{out, in, kind, K, 1, scale, kept, red},
+                        thc__stream());
+    thc_tensor *part = scratch(M * P, sizeof(A));
+    if (!part) return thc_last_status();
+    A *pp = (A *)thc__ptr(part);
+    int rc = for_each("reduce", M * P, ReduceFn<T>{pp, in, kind, K, P, 1.0, kept, red},
+                      thc__stream());
+    // stream order: the scratch memory is reused only by later work
+    if (!rc) rc = run_reduce<A>(pp, M, P, line(M, P), line(P, 1), merge_kind(kind), scale, out);
+    thc_tensor_release(part);
+    return rc;
 }
 
 // Reduces x (compute dtype, on the device) into a fresh tensor of the
@@ -185,7 +246,11 @@ thc_tensor *reduce_into(const thc_tensor *a, int ndims, const int *dims, int kee
     thc_tensor *acc = thc_empty(P.out_ndim, P.out_sizes, acc_dtype);
     double scale = mean ? (P.K ? 1.0 / (double)P.K : NAN) : 1.0;
     int rc = acc ? THC_OK : thc_last_status();
-    if (!rc) switch (ct) { THC_CASES_COMPUTE(rc = run_reduce<scalar_t>(x, P, kind, scale, acc)) }
+    if (!rc) switch (ct) {
+        THC_CASES_COMPUTE(rc = run_reduce<scalar_t>((const scalar_t *)thc__ptr(x), P.M, P.K, P.kept,
+                                                    P.red, kind, scale,
+                                                    (AccOf<scalar_t>::type *)thc__ptr(acc)))
+    }
     if (!rc) rc = thc_copy(out, acc);
     thc_tensor_release(acc);
     thc_tensor_release(x);
@@ -326,31 +391,71 @@ extern "C" THC_API thc_tensor *thc_var(const thc_tensor *a, int ndims, const int
 // ---- max/min with indices along one dim ----------------------------------------
 namespace {
 
+// Whether (v, i) goes before (b, bi) in max/min's choice: a NaN first
+// (the lowest index among NaNs), then the extreme value, then, among equal
+// values, the lowest index, as ember.th's first occurrence.  A total order,
+// so chunks' picks merge in any grouping.
+template <typename T> THC_HD inline bool before(int is_max, T v, int64_t i, T b, int64_t bi) {
+    bool vn = v != v, bn = b != b;
+    if (vn || bn) return vn && (!bn || i < bi);
+    if (v == b) return i < bi;
+    return is_max ? v > b : v < b;
+}
+
+// Thread i picks the (value, index) of chunk i % P of output i / P (split
+// as run_reduce's); in_idx, where set, holds the indices of a previous
+// stage's picks (else element k's index is k).
 template <typename T> struct ArgFn {
-    T *values;
+    T *values;   // NULL: indices only
     int64_t *indices;
     const T *in;
+    const int64_t *in_idx;
     int is_max;
-    int64_t K;
+    int64_t K, P;
     Offsets kept, red;
-    THC_HD void operator()(int64_t m) const {
-        int64_t base, off;
-        kept.at<1>(m, &base);
-        red.at<1>(0, &off);
+    THC_HD void operator()(int64_t i) const {
+        int64_t base, off, p = i % P;
+        kept.at<1>(i / P, &base);
+        red.at<1>(p, &off);
         T best = in[base + off];
-        int64_t bi = 0;
-        for (int64_t k = 1; k < K && best == best; k++) {
+        int64_t bi = in_idx ? in_idx[base + off] : p;
+        for (int64_t k = p + P; k < K; k += P) {
+            // in the input, a NaN is the pick: later elements have larger indices
+            if (!in_idx && best != best) break;
             red.at<1>(k, &off);
             T v = in[base + off];
-            if (v != v || (is_max ? v > best : v < best)) {
+            int64_t vi = in_idx ? in_idx[base + off] : k;
+            if (before<T>(is_max, v, vi, best, bi)) {
                 best = v;
-                bi = k;
+                bi = vi;
             }
         }
-        if (values) values[m] = best;
-        indices[m] = bi;
+        if (values) values[i] = best;
+        indices[i] = bi;
     }
 };
+
+// max/min picks of M outputs of K elements (K >= 1), split into chunks as
+// run_reduce's, the chunks' picks merged again by the same order.
+template <typename T>
+int run_arg(const T *in, const int64_t *in_idx, int64_t M, int64_t K, const Offsets &kept,
+            const Offsets &red, int is_max, T *values, int64_t *indices, const char *name) {
+    int64_t P = split_of(M, K);
+    if (P == 1)
+        return for_each(name, M, ArgFn<T>{values, indices, in, in_idx, is_max, K, 1, kept, red},
+                        thc__stream());
+    thc_tensor *pv = scratch(M * P, sizeof(T)), *pi = pv ? scratch(M * P, sizeof(int64_t)) : NULL;
+    int rc = pi ? THC_OK : thc_last_status();
+    T *vp = pi ? (T *)thc__ptr(pv) : NULL;
+    int64_t *ip = pi ? (int64_t *)thc__ptr(pi) : NULL;
+    if (!rc)
+        rc = for_each(name, M * P, ArgFn<T>{vp, ip, in, in_idx, is_max, K, P, kept, red},
+                      thc__stream());
+    if (!rc) rc = run_arg<T>(vp, ip, M, P, line(M, P), line(P, 1), is_max, values, indices, name);
+    thc_tensor_release(pi);
+    thc_tensor_release(pv);
+    return rc;
+}
 
 int minmax(const thc_tensor *a, int ndims, const int *dims, int keepdim, int is_max,
            thc_tensor **values, thc_tensor **indices, const char *name) {
@@ -370,12 +475,10 @@ int minmax(const thc_tensor *a, int ndims, const int *dims, int keepdim, int is_
     thc_tensor *val = values ? thc_empty(P.out_ndim, P.out_sizes, ct) : NULL;
     int rc = idx && (val || !values) ? THC_OK : thc_last_status();
     if (!rc) switch (ct) {
-        THC_CASES_COMPUTE(rc = for_each(name, P.M,
-                                        ArgFn<scalar_t>{val ? (scalar_t *)thc__ptr(val) : NULL,
-                                                        (int64_t *)thc__ptr(idx),
-                                                        (const scalar_t *)thc__ptr(x), is_max,
-                                                        P.K, P.kept, P.red},
-                                        thc__stream()))
+        THC_CASES_COMPUTE(rc = run_arg<scalar_t>((const scalar_t *)thc__ptr(x), NULL, P.M, P.K,
+                                                 P.kept, P.red, is_max,
+                                                 val ? (scalar_t *)thc__ptr(val) : NULL,
+                                                 (int64_t *)thc__ptr(idx), name))
     }
     thc_tensor_release(x);
     if (!rc && val && ct != a->dtype) {
