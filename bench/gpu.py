@@ -319,6 +319,46 @@ def _matmul(n):
     ]
 
 
+def _device_kernels(n, rows, cols):
+    """The hot paths beyond add and matmul, each in GB/s of the bytes it must
+    move (no targets): a full sum, argmax, cumsum and sort over n float32
+    elements, and softmax over `rows` lines of `cols` (a language model's
+    logits)."""
+    X = lambda: _host(4, n, normal=True)  # noqa: E731
+    L = lambda: _host(5, (rows, cols), normal=True)  # noqa: E731
+
+    def over(stmt, data=X):
+        def mk(lib):
+            x = lib.upload(data())
+            g = {"x": x, "F": lib.F}
+            out = eval(stmt, g)
+            if isinstance(out, tuple):
+                out = out[0]
+            return Work(stmt, g, check=lib.to_numpy(out))
+        return mk
+
+    size = f"2^{n.bit_length() - 1}"
+    return [
+        Case("sum", f"sum x.sum(), {size} float32", "GB/s", over("x.sum()"), work=4.0 * n,
+             rtol=1e-4, atol=1e-3 * n ** 0.5, reference=lambda: X().astype(np.float64).sum()),
+        Case("argmax", f"argmax x.argmax(), {size} float32", "GB/s", over("x.argmax()"),
+             work=4.0 * n, reference=lambda: np.argmax(X())),
+        Case("cumsum", f"cumsum x.cumsum(0), {size} float32", "GB/s", over("x.cumsum(0)"),
+             work=8.0 * n, rtol=1e-3, atol=1e-2 * n ** 0.5,
+             reference=lambda: np.cumsum(X().astype(np.float64))),
+        Case("sort", f"sort x.sort(), {size} float32", "GB/s", over("x.sort()"),
+             work=8.0 * n, reference=lambda: np.sort(X())),
+        Case("softmax", f"softmax F.softmax(x, 1), {rows}x{cols} float32", "GB/s",
+             over("F.softmax(x, 1)", L), work=8.0 * rows * cols, rtol=1e-4, atol=1e-7,
+             reference=lambda: _softmax(L().astype(np.float64))),
+    ]
+
+
+def _softmax(a):
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
 def _train_step(lib, model, x, y):
     """A training step (workloads/nn.py's: SGD lr 0.01 momentum 0.9, zero_grad,
     cross-entropy forward, backward, step), and the logits of the untrained
@@ -370,13 +410,13 @@ def _lenet(batch):
 
 def cases(scale="full"):
     if scale == "smoke":
-        n_elem, n_mm, rn, ln = 1 << 16, 64, (2, 32), 4
+        n_elem, n_mm, rn, ln, n_k, lm = 1 << 16, 64, (2, 32), 4, 1 << 12, (4, 1000)
     else:
-        n_elem, n_mm, rn, ln = 1 << 26, 4096, (64, 224), 64
+        n_elem, n_mm, rn, ln, n_k, lm = 1 << 26, 4096, (64, 224), 64, 1 << 24, (1024, 50257)
     b, side = rn
     # logits after 18 layers in float32: summation order differs (cuDNN's
     # algorithms against Ember's), as in workloads/vision.py's CPU check
-    return _elementwise(n_elem) + _matmul(n_mm) + [
+    return _elementwise(n_elem) + _matmul(n_mm) + _device_kernels(n_k, *lm) + [
         Case("resnet18", f"ResNet-18 training step (batch {b}, 3x{side}x{side}, SGD momentum)",
              "ms/step", _resnet18(b, side), rtol=1e-3, atol=1e-3,
              target=Target("<=", 1.25), memory=True, memory_target=Target("<=", 1.1)),
