@@ -196,7 +196,7 @@ PYTEST="$VPY -m pytest -rs -p no:cacheprovider"
 step pytest-thc 240 $PYTEST packages/thc/tests
 step pytest-thcunn 180 $PYTEST packages/thcunn/tests
 step pytest-front 180 $PYTEST packages/autograd/tests/test_cuda.py
-step pytest-nn 180 $PYTEST packages/nn/tests/test_cuda.py
+step pytest-nn 240 $PYTEST packages/nn/tests/test_cuda.py packages/nn/tests/test_cuda_functional.py
 
 # ---- the GPU benchmark: Ember against PyTorch CUDA (a failure here is a
 # failed workload, a result that differs from PyTorch's, or no GPU)
