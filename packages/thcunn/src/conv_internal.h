@@ -112,36 +112,49 @@ int input_cols(const char *what, thc_tensor *grad_input, const thc_tensor *grad_
 }
 
 // grad_weight (O, C/G, ...) = sum over samples of gout_g @ cols_g^T, with
-// cols unfolded from x (N, C, ...) (overwrites grad_weight)
+// cols unfolded from x (N, C, ...) (overwrites grad_weight).  A chunk's
+// samples are summed by one product (O/G, m*L) @ (m*L, K/G) over copies
+// of gout and cols laid out (O, m, L) and (K, m, L), instead of m
+// products (m, O/G, K/G) summed afterwards (that temporary is m weights:
+// gigabytes for wide layers at small resolutions).  The chunk holds the
+// columns and both copies under the column cap.
 template <class Geo>
 int weight_cols(const char *what, thc_tensor *grad_weight, const thc_tensor *grad_output,
                 const thc_tensor *x, const Geo &g) {
     if (thc_zero(grad_weight)) return thcunn__from_thc();
     if (g.N == 0) return THC_OK;
     const int64_t K = g.K(), L = g.L(), og = g.O / g.G, kg = K / g.G;
-    const int64_t nb = chunk_of(g.N, K, L, x->dtype);
+    const int64_t nb = chunk_of(g.N, 2 * K + g.O, L, x->dtype);
     int64_t cshape[3] = {nb, K, L}, wshape[3] = {g.G, og, kg};
+    const int swap[3] = {1, 0, 2};
     thc_tensor *cols = thc_empty(3, cshape, x->dtype);
     thc_tensor *gw = cols ? thc_view(grad_weight, 3, wshape) : NULL;
     int rc = gw ? THC_OK : thcunn__from_thc();
-    int zero = 0;
     for (int64_t n0 = 0; !rc && n0 < g.N; n0 += nb) {
         int64_t m = g.N - n0 < nb ? g.N - n0 : nb;
         thc_tensor *xc = thc_narrow(x, 0, n0, m), *cc = thc_narrow(cols, 0, 0, m);
         thc_tensor *gc = slice3(grad_output, 0, n0, m, m, g.O, L);
+        thc_tensor *cp = NULL, *ct = NULL, *gp = NULL, *gt = NULL;
         rc = xc && cc && gc ? g.unfold(what, cc, xc) : thcunn__from_thc();
+        if (!rc) {   // (K, m, L) and (O, m, L) copies: rows of m*L
+            if ((cp = thc_permute(cc, 3, swap))) ct = thc_contiguous(cp);
+            if (ct && (gp = thc_permute(gc, 3, swap))) gt = thc_contiguous(gp);
+            if (!gt) rc = thcunn__from_thc();
+        }
         for (int64_t grp = 0; !rc && grp < g.G; grp++) {
-            thc_tensor *gg = thc_narrow(gc, 1, grp * og, og);
-            thc_tensor *cg = thc_narrow(cc, 1, grp * kg, kg);
-            thc_tensor *ct = cg ? thc_transpose(cg, 1, 2) : NULL;
-            thc_tensor *prod = gg && ct ? thc_bmm(gg, ct) : NULL;   // (m, O/G, K/G)
-            thc_tensor *s = prod ? thc_reduce(THC_RED_SUM, prod, 1, &zero, 0, -1) : NULL;
-            thc_tensor *dst = s ? thc_select(gw, 0, grp) : NULL;
-            if (!dst || thc_binary_out(THC_ADD, dst, dst, s)) rc = thcunn__from_thc();
-            thc_tensor *tmp[] = {gg, cg, ct, prod, s, dst};
+            int64_t ash[2] = {og, m * L}, bsh[2] = {kg, m * L};
+            thc_tensor *gg = thc_narrow(gt, 0, grp * og, og);
+            thc_tensor *cg = thc_narrow(ct, 0, grp * kg, kg);
+            thc_tensor *a = gg ? thc_view(gg, 2, ash) : NULL;
+            thc_tensor *bt = cg ? thc_view(cg, 2, bsh) : NULL;
+            thc_tensor *b = bt ? thc_transpose(bt, 0, 1) : NULL;   // (m*L, K/G), strided
+            thc_tensor *dst = a && b ? thc_select(gw, 0, grp) : NULL;
+            thc_tensor *s = dst ? thc_addmm(dst, a, b, 1.0, 1.0) : NULL;   // (O/G, K/G)
+            if (!s || thc_copy(dst, s)) rc = thcunn__from_thc();
+            thc_tensor *tmp[] = {gg, cg, a, bt, b, dst, s};
             for (thc_tensor *p : tmp) thc_tensor_release(p);
         }
-        thc_tensor *tmp[] = {xc, cc, gc};
+        thc_tensor *tmp[] = {xc, cc, gc, cp, ct, gp, gt};
         for (thc_tensor *p : tmp) thc_tensor_release(p);
     }
     thc_tensor_release(cols);

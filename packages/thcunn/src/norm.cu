@@ -4,8 +4,12 @@
 // float64 temporaries for the element-wise passes, which run a thread per
 // element in double.  Parameter gradients: layer_norm a thread per column
 // looping over rows (no races), group_norm a thread per (sample, channel)
-// adding atomically into float64 sums.  Checks and messages are
-// libTHNN's (src/layernorm.c, src/groupnorm.c).
+// adding atomically into float64 sums.  Long rows (or few of them, or
+// many rows under few columns for layer_norm's parameters) would leave
+// the GPU idle with a thread per row or column: there the same sums are
+// composed of libTHC's reductions (which split long rows over many
+// threads and accumulate in double) over float64 copies.  Checks and
+// messages are libTHNN's (src/layernorm.c, src/groupnorm.c).
 #include "thcunn_internal.h"
 
 using namespace thcunn;
@@ -309,6 +313,238 @@ int gn_check_grad(const char *fn, const thc_tensor *gy, const thc_tensor *x) {
     return THC_OK;
 }
 
+
+// ---- composed paths: libTHC's reductions instead of a thread per row -------
+
+// rows of 1024 and more, or of 128 and more when there are at most 512
+bool long_rows(int64_t rows, int64_t len) {
+    return rows > 0 && (len >= 1024 || (len >= 128 && rows <= 512));
+}
+
+// layer_norm's parameter sums over M rows of K columns: more than 32 rows
+// for each of fewer than 65536 column threads
+bool many_rows(int64_t M, int64_t K) { return K > 0 && M > 32 && K < 65536; }
+
+// a float64 copy of contiguous t seen with these sizes (a new tensor)
+thc_tensor *f64_copy(const char *fn, const thc_tensor *t, int nd, const int64_t *sizes) {
+    thc_tensor *v = thc_view(t, nd, sizes);
+    thc_tensor *d = v ? thc_empty(nd, sizes, THC_FLOAT64) : NULL;
+    if (d && thc_copy(d, v)) {
+        thc_tensor_release(d);
+        d = NULL;
+    }
+    thc_tensor_release(v);
+    if (!d) thcunn__thc_failed(fn);
+    return d;
+}
+
+// a view of contiguous t; NULL with the error set
+thc_tensor *view(const char *fn, const thc_tensor *t, int nd, const int64_t *sizes) {
+    thc_tensor *v = thc_view(t, nd, sizes);
+    if (!v) thcunn__thc_failed(fn);
+    return v;
+}
+
+// the sum of a float64 tensor over dims (a new float64 tensor)
+thc_tensor *sum(const char *fn, const thc_tensor *t, int ndims, const int *dims) {
+    thc_tensor *s = thc_reduce(THC_RED_SUM, t, ndims, dims, 0, -1);
+    if (!s) thcunn__thc_failed(fn);
+    return s;
+}
+
+// t op= a (broadcast), in place; 0 or a status
+int inplace(const char *fn, int op, thc_tensor *t, const thc_tensor *a) {
+    return thc_binary_out(op, t, t, a) ? thcunn__thc_failed(fn) : THC_OK;
+}
+
+// mean[r] = sum[r] / len, in place (mean holds the sums)
+struct MeanFn {
+    double *mean;
+    int64_t len;
+    THCUNN_HD void operator()(int64_t r) const { mean[r] = mean[r] / (double)len; }
+};
+
+// invstd from the summed squared deviations, as LnStatsFn / GnStatsFn
+template <typename T> struct InvstdFn {
+    double *invstd;
+    T *save_mean, *save_invstd;
+    const double *mean, *ss;
+    int64_t len;
+    double eps;
+    THCUNN_HD void operator()(int64_t r) const {
+        const double is = 1.0 / sqrt(ss[r] / (double)len + eps);
+        invstd[r] = is;
+        save_mean[r] = (T)mean[r];
+        save_invstd[r] = (T)is;
+    }
+};
+
+// statistics of R contiguous rows of len (> 0) elements of x: mean, then
+// the squared deviations from it, both summed by libTHC in double over a
+// float64 copy; mean and invstd (float64, R) and their saved copies
+template <typename T>
+int row_stats(const char *fn, thc_tensor *mean, thc_tensor *invstd, thc_tensor *save_mean,
+              thc_tensor *save_invstd, const thc_tensor *x, int64_t R, int64_t len, double eps) {
+    const int64_t shape[2] = {R, len}, col[2] = {R, 1};
+    const int one = 1;
+    thc_tensor *xd = f64_copy(fn, x, 2, shape), *s = NULL, *mv = NULL, *ss = NULL;
+    int rc = xd && (s = sum(fn, xd, 1, &one)) ? THC_OK : thcunn_last_status();
+    if (!rc && thc_copy(mean, s)) rc = thcunn__thc_failed(fn);
+    if (!rc) rc = for_each(fn, R, MeanFn{data<double>(mean), len});
+    if (!rc && !(mv = view(fn, mean, 2, col))) rc = thcunn_last_status();
+    if (!rc) rc = inplace(fn, THC_SUB, xd, mv);
+    if (!rc && thc_unary_out(THC_SQUARE, xd, xd)) rc = thcunn__thc_failed(fn);
+    if (!rc && !(ss = sum(fn, xd, 1, &one))) rc = thcunn_last_status();
+    if (!rc)
+        rc = for_each(fn, R, InvstdFn<T>{data<double>(invstd), data<T>(save_mean),
+                                         data<T>(save_invstd), data<double>(mean),
+                                         data<double>(ss), len, eps});
+    thc_tensor *tmp[] = {xd, s, mv, ss};
+    thcunn__release_all(tmp, 4);
+    return rc;
+}
+
+// xhat = (x - mean) * invstd over a float64 copy of x seen as `shape`,
+// mean and invstd (float64 or the input's dtype) seen as `stat`; times u
+// when given (a new float64 tensor; NULL with the error set)
+thc_tensor *xhat(const char *fn, const thc_tensor *x, const thc_tensor *mean,
+                 const thc_tensor *invstd, int nd, const int64_t *shape, const int64_t *stat,
+                 const thc_tensor *u) {
+    thc_tensor *v = f64_copy(fn, x, nd, shape);
+    thc_tensor *mv = v ? view(fn, mean, nd, stat) : NULL;
+    thc_tensor *iv = mv && invstd ? view(fn, invstd, nd, stat) : NULL;
+    int rc = mv && (iv || !invstd) ? inplace(fn, THC_SUB, v, mv) : thcunn_last_status();
+    if (!rc && iv) rc = inplace(fn, THC_MUL, v, iv);
+    if (!rc && u) rc = inplace(fn, THC_MUL, v, u);
+    thc_tensor_release(mv);
+    thc_tensor_release(iv);
+    if (rc) {
+        thc_tensor_release(v);
+        return NULL;
+    }
+    return v;
+}
+
+// group norm's mean(u) and mean(u * xhat) from the sums of u and of
+// u * (x - mean), as GnGradRowFn
+template <typename T> struct GnGradFinishFn {
+    double *mu, *mux;
+    const double *su, *sux;
+    const T *rstd;
+    int64_t len;
+    THCUNN_HD void operator()(int64_t r) const {
+        mu[r] = su[r] / (double)len;
+        mux[r] = sux[r] * (double)rstd[r] / (double)len;
+    }
+};
+
+
+// layer norm's row sums sg = sum(g * w), sgx = sum(g * w * xhat) (float64,
+// M) over (M, K) rows, as LnGradRowFn
+int ln_grad_rows(const char *fn, thc_tensor *sg, thc_tensor *sgx, const thc_tensor *gy,
+                 const thc_tensor *x, const thc_tensor *w, const thc_tensor *mean,
+                 const thc_tensor *invstd, int64_t M, int64_t K) {
+    const int64_t shape[2] = {M, K}, stat[2] = {M, 1};
+    const int one = 1;
+    thc_tensor *u = f64_copy(fn, gy, 2, shape), *wv = NULL, *s = NULL, *v = NULL, *s2 = NULL;
+    int rc = u ? THC_OK : thcunn_last_status();
+    if (!rc && w) rc = (wv = view(fn, w, 1, &K)) ? inplace(fn, THC_MUL, u, wv)
+                                                 : thcunn_last_status();
+    if (!rc && !(s = sum(fn, u, 1, &one))) rc = thcunn_last_status();
+    if (!rc && thc_copy(sg, s)) rc = thcunn__thc_failed(fn);
+    if (!rc && !(v = xhat(fn, x, mean, invstd, 2, shape, stat, u))) rc = thcunn_last_status();
+    if (!rc && !(s2 = sum(fn, v, 1, &one))) rc = thcunn_last_status();
+    if (!rc && thc_copy(sgx, s2)) rc = thcunn__thc_failed(fn);
+    thc_tensor *tmp[] = {u, wv, s, v, s2};
+    thcunn__release_all(tmp, 5);
+    return rc;
+}
+
+// dst (contiguous, K elements in any shape) = src (K); 0 or a status
+int copy_flat(const char *fn, thc_tensor *dst, const thc_tensor *src, int64_t K) {
+    thc_tensor *dv = view(fn, dst, 1, &K), *sv = dv ? view(fn, src, 1, &K) : NULL;
+    int rc = sv ? (thc_copy(dv, sv) ? thcunn__thc_failed(fn) : THC_OK) : thcunn_last_status();
+    thc_tensor_release(dv);
+    thc_tensor_release(sv);
+    return rc;
+}
+
+// layer norm's grad_weight = sum over rows of g * xhat, grad_bias = sum
+// of g, as LnParamsFn (either may be NULL)
+int ln_params(const char *fn, thc_tensor *gw, thc_tensor *gb, const thc_tensor *gy,
+              const thc_tensor *x, const thc_tensor *mean, const thc_tensor *invstd, int64_t M,
+              int64_t K) {
+    const int64_t shape[2] = {M, K}, stat[2] = {M, 1};
+    const int zero = 0;
+    thc_tensor *gv = view(fn, gy, 2, shape), *sb = NULL, *v = NULL, *sw = NULL;
+    int rc = gv ? THC_OK : thcunn_last_status();
+    if (!rc && gb)   // libTHC sums in double, rounds once
+        rc = (sb = thc_reduce(THC_RED_SUM, gv, 1, &zero, 0, -1)) ? copy_flat(fn, gb, sb, K)
+                                                                 : thcunn__thc_failed(fn);
+    if (!rc && gw) {
+        if ((v = xhat(fn, x, mean, invstd, 2, shape, stat, gv)) && (sw = sum(fn, v, 1, &zero)))
+            rc = copy_flat(fn, gw, sw, K);
+        else
+            rc = thcunn_last_status();
+    }
+    thc_tensor *tmp[] = {gv, sb, v, sw};
+    thcunn__release_all(tmp, 4);
+    return rc;
+}
+
+// group norm's mu and mux (float64, N * G) as GnGradRowFn: u = gy * w
+// summed over each group, then u * (x - mean)
+template <typename T>
+int gn_grad_rows(const char *fn, thc_tensor *mu, thc_tensor *mux, const thc_tensor *gy,
+                 const thc_tensor *x, const thc_tensor *w, const thc_tensor *mean,
+                 const thc_tensor *rstd, const GnGeom &g) {
+    const int64_t shape[4] = {g.N, g.G, g.D, g.L}, stat[4] = {g.N, g.G, 1, 1},
+                  wshape[3] = {g.G, g.D, 1};
+    const int dims[2] = {2, 3};
+    thc_tensor *u = f64_copy(fn, gy, 4, shape), *wv = NULL, *su = NULL, *v = NULL, *sux = NULL;
+    int rc = u ? THC_OK : thcunn_last_status();
+    if (!rc && w) rc = (wv = view(fn, w, 3, wshape)) ? inplace(fn, THC_MUL, u, wv)
+                                                     : thcunn_last_status();
+    if (!rc && !(su = sum(fn, u, 2, dims))) rc = thcunn_last_status();
+    if (!rc && !(v = xhat(fn, x, mean, NULL, 4, shape, stat, u))) rc = thcunn_last_status();
+    if (!rc && !(sux = sum(fn, v, 2, dims))) rc = thcunn_last_status();
+    if (!rc)
+        rc = for_each(fn, g.N * g.G,
+                      GnGradFinishFn<T>{data<double>(mu), data<double>(mux), data<double>(su),
+                                        data<double>(sux), data<T>(rstd), g.D * g.L});
+    thc_tensor *tmp[] = {u, wv, su, v, sux};
+    thcunn__release_all(tmp, 5);
+    return rc;
+}
+
+// group norm's grad_weight = sum over samples and positions of gy * xhat,
+// grad_bias = sum of gy (either may be NULL)
+int gn_params(const char *fn, thc_tensor *gw, thc_tensor *gb, const thc_tensor *gy,
+              const thc_tensor *x, const thc_tensor *mean, const thc_tensor *rstd,
+              const GnGeom &g) {
+    const int64_t shape[4] = {g.N, g.G, g.D, g.L}, stat[4] = {g.N, g.G, 1, 1},
+                  cshape[3] = {g.N, g.C, g.L};
+    const int bdims[2] = {0, 2}, wdims[2] = {0, 3};
+    thc_tensor *gv = NULL, *sb = NULL, *g4 = NULL, *v = NULL, *sw = NULL;
+    int rc = THC_OK;
+    if (gb) {
+        if ((gv = view(fn, gy, 3, cshape)) && (sb = thc_reduce(THC_RED_SUM, gv, 2, bdims, 0, -1)))
+            rc = copy_flat(fn, gb, sb, g.C);
+        else
+            rc = gv ? thcunn__thc_failed(fn) : thcunn_last_status();
+    }
+    if (!rc && gw) {
+        if ((g4 = view(fn, gy, 4, shape)) &&
+            (v = xhat(fn, x, mean, rstd, 4, shape, stat, g4)) && (sw = sum(fn, v, 2, wdims)))
+            rc = copy_flat(fn, gw, sw, g.C);
+        else
+            rc = thcunn_last_status();
+    }
+    thc_tensor *tmp[] = {gv, sb, g4, v, sw};
+    thcunn__release_all(tmp, 5);
+    return rc;
+}
+
 }  // namespace
 
 // ---- layer_norm ------------------------------------------------------------
@@ -335,11 +571,14 @@ extern "C" THCUNN_API int thcunn_layer_norm_forward(thc_tensor *output, thc_tens
     if (!rc && !((t[3] = f64(fn, M)) && (t[4] = f64(fn, M)))) rc = thcunn_last_status();
     if (!rc)
         THCUNN_FLOATING(input->dtype, {
-            rc = for_each(fn, M,
-                          LnStatsFn<scalar_t>{data<double>(t[3]), data<double>(t[4]),
-                                              data<scalar_t>(save_mean),
-                                              data<scalar_t>(save_invstd), data<scalar_t>(t[0]),
-                                              K, eps});
+            if (long_rows(M, K))
+                rc = row_stats<scalar_t>(fn, t[3], t[4], save_mean, save_invstd, t[0], M, K, eps);
+            else
+                rc = for_each(fn, M,
+                              LnStatsFn<scalar_t>{data<double>(t[3]), data<double>(t[4]),
+                                                  data<scalar_t>(save_mean),
+                                                  data<scalar_t>(save_invstd),
+                                                  data<scalar_t>(t[0]), K, eps});
             if (!rc)
                 rc = for_each(fn, M * K,
                               LnOutFn<scalar_t>{data<scalar_t>(output), data<scalar_t>(t[0]),
@@ -376,8 +615,12 @@ extern "C" THCUNN_API int thcunn_layer_norm_backward_input(thc_tensor *grad_inpu
             const scalar_t *x = data<scalar_t>(t[0]), *gy = data<scalar_t>(t[1]),
                            *w = cdata<scalar_t>(t[2]), *mn = data<scalar_t>(t[3]),
                            *is = data<scalar_t>(t[4]);
-            rc = for_each(fn, M, LnGradRowFn<scalar_t>{data<double>(t[5]), data<double>(t[6]),
-                                                       gy, x, w, mn, is, K});
+            if (long_rows(M, K))
+                rc = ln_grad_rows(fn, t[5], t[6], t[1], t[0], t[2], t[3], t[4], M, K);
+            else
+                rc = for_each(fn, M,
+                              LnGradRowFn<scalar_t>{data<double>(t[5]), data<double>(t[6]), gy,
+                                                    x, w, mn, is, K});
             if (!rc)
                 rc = for_each(fn, M * K,
                               LnGradInFn<scalar_t>{data<scalar_t>(grad_input), gy, x, w, mn, is,
@@ -411,7 +654,9 @@ extern "C" THCUNN_API int thcunn_layer_norm_backward_params(thc_tensor *grad_wei
     if (!rc) rc = contig(fn, grad_output, &t[1]);
     if (!rc) rc = contig(fn, save_mean, &t[2]);
     if (!rc) rc = contig(fn, save_invstd, &t[3]);
-    if (!rc)
+    if (!rc && many_rows(M, K))
+        rc = ln_params(fn, grad_weight, grad_bias, t[1], t[0], t[2], t[3], M, K);
+    else if (!rc)
         THCUNN_FLOATING(input->dtype,
                         rc = for_each(fn, K,
                                       LnParamsFn<scalar_t>{
@@ -447,10 +692,15 @@ extern "C" THCUNN_API int thcunn_group_norm_forward(thc_tensor *output, thc_tens
     if (!rc && !((t[3] = f64(fn, rows)) && (t[4] = f64(fn, rows)))) rc = thcunn_last_status();
     if (!rc)
         THCUNN_FLOATING(input->dtype, {
-            rc = for_each(fn, rows,
-                          GnStatsFn<scalar_t>{data<double>(t[3]), data<double>(t[4]),
-                                              data<scalar_t>(save_mean), data<scalar_t>(save_rstd),
-                                              data<scalar_t>(t[0]), g.D * g.L, eps});
+            if (long_rows(rows, g.D * g.L))
+                rc = row_stats<scalar_t>(fn, t[3], t[4], save_mean, save_rstd, t[0], rows,
+                                         g.D * g.L, eps);
+            else
+                rc = for_each(fn, rows,
+                              GnStatsFn<scalar_t>{data<double>(t[3]), data<double>(t[4]),
+                                                  data<scalar_t>(save_mean),
+                                                  data<scalar_t>(save_rstd), data<scalar_t>(t[0]),
+                                                  g.D * g.L, eps});
             if (!rc)
                 rc = for_each(fn, thcunn__numel(input),
                               GnOutFn<scalar_t>{data<scalar_t>(output), data<scalar_t>(t[0]),
@@ -491,8 +741,12 @@ extern "C" THCUNN_API int thcunn_group_norm_backward_input(thc_tensor *grad_inpu
             const scalar_t *x = data<scalar_t>(t[0]), *gy = data<scalar_t>(t[1]),
                            *w = cdata<scalar_t>(t[2]), *mn = data<scalar_t>(t[3]),
                            *rs = data<scalar_t>(t[4]);
-            rc = for_each(fn, rows, GnGradRowFn<scalar_t>{data<double>(t[5]), data<double>(t[6]),
-                                                          gy, x, w, mn, rs, g});
+            if (long_rows(rows, g.D * g.L))
+                rc = gn_grad_rows<scalar_t>(fn, t[5], t[6], t[1], t[0], t[2], t[3], t[4], g);
+            else
+                rc = for_each(fn, rows,
+                              GnGradRowFn<scalar_t>{data<double>(t[5]), data<double>(t[6]), gy, x,
+                                                    w, mn, rs, g});
             if (!rc)
                 rc = for_each(fn, thcunn__numel(input),
                               GnGradInFn<scalar_t>{data<scalar_t>(grad_input), gy, x, w, mn, rs,
@@ -525,6 +779,11 @@ extern "C" THCUNN_API int thcunn_group_norm_backward_params(thc_tensor *grad_wei
     if (!rc) rc = contig(fn, save_mean, &t[2]);
     if (!rc) rc = contig(fn, save_rstd, &t[3]);
     if (!rc) rc = gn_check_stats(fn, t[2], t[3], &g, input->dtype);
+    if (!rc && long_rows(g.N * g.C, g.L)) {   // deterministic sums by libTHC
+        rc = gn_params(fn, grad_weight, grad_bias, t[1], t[0], t[2], t[3], g);
+        thcunn__release_all(t, 6);
+        return rc;
+    }
     // float64 sums, zeroed: the samples of a channel add into them
     if (!rc && grad_weight &&
         (!(t[4] = f64(fn, g.C)) || (thc_zero(t[4]) && thcunn__thc_failed(fn))))

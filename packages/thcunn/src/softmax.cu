@@ -1,5 +1,8 @@
 // softmax and log_softmax along any dim: the tensor seen as (outer, len,
-// inner), one thread per (outer, inner) line, max-subtracted, in double.
+// inner).  Short lines: one thread per (outer, inner) line, max-subtracted,
+// in double.  Long lines (or few of them, which would leave the GPU idle):
+// composed of libTHC's reductions along dim (which split a long line over
+// many threads and accumulate in double) and element-wise calls.
 #include "thcunn_internal.h"
 
 using namespace thcunn;
@@ -67,12 +70,63 @@ int lines_of(const char *what, const thc_tensor *t, int dim, Lines *l) {
     return THC_OK;
 }
 
+// libTHC's reductions and element-wise calls instead of a thread per
+// line: lines of 1024 and more, or of 128 and more when there are at
+// most 512 of them
+bool composed(const Lines &l) {
+    const int64_t lines = l.outer * l.inner;
+    return lines > 0 && (l.len >= 1024 || (l.len >= 128 && lines <= 512));
+}
+
+// the dim that lines_of accepted, non-negative
+int wrap(const thc_tensor *t, int dim) { return dim < 0 ? dim + t->ndim : dim; }
+
+// output = softmax(x) = exp(x - max) / sum, or log_softmax(x) = x - max -
+// log(sum); the sums accumulate in double (libTHC's reductions do)
+int forward_composed(thc_tensor *output, const thc_tensor *x, int dim, int log) {
+    thc_tensor *mx = thc_reduce(THC_RED_AMAX, x, 1, &dim, 1, -1), *e = NULL, *s = NULL;
+    int rc = mx && !thc_binary_out(THC_SUB, output, x, mx) ? THC_OK : thcunn__from_thc();
+    if (!rc && !log) {   // in place in output: no temporary of x's size
+        if (thc_unary_out(THC_EXP, output, output) ||
+            !(s = thc_reduce(THC_RED_SUM, output, 1, &dim, 1, -1)) ||
+            thc_binary_out(THC_DIV, output, output, s))
+            rc = thcunn__from_thc();
+    } else if (!rc) {
+        if (!(e = thc_unary(THC_EXP, output)) ||
+            !(s = thc_reduce(THC_RED_SUM, e, 1, &dim, 1, -1)) || thc_unary_out(THC_LOG, s, s) ||
+            thc_binary_out(THC_SUB, output, output, s))
+            rc = thcunn__from_thc();
+    }
+    thc_tensor *tmp[] = {mx, e, s};
+    for (thc_tensor *t : tmp) thc_tensor_release(t);
+    return rc;
+}
+
+// softmax: gin = y * (g - sum(g * y)); log_softmax: gin = g - exp(y) *
+// sum(g); gin holds the intermediate products (no temporary of y's size)
+int backward_composed(thc_tensor *gin, const thc_tensor *g, const thc_tensor *y, int dim,
+                      int log) {
+    thc_tensor *s = NULL;
+    int bad;
+    if (log)
+        bad = !(s = thc_reduce(THC_RED_SUM, g, 1, &dim, 1, -1)) ||
+              thc_unary_out(THC_EXP, gin, y) || thc_binary_out(THC_MUL, gin, gin, s) ||
+              thc_binary_out(THC_SUB, gin, g, gin);
+    else
+        bad = thc_binary_out(THC_MUL, gin, g, y) ||
+              !(s = thc_reduce(THC_RED_SUM, gin, 1, &dim, 1, -1)) ||
+              thc_binary_out(THC_SUB, gin, g, s) || thc_binary_out(THC_MUL, gin, gin, y);
+    thc_tensor_release(s);
+    return bad ? thcunn__from_thc() : THC_OK;
+}
+
 int forward(const char *what, thc_tensor *output, const thc_tensor *input, int dim, int log) {
     Lines l;
     if (thcunn__check_runtime(what) || thcunn__check_tensor(what, "input", input, 1) ||
         thcunn__check_output(what, "output", output, input->ndim, input->sizes, input->dtype) ||
         lines_of(what, input, dim, &l))
         return thcunn_last_status();
+    if (composed(l)) return forward_composed(output, input, wrap(input, dim), log);
     thc_tensor *x = thc_contiguous(input);
     if (!x) return thcunn__from_thc();
     int rc = THC_OK;
@@ -95,6 +149,13 @@ int backward(const char *what, thc_tensor *grad_input, const thc_tensor *grad_ou
         return thcunn_last_status();
     if (thcunn__numel(grad_output) != thcunn__numel(output))
         return thcunn__error(THC_ERR_RUNTIME, "%s: grad_output must match the output", what);
+    if (composed(l)) {   // grad_output seen with output's shape, as the per-thread path does
+        thc_tensor *g = thc_reshape(grad_output, output->ndim, output->sizes);
+        int rc = g ? backward_composed(grad_input, g, output, wrap(output, dim), log)
+                   : thcunn__from_thc();
+        thc_tensor_release(g);
+        return rc;
+    }
     thc_tensor *y = thc_contiguous(output), *g = y ? thc_contiguous(grad_output) : NULL;
     int rc = g ? THC_OK : thcunn__from_thc();
     if (!rc && l.len > 0)

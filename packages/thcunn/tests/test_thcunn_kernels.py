@@ -96,6 +96,60 @@ def test_softmax(dtype, tol, dim):
         same(getattr(thnn, bwd)(gc, yc, dim), getattr(k, bwd)(gg, yg, dim), tol)
 
 
+@pytest.mark.parametrize("dtype,tol", [("float64", 1e-10), ("float32", 1e-5)])
+@pytest.mark.parametrize("shape,dim", [((3, 1500), 1), ((2, 1024), -1), ((1500, 3), 0),
+                                       ((2, 300, 3), 1), ((1, 4, 2048), 2)])
+def test_softmax_long_lines(dtype, tol, shape, dim):
+    """Lines of >= 1024 (or >= 128, few of them) take libTHC's reductions
+    along dim: -inf entries, large values (exp overflows without the max
+    subtracted), forward and backward."""
+    rng = np.random.default_rng(9)
+    a = rng.uniform(-5, 5, size=shape).astype(dtype)
+    a = np.moveaxis(a, dim, -1)            # a view: lines along the last axis
+    a[..., 3] = -np.inf
+    a[..., 10] = 30
+    a.reshape(-1, a.shape[-1])[0] += 1e4   # a line of large values
+    a = np.moveaxis(a, -1, dim)
+    xc, xg = th.from_numpy(a.copy()), thc.from_numpy(a.copy())
+    gc, gg = pair(shape, rng, dtype)
+    for fwd, bwd in (("softmax_forward", "softmax_backward_input"),
+                     ("log_softmax_forward", "log_softmax_backward_input")):
+        yc, yg = getattr(thnn, fwd)(xc, dim), getattr(k, fwd)(xg, dim)
+        assert np.isfinite(yc.numpy()).any()
+        same(yc, yg, tol)
+        same(getattr(thnn, bwd)(gc, yc, dim), getattr(k, bwd)(gg, yg, dim), tol)
+
+
+@pytest.mark.parametrize("dtype,tol", DTYPES)
+@pytest.mark.parametrize("groups", [1, 2, 4])
+def test_conv2d_weight_gradient_of_a_large_batch(dtype, tol, groups):
+    """Many samples in one chunk: their weight gradients summed by one
+    product over the chunk's samples and positions."""
+    rng = np.random.default_rng(5)
+    xc, xg = pair((24, 8, 6, 5), rng, dtype)
+    gc, gg = pair((24, 12, 6, 5), rng, dtype)
+    for a, b in zip(thnn.conv2d_backward_params(gc, xc, (12, 8 // groups, 3, 3), 1, 1, 1, groups),
+                    k.conv2d_backward_params(gg, xg, (12, 8 // groups, 3, 3), 1, 1, 1, groups)):
+        same(a, b, tol * 10)
+
+
+def test_conv2d_weight_gradient_temporaries_stay_near_the_columns():
+    """The weight gradient's temporaries are about the columns' size, not
+    one weight per sample (64 x 64 x 576 here)."""
+    rng = np.random.default_rng(6)
+    n, c, o, hw = 64, 64, 64, 4
+    _, x = pair((n, c, hw, hw), rng)
+    _, g = pair((n, o, hw, hw), rng)
+    thc.synchronize()
+    thc.reset_peak_memory_stats()
+    base = thc.memory_allocated()
+    k.conv2d_backward_params(g, x, (o, c, 3, 3), 1, 1, 1, 1, need_bias=False)
+    peak = thc.max_memory_allocated() - base
+    cols = n * c * 9 * hw * hw * 8
+    per_sample_weights = n * o * c * 9 * 8
+    assert peak < 3 * cols < per_sample_weights, (peak, cols)
+
+
 @pytest.mark.parametrize("dtype,tol", DTYPES)
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
 def test_cross_entropy(dtype, tol, reduction):

@@ -51,7 +51,11 @@ def same_error(cpu_call, gpu_call):
 
 # ---- layer norm ------------------------------------------------------------
 LN_CASES = [((3, 4, 5), (5,)), ((3, 4, 5), (4, 5)), ((2, 3, 4, 5), (3, 4, 5)),
-            ((7,), (7,)), ((6, 1), (1,)), ((0, 5), (5,)), ((2, 0, 3), (3,))]
+            ((7,), (7,)), ((6, 1), (1,)), ((0, 5), (5,)), ((2, 0, 3), (3,)),
+            # long rows (or few): statistics and row sums by libTHC's reductions;
+            # many short rows: the parameter gradients by them
+            ((2, 4096), (4096,)), ((3, 5, 2048), (5, 2048)), ((3, 200), (200,)),
+            ((300, 64), (64,))]
 
 
 @pytest.mark.parametrize("dtype,tol", DTYPES)
@@ -117,6 +121,25 @@ def test_layer_norm_float32_is_sound_for_a_large_mean():
     assert np.allclose(host(mean), host(rmean), rtol=1e-6)
 
 
+@pytest.mark.parametrize("shape,nshape", [((2, 4096), (4096,)), ((3, 300), (300,))])
+def test_layer_norm_float32_long_rows_are_sound_for_a_large_mean(shape, nshape):
+    rng = np.random.default_rng(11)
+    a = (1000 + 0.05 * rng.standard_normal(shape)).astype("float32")
+    g = rng.standard_normal(shape).astype("float32")
+    out, mean, invstd = k.layer_norm_forward(thc.from_numpy(a), nshape, eps=0.0)
+    ref, rmean, rinv = thnn.layer_norm_forward(th.from_numpy(a.astype("float64")), nshape,
+                                               eps=0.0)
+    assert np.allclose(host(out), host(ref), atol=1e-4)
+    assert np.allclose(host(invstd), host(rinv), rtol=1e-5)
+    assert np.allclose(host(mean), host(rmean), rtol=1e-6)
+    gi = k.layer_norm_backward_input(thc.from_numpy(g), thc.from_numpy(a), nshape, None, mean,
+                                     invstd)
+    rgi = thnn.layer_norm_backward_input(th.from_numpy(g.astype("float64")),
+                                         th.from_numpy(a.astype("float64")), nshape, None,
+                                         rmean, rinv)
+    assert np.allclose(host(gi), host(rgi), rtol=1e-3, atol=1e-2)
+
+
 def test_layer_norm_errors_match_thnn():
     rng = np.random.default_rng(14)
     xc, xg = pair((3, 5), rng)
@@ -154,7 +177,10 @@ def test_layer_norm_errors_match_thnn():
 
 # ---- group norm ------------------------------------------------------------
 GN_CASES = [((2, 6, 5), 3), ((3, 4, 2, 3), 2), ((2, 4, 2, 3), 4), ((2, 4, 3), 1),
-            ((5, 6), 2), ((2, 4, 2, 2, 2), 2), ((0, 4, 3), 2), ((2, 4, 0), 2)]
+            ((5, 6), 2), ((2, 4, 2, 2, 2), 2), ((0, 4, 3), 2), ((2, 4, 0), 2),
+            # large groups (or few): libTHC's reductions; long positions: the
+            # parameter gradients by them too
+            ((2, 4, 32, 32), 2), ((3, 6, 300), 3), ((2, 512, 3), 1), ((40, 8, 160), 2)]
 
 
 @pytest.mark.parametrize("dtype,tol", DTYPES)
@@ -216,6 +242,15 @@ def test_group_norm_non_contiguous(dtype, tol):
 def test_group_norm_float32_is_sound_for_a_large_mean():
     rng = np.random.default_rng(23)
     a = (-500 + 0.02 * rng.standard_normal((3, 4, 50))).astype("float32")
+    out, _, rstd = k.group_norm_forward(thc.from_numpy(a), 2, eps=0.0)
+    ref, _, rref = thnn.group_norm_forward(th.from_numpy(a.astype("float64")), 2, eps=0.0)
+    assert np.allclose(host(out), host(ref), atol=1e-4)
+    assert np.allclose(host(rstd), host(rref), rtol=1e-5)
+
+
+def test_group_norm_float32_large_groups_are_sound_for_a_large_mean():
+    rng = np.random.default_rng(24)
+    a = (-500 + 0.02 * rng.standard_normal((2, 4, 1024))).astype("float32")
     out, _, rstd = k.group_norm_forward(thc.from_numpy(a), 2, eps=0.0)
     ref, _, rref = thnn.group_norm_forward(th.from_numpy(a.astype("float64")), 2, eps=0.0)
     assert np.allclose(host(out), host(ref), atol=1e-4)
