@@ -113,10 +113,9 @@ thc_tensor *new_flag(void) {
     return f;
 }
 
-int check_flag(thc_tensor *flag, int dim, int64_t size) {
+int check_flag(thc_tensor *flag, int dim, int64_t size) {   // keeps the flag
     int64_t h[2];
     int rc = thc_copy_to_host(h, flag);
-    thc_tensor_release(flag);
     if (rc) return rc;
     if (h[0])
         return thc__error(THC_ERR_INDEX, "index %lld is out of bounds for dimension %d with size "
@@ -142,6 +141,19 @@ SgGeom sg_geom(const thc_tensor *target, int dim, const thc_tensor *iter,
     return g;
 }
 
+// reads every index a scatter will use, recording a bad one, writing nothing
+struct IndexCheckFn {
+    const void *index;
+    int index_dtype;
+    int64_t *flag;
+    SgGeom g;
+    THC_HD void operator()(int64_t i) const {
+        int64_t t, ix, o;
+        g.at(i, &t, &ix, &o);
+        read_index(index, index_dtype, ix, g.dim_size, flag);
+    }
+};
+
 template <typename T>
 int run_scatter(thc_tensor *self, const thc_tensor *src, const thc_tensor *index, SgGeom g,
                 int64_t n, int reduce, T alpha, int64_t *flag, const char *what) {
@@ -163,6 +175,11 @@ int scatter_walk(const char *what, thc_tensor *self, int dim, const thc_tensor *
     int rc = flag ? THC_OK : thc_last_status();
     SgGeom g = sg_geom(self, dim, iter, istr, thc__on_host(s) ? NULL : s);
     int64_t n = thc_numel(iter);
+    if (!rc && n > 0) {   // every index checked first: a bad one leaves self as it was
+        rc = for_each(what, n, IndexCheckFn{thc__ptr(index), index->dtype,
+                                            (int64_t *)thc__ptr(flag), g}, thc__stream());
+        if (!rc) rc = check_flag(flag, dim, g.dim_size);
+    }
     if (!rc && n > 0) {
         int64_t *fp = (int64_t *)thc__ptr(flag);
         switch (self->dtype) {
@@ -176,10 +193,7 @@ int scatter_walk(const char *what, thc_tensor *self, int dim, const thc_tensor *
         }
     }
     thc_tensor_release(s);
-    if (flag) {
-        int frc = check_flag(flag, dim, g.dim_size);
-        if (!rc) rc = frc;
-    }
+    thc_tensor_release(flag);
     if (!rc) thc__bump_version(self);
     return rc;
 }
@@ -209,6 +223,7 @@ thc_tensor *gather_walk(const char *what, const thc_tensor *a, int dim, const th
                                     thc__stream()))
     }
     int frc = check_flag(flag, dim, g.dim_size);
+    thc_tensor_release(flag);
     if (!rc) rc = frc;
     if (rc) {
         thc_tensor_release(out);

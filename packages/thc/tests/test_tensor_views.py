@@ -363,3 +363,28 @@ def test_long_lines_scan_and_compact_in_chunks(rng, length):
         assert_same(g.masked_select(g > 0), h.masked_select(h > 0))
     f32 = th.tensor(floats).float()
     assert_same(thc.tensor(floats).float().cumsum(0), f32.cumsum(0))
+
+
+@pytest.mark.parametrize("name", ["scatter_", "scatter_add_", "scatter_reduce_", "index_add_",
+                                  "index_copy_", "index_fill_", "put_"])
+def test_a_bad_index_leaves_the_target_intact(rng, name):
+    # indices are checked on the device before anything is written: the
+    # valid ones before the bad one must not have landed
+    values = rng.standard_normal((4, 5))
+    t = thc.tensor(values)
+    src = thc.tensor(rng.standard_normal((4, 5)))
+    idx2 = thc.tensor([[0, 1, 2, 3, 9]] * 4)          # 9: out of range along dim 1
+    idx1 = thc.tensor([0, 1, 7])                       # 7: out of range along dim 0
+    calls = {
+        "scatter_": lambda: t.scatter_(1, idx2, src),
+        "scatter_add_": lambda: t.scatter_add_(1, idx2, src),
+        "scatter_reduce_": lambda: t.scatter_reduce_(1, idx2, src, "amax", include_self=False),
+        "index_add_": lambda: t.index_add_(0, idx1, src[:3]),
+        "index_copy_": lambda: t.index_copy_(0, idx1, src[:3]),
+        "index_fill_": lambda: t.index_fill_(0, idx1, 2.5),
+        "put_": lambda: t.put_(thc.tensor([0, 3, 40]),
+                               thc.tensor([1.0, 2.0, 3.0], dtype=thc.float64)),
+    }
+    with pytest.raises(IndexError):
+        calls[name]()
+    assert t.cpu().numpy().tolist() == values.tolist()

@@ -381,7 +381,8 @@ def test_dropout_errors():
     ig = thc.from_numpy(np.arange(6).reshape(2, 3))
     msg = same_error(lambda: thnn.dropout_forward(ic, 0.5), lambda: k.dropout_forward(ig, 0.5))
     assert "Float or Double but found Long" in msg
-    same_error(lambda: thnn.dropout_backward_input(ic, ic), lambda: k.dropout_backward_input(ig, ig))
+    same_error(lambda: thnn.dropout_backward_input(ic, ic),
+               lambda: k.dropout_backward_input(ig, ig))
     _, xg = pair((2, 3), rng)
     with pytest.raises(TypeError, match="ember.thc Generator"):
         k.dropout_forward(xg, 0.5, th.Generator())

@@ -20,7 +20,8 @@ __version__ = _ffi.string(_lib.thc_version()).decode()
 
 __all__ = ["CachingAllocator", "OutOfMemoryError", "round_size", "built_with_cuda",
            "device_count", "is_available", "cuda_error_text", "current_device",
-           "set_device", "device", "device_guard", "synchronize", "memory_stats", "memory_allocated",
+           "set_device", "device", "device_guard", "synchronize", "memory_stats",
+           "memory_allocated",
            "max_memory_allocated", "memory_reserved", "max_memory_reserved",
            "reset_peak_memory_stats", "empty_cache", "get_include", "get_lib_dir",
            "is_emulated", "cublas_available", "Stream", "Event", "current_stream",

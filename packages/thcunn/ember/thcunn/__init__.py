@@ -229,7 +229,7 @@ def activation_backward_input(name, grad_output, input, a=0.0, b=0.0):
 
 
 from ._resample import *  # noqa: F401,F403  upsampling, reflection/replication padding
-from ._loss_more import *  # noqa: F401,F403  pointwise losses, kl_div, margin_ranking, cosine_embedding
+from ._loss_more import *  # noqa: F401,F403  pointwise, kl_div, margin_ranking, cosine losses
 from ._norm import *  # noqa: F401,F403  layer_norm, group_norm, dropout
 from ._embedding import *  # noqa: F401,F403  embedding, embedding_bag
 from ._pool_more import *  # noqa: F401,F403  adaptive, 3-d and 1-d pooling
