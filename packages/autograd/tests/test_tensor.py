@@ -237,3 +237,25 @@ def test_dlpack_on_the_cpu_shares_memory():
     assert t.__dlpack_device__() == (1, 0)
     b = np.from_dlpack(t)   # and back to NumPy, still shared
     assert np.shares_memory(b, a)
+
+
+def test_median_and_nanmedian_with_nan():
+    # median propagates NaN (the first one, with its index); nanmedian is the
+    # lower median of the other values, NaN only where every value is NaN
+    nan = float("nan")
+    rows = np.array([[1.0, nan, 2.0, nan, 0.5], [3.0, 1.0, 2.0, 0.0, 4.0],
+                     [nan, nan, nan, nan, nan]])
+    x = ember.tensor(rows)
+    m = x.median(1)
+    assert np.isnan(m.values[0].item()) and m.indices[0].item() == 1
+    assert m.values[1].item() == 2.0 and m.indices[1].item() == 2
+    assert np.isnan(ember.median(x).item())
+    n = x.nanmedian(1)
+    for r, v, i in zip(rows, n.values.tolist(), n.indices.tolist()):
+        kept = np.sort(r[~np.isnan(r)])
+        if kept.size:
+            assert v == kept[(kept.size - 1) // 2] and r[i] == v
+        else:
+            assert np.isnan(v)
+    assert ember.nanmedian(x).item() == np.sort(rows[~np.isnan(rows)])[(8 - 1) // 2]
+    assert ember.tensor([4, 1, 3, 2]).median().item() == 2

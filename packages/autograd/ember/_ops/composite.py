@@ -307,21 +307,42 @@ _register(diff, samples=[S(T(3, 5)), S(T(3, 5), 2, 0), S(T(4), prepend=T(1))])
 MedianResult = collections.namedtuple("median", ["values", "indices"])
 
 
-def median(input, dim=None, keepdim=False):
-    """The lower median (of all elements, or along dim with its index)."""
+def _median(input, dim, keepdim, skip_nan):
+    """The lower median along dim (None: of all elements).  Sorting puts NaN
+    last, in order: median propagates NaN (the row's first NaN and its
+    index, as PyTorch), nanmedian takes the lower median of the rest."""
     if dim is None:
         flat = input.reshape(-1)
-        return sort(flat).values[(flat.numel() - 1) // 2]
+        result = _median(flat, 0, False, skip_nan).values
+        return result
+    dim %= max(input.ndim, 1)
     s = sort(input, dim)
-    k = (input.shape[dim] - 1) // 2
-    values = narrow(s.values, dim, k, 1)
-    indices = narrow(s.indices, dim, k, 1)
+    length = input.shape[dim]
+    if not input.dtype.is_floating_point:
+        k = narrow(s.indices, dim, 0, 1).mul(0).add((length - 1) // 2)
+    else:
+        nans = input.isnan().sum(dim, keepdim=True)
+        k = ((length - nans - 1) // 2).clamp(min=0) if skip_nan else \
+            (length - nans).where(nans > 0, nans.mul(0).add((length - 1) // 2))
+    values, indices = s.values.gather(dim, k), s.indices.gather(dim, k)
     if not keepdim:
         values, indices = values.squeeze(dim), indices.squeeze(dim)
     return MedianResult(values, indices)
 
 
+def median(input, dim=None, keepdim=False):
+    """The lower median (of all elements, or along dim with its index); NaN
+    when there is one."""
+    return _median(input, dim, keepdim, False)
+
+
+def nanmedian(input, dim=None, keepdim=False):
+    """median ignoring NaN (NaN only where every element is)."""
+    return _median(input, dim, keepdim, True)
+
+
 _register(median, samples=[S(T(3, 5)), S(T(3, 4), 1), S(T(3, 4), 0, True)])
+_register(nanmedian, samples=[S(T(3, 5)), S(T(3, 4), 1), S(T(3, 4), 0, True)])
 
 
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
