@@ -39,8 +39,9 @@ int thc_abi_version_major(void);
 int thc_abi_version_minor(void);
 const char *thc_version(void);
 int thc_has_cuda(void);           /* 1 if built with nvcc, 0 if EMBER_NO_CUDA */
-/* 1 when a host-only build runs its kernels on an emulated device of host
- * memory (EMBER_THC_EMULATE=1 in the environment; for tests). */
+/* 1 when a host-only build runs its kernels on emulated devices of host
+ * memory (EMBER_THC_EMULATE=1 in the environment: one device; =N: N of
+ * them, up to 8; for tests). */
 int thc_is_emulated(void);
 
 const char *thc_last_error(void);
