@@ -74,7 +74,8 @@ int thc_synchronize(void);
 /* ---- streams and events ---------------------------------------------- */
 /* Streams and events are opaque handles (cudaStream_t, cudaEvent_t on a
  * GPU).  Every kernel and copy of libTHC is queued on the calling thread's
- * current stream (NULL, the default stream, until set). */
+ * current stream of the current device (NULL, the default stream, until
+ * set); set a stream current only on the device it was made on. */
 int thc_stream_create(void **stream);
 int thc_stream_destroy(void *stream);
 int thc_stream_synchronize(void *stream);

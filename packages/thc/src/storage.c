@@ -266,15 +266,23 @@ int64_t thc__scalar_int64(const thc_tensor *t) {
     return v;
 }
 
-/* ---- the current stream ------------------------------------------------ */
-static __thread void *current_stream;
+/* ---- the current stream: one per thread and device (a stream belongs to
+ * the device it was made on) --------------------------------------------- */
+static __thread void *current_streams[MAX_DEVICES];
 
-void *thc__stream(void) { return current_stream; }
+static int stream_slot(void) {
+    int device = 0;
+    if (several_devices() && (thc_get_device(&device) || device < 0 || device >= MAX_DEVICES))
+        device = 0;
+    return device;
+}
 
-THC_API void *thc_current_stream(void) { return current_stream; }
+void *thc__stream(void) { return current_streams[stream_slot()]; }
+
+THC_API void *thc_current_stream(void) { return current_streams[stream_slot()]; }
 
 THC_API int thc_set_current_stream(void *stream) {
-    current_stream = stream;
+    current_streams[stream_slot()] = stream;
     return THC_OK;
 }
 

@@ -44,6 +44,18 @@ SCRIPT = textwrap.dedent('''
     assert thc.memory_allocated(1) > 0 and thc.memory_allocated(0) > 0
     with pytest.raises(ValueError, match="device 2 does not exist"):
         thc.set_device(2)
+    # a current stream per device: a stream made on cuda:1 is current there
+    with thc.device(1):
+        s1 = thc.Stream()
+    assert s1.device_index == 1
+    with thc.stream(s1):
+        assert thc.current_device() == 1 and thc.current_stream() == s1
+        assert thc.current_stream(0) == thc.default_stream(0)
+        (b + 1).sum()
+    assert thc.current_device() == 0 and thc.current_stream() == thc.default_stream()
+    thc.set_stream(s1)
+    assert thc.current_stream(1) == s1 and thc.current_stream() == thc.default_stream()
+    thc.set_stream(thc.default_stream(1))
     import ember
     import ember.nn as nn
     x = ember.randn(2, 3, device="cuda:1", requires_grad=True)

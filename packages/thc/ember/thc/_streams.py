@@ -13,6 +13,7 @@ class Stream:
 
     def __init__(self, _handle=None):
         self._owned = _handle is None
+        self.device_index = _current_device()   # a stream belongs to its device
         if self._owned:
             h = ffi.new("void **")
             check(lib.thc_stream_create(h))
@@ -102,29 +103,68 @@ class Event:
 _streams = weakref.WeakValueDictionary()
 
 
+def _current_device():
+    d = ffi.new("int *")
+    return d[0] if lib.thc_get_device(d) == 0 else 0
+
+
+@contextlib.contextmanager
+def _on_device(index):
+    """`index` current inside the block (libTHC keeps a current stream per
+    device)."""
+    previous = _current_device()
+    if index is None or index == previous:
+        yield
+        return
+    check(lib.thc_set_device(index))
+    try:
+        yield
+    finally:
+        lib.thc_set_device(previous)
+
+
+def _index(device):
+    if device is None:
+        return None
+    if isinstance(device, int):
+        return device
+    index = getattr(device, "index", None)
+    if index is None and ":" in str(device):
+        index = int(str(device).split(":")[1])
+    return index
+
+
 def current_stream(device=None):
-    h = int(ffi.cast("uintptr_t", lib.thc_current_stream()))
-    return _streams.get(h) or Stream(_handle=h)
+    """The calling thread's current stream on `device` (None: the current
+    device)."""
+    with _on_device(_index(device)):
+        h = int(ffi.cast("uintptr_t", lib.thc_current_stream()))
+        return _streams.get(h) or Stream(_handle=h)
 
 
 def default_stream(device=None):
-    return Stream(_handle=0)
+    with _on_device(_index(device)):
+        return Stream(_handle=0)
 
 
 def set_stream(stream):
+    """Makes `stream` current on its own device."""
     _streams[stream.cuda_stream] = stream
-    check(lib.thc_set_current_stream(stream._handle))
+    with _on_device(stream.device_index):
+        check(lib.thc_set_current_stream(stream._handle))
 
 
 @contextlib.contextmanager
 def stream(s):
-    """Makes `s` the current stream inside the block (None: no change)."""
+    """Makes `s` the current stream, and its device the current device,
+    inside the block (None: no change)."""
     if s is None:
         yield
         return
-    previous = current_stream()
-    set_stream(s)
-    try:
-        yield s
-    finally:
-        set_stream(previous)
+    with _on_device(s.device_index):
+        previous = current_stream()
+        set_stream(s)
+        try:
+            yield s
+        finally:
+            set_stream(previous)
