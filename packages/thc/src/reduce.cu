@@ -116,6 +116,28 @@ int64_t split_of(int64_t M, int64_t K) {
     return by_len < by_fill ? by_len : by_fill;
 }
 
+// Which chunk a thread folds.  Chunk-major order (thread i: output i % M,
+// chunk i / M) when neighbouring outputs are adjacent in memory and a row's
+// elements are not (x.sum(0)): then a warp's threads read neighbouring
+// columns; else output-major (output i / P, chunk i % P).  Thread i writes
+// its partial at i, so the partials lie (P, M) or (M, P).
+struct Split {
+    int64_t M, P;
+    int chunk_major;
+    THC_HD void of(int64_t i, int64_t *m, int64_t *p) const {
+        *m = chunk_major ? i % M : i / P;
+        *p = chunk_major ? i / M : i % P;
+    }
+};
+
+THC_HD inline bool adjacent(const Offsets &o) {
+    return o.unit || (o.ndim > 0 && o.strides[0][o.ndim - 1] == 1);
+}
+
+Split split_for(int64_t M, int64_t P, const Offsets &kept, const Offsets &red) {
+    return Split{M, P, P > 1 && adjacent(kept) && !adjacent(red)};
+}
+
 // offsets of n elements `stride` apart (the partials' layout)
 Offsets line(int64_t n, int64_t stride) {
     Offsets o;
@@ -134,7 +156,8 @@ thc_tensor *scratch(int64_t n, size_t elem) {
     return thc_empty(1, &bytes, THC_UINT8);
 }
 
-// Thread i folds chunk i % P of output i / P (P = 1: the whole output).
+// Thread i folds a chunk of an output, as `split` says (P = 1: the whole
+// output).
 template <typename T> struct ReduceFn {
     typedef typename AccOf<T>::type A;
     A *out;
@@ -143,6 +166,7 @@ template <typename T> struct ReduceFn {
     int64_t K, P;
     double scale;   // the last stage's (mean); 1 elsewhere
     Offsets kept, red;
+    Split split;
     // elements k0, k0 + step, ... of the output whose elements start at base
     THC_HD A fold(int64_t base, int64_t k0, int64_t step) const {
         A acc = init<A>(kind);
@@ -154,9 +178,10 @@ template <typename T> struct ReduceFn {
         return acc;
     }
     THC_HD void operator()(int64_t i) const {
-        int64_t base;
-        kept.at<1>(i / P, &base);
-        A acc = fold(base, i % P, P);
+        int64_t base, m, p;
+        split.of(i, &m, &p);
+        kept.at<1>(m, &base);
+        A acc = fold(base, p, P);
         out[i] = scale != 1.0 ? (A)(acc * scale) : acc;
     }
 };
@@ -190,8 +215,7 @@ __global__ void reduce_block_kernel(ReduceFn<T> f) {
 // the block kernel's case: long rows whose elements are adjacent, and
 // enough of them to fill the device (or too few elements to split)
 bool block_per_row(int64_t M, int64_t K, int64_t P, const Offsets &red) {
-    bool adjacent = red.unit || (red.ndim > 0 && red.strides[0][red.ndim - 1] == 1);
-    return adjacent && K >= kReduceThreads && M <= INT32_MAX && (P == 1 || M >= 1024);
+    return adjacent(red) && K >= kReduceThreads && M <= INT32_MAX && (P == 1 || M >= 1024);
 }
 #endif
 
@@ -202,23 +226,28 @@ int run_reduce(const T *in, int64_t M, int64_t K, const Offsets &kept, const Off
                int kind, double scale, typename AccOf<T>::type *out) {
     typedef typename AccOf<T>::type A;
     int64_t P = split_of(M, K);
+    const Split whole{M, 1, 0};
 #ifdef __CUDACC__
     if (block_per_row(M, K, P, red)) {
-        ReduceFn<T> f{out, in, kind, K, 1, scale, kept, red};
+        ReduceFn<T> f{out, in, kind, K, 1, scale, kept, red, whole};
         reduce_block_kernel<T><<<(unsigned)M, kReduceThreads, 0, (cudaStream_t)thc__stream()>>>(f);
         return thc__launch_status("reduce");
     }
 #endif
     if (P == 1)
-        return for_each("reduce", M, ReduceFn<T>{out, in, kind, K, 1, scale, kept, red},
+        return for_each("reduce", M, ReduceFn<T>{out, in, kind, K, 1, scale, kept, red, whole},
                         thc__stream());
     thc_tensor *part = scratch(M * P, sizeof(A));
     if (!part) return thc_last_status();
     A *pp = (A *)thc__ptr(part);
-    int rc = for_each("reduce", M * P, ReduceFn<T>{pp, in, kind, K, P, 1.0, kept, red},
+    Split split = split_for(M, P, kept, red);
+    int rc = for_each("reduce", M * P, ReduceFn<T>{pp, in, kind, K, P, 1.0, kept, red, split},
                       thc__stream());
     // stream order: the scratch memory is reused only by later work
-    if (!rc) rc = run_reduce<A>(pp, M, P, line(M, P), line(P, 1), merge_kind(kind), scale, out);
+    if (!rc)
+        rc = split.chunk_major
+                 ? run_reduce<A>(pp, M, P, line(M, 1), line(P, M), merge_kind(kind), scale, out)
+                 : run_reduce<A>(pp, M, P, line(M, P), line(P, 1), merge_kind(kind), scale, out);
     thc_tensor_release(part);
     return rc;
 }
@@ -413,9 +442,11 @@ template <typename T> struct ArgFn {
     int is_max;
     int64_t K, P;
     Offsets kept, red;
+    Split split;
     THC_HD void operator()(int64_t i) const {
-        int64_t base, off, p = i % P;
-        kept.at<1>(i / P, &base);
+        int64_t base, off, m, p;
+        split.of(i, &m, &p);
+        kept.at<1>(m, &base);
         red.at<1>(p, &off);
         T best = in[base + off];
         int64_t bi = in_idx ? in_idx[base + off] : p;
@@ -442,16 +473,21 @@ int run_arg(const T *in, const int64_t *in_idx, int64_t M, int64_t K, const Offs
             const Offsets &red, int is_max, T *values, int64_t *indices, const char *name) {
     int64_t P = split_of(M, K);
     if (P == 1)
-        return for_each(name, M, ArgFn<T>{values, indices, in, in_idx, is_max, K, 1, kept, red},
+        return for_each(name, M, ArgFn<T>{values, indices, in, in_idx, is_max, K, 1, kept, red,
+                                          Split{M, 1, 0}},
                         thc__stream());
     thc_tensor *pv = scratch(M * P, sizeof(T)), *pi = pv ? scratch(M * P, sizeof(int64_t)) : NULL;
     int rc = pi ? THC_OK : thc_last_status();
     T *vp = pi ? (T *)thc__ptr(pv) : NULL;
     int64_t *ip = pi ? (int64_t *)thc__ptr(pi) : NULL;
+    Split split = split_for(M, P, kept, red);
     if (!rc)
-        rc = for_each(name, M * P, ArgFn<T>{vp, ip, in, in_idx, is_max, K, P, kept, red},
+        rc = for_each(name, M * P, ArgFn<T>{vp, ip, in, in_idx, is_max, K, P, kept, red, split},
                       thc__stream());
-    if (!rc) rc = run_arg<T>(vp, ip, M, P, line(M, P), line(P, 1), is_max, values, indices, name);
+    if (!rc)
+        rc = split.chunk_major
+                 ? run_arg<T>(vp, ip, M, P, line(M, 1), line(P, M), is_max, values, indices, name)
+                 : run_arg<T>(vp, ip, M, P, line(M, P), line(P, 1), is_max, values, indices, name);
     thc_tensor_release(pi);
     thc_tensor_release(pv);
     return rc;
