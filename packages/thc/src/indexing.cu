@@ -310,6 +310,7 @@ extern "C" THC_API int thc_scatter_(thc_tensor *self, int dim, const thc_tensor 
     if (thc__check_device("scatter", "self", self) || check_index("scatter", index))
         return thc_last_status();
     if (!src) return thc__error(THC_ERR_VALUE, "scatter: src is NULL");
+    if (!thc__on_host(src) && thc__check_device("scatter", "src", src)) return thc_last_status();
     if ((dim = thc__wrap_dim(dim, self->ndim)) < 0) return thc_last_status();
     if (reduce == THC_SCATTER_MEAN)
         return thc__error(THC_ERR_NOT_IMPLEMENTED, "scatter_reduce: reduce='mean' is composed "
@@ -359,6 +360,7 @@ int index_family(const char *what, thc_tensor *self, int dim, const thc_tensor *
     if (thc__check_device(what, "self", self) || check_index(what, index))
         return thc_last_status();
     if (!src) return thc__error(THC_ERR_VALUE, "%s: source is NULL", what);
+    if (!thc__on_host(src) && thc__check_device(what, "source", src)) return thc_last_status();
     if ((dim = thc__wrap_dim(dim, self->ndim)) < 0) return thc_last_status();
     if (index->ndim > 1)
         return thc__error(THC_ERR_INDEX, "%s(): Index is supposed to be a vector", what);

@@ -537,9 +537,12 @@ int check_binary_devices(const char *what, const thc_tensor *a, const thc_tensor
     if (da >= 0 && db >= 0 && da != db)
         return thc__error(THC_ERR_RUNTIME, "Expected all tensors to be on the same device, but "
                           "found at least two devices, cuda:%d and cuda:%d!", da, db);
-    for (const thc_tensor *t : {a, b})
+    for (const thc_tensor *t : {a, b}) {
         if (thc__on_host(t) && t->ndim != 0)
             return thc__error(THC_ERR_RUNTIME, "%s: a host operand must be a 0-d scalar", what);
+        if (!thc__on_host(t) && thc__check_device(what, "an operand", t))
+            return thc_last_status();
+    }
     return THC_OK;
 }
 

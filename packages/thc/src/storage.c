@@ -197,6 +197,7 @@ static int to_host(void *host, const thc_tensor *src, int flags, const char *wha
         memcpy(host, thc__ptr(src), (size_t)item);
         return THC_OK;
     }
+    if (thc__check_device(what, "src", src)) return thc_last_status();
     thc_tensor *c = thc_contiguous(src);
     if (!c) return thc_last_status();
     int rc = thc__memcpy(host, thc__ptr(c), (size_t)(n * item), THC__D2H | flags,
@@ -237,6 +238,7 @@ static int element(const thc_tensor *t, int64_t linear, char *buf) {
         memcpy(buf, p, (size_t)item);
         return THC_OK;
     }
+    if (thc__check_device("item", "the tensor", t)) return thc_last_status();
     return thc__memcpy(buf, p, (size_t)item, THC__D2H, thc__stream());
 }
 

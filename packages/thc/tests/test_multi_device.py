@@ -56,6 +56,20 @@ SCRIPT = textwrap.dedent('''
     thc.set_stream(s1)
     assert thc.current_stream(1) == s1 and thc.current_stream() == thc.default_stream()
     thc.set_stream(thc.default_stream(1))
+    assert thc.default_stream(0) != thc.default_stream(1)
+    # an event is made on its first stream's device and stays there
+    e = thc.Event()
+    e.record(s1)
+    assert e.device_index == 1 and e.query()
+    with pytest.raises(RuntimeError, match="does not match recording stream's device"):
+        e.record(thc.default_stream(0))
+    thc.default_stream(0).wait_event(e)     # a wait across devices is fine
+    s1.synchronize()
+    assert thc.cat([b, b]).device == "cuda:1" and thc.stack((b, b)).device == "cuda:1"
+    assert thc.tensor(b, device="cuda:0").device == "cuda:0"
+    # work mixing devices is refused (not run on the wrong device)
+    with pytest.raises(RuntimeError, match="is on cuda:1 but the current device is cuda:0"):
+        thc.ones((3,)).index_add_(0, thc.tensor([0, 1, 2]), b)
     import ember
     import ember.nn as nn
     x = ember.randn(2, 3, device="cuda:1", requires_grad=True)

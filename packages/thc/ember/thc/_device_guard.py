@@ -33,13 +33,20 @@ def guarded(fn, tensor_type):
     if not several_devices():
         return fn
 
-    @functools.wraps(fn)
-    def on_its_device(*args, **kwargs):
+    def first_device(args):
         for a in args:
             if a.__class__ is tensor_type:
-                device = a._p.storage.device
-                break
-        else:
+                return a._p.storage.device
+            if a.__class__ in (list, tuple):   # cat([...]), stack((...))
+                d = first_device(a)
+                if d is not None:
+                    return d
+        return None
+
+    @functools.wraps(fn)
+    def on_its_device(*args, **kwargs):
+        device = first_device(args)
+        if device is None:
             return fn(*args, **kwargs)
         current = ffi.new("int *")
         check(lib.thc_get_device(current))

@@ -76,7 +76,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     """A new device tensor copying `data` (nested lists, numbers, arrays,
     CPU or CUDA tensors)."""
     if isinstance(data, Tensor):
-        t = data.clone()
+        t = data.to(device, copy=True) if device is not None else data.clone()
         return t if dtype is None else t.to(dtype)
     host = _th.tensor(data.contiguous() if isinstance(data, _th.Tensor) else data,
                       dtype=dtype)

@@ -33,16 +33,21 @@ class Stream:
 
     def query(self):
         """True when all work queued on the stream has finished."""
-        r = lib.thc_stream_query(self._handle)
+        with _on_device(self.device_index):   # handle 0 is the current device's
+            r = lib.thc_stream_query(self._handle)
         if r < 0:
             check(lib.thc_last_status() or lib.THC_ERR_RUNTIME)
         return bool(r)
 
     def synchronize(self):
-        check(lib.thc_stream_synchronize(self._handle))
+        with _on_device(self.device_index):
+            check(lib.thc_stream_synchronize(self._handle))
 
     def wait_event(self, event):
-        check(lib.thc_stream_wait_event(self._handle, event._handle))
+        if event._handle is None:   # never recorded: nothing to wait for
+            return
+        with _on_device(self.device_index):
+            check(lib.thc_stream_wait_event(self._handle, event._handle))
 
     def wait_stream(self, stream):
         """Later work on this stream waits for what `stream` has queued."""
@@ -54,52 +59,70 @@ class Stream:
         return event
 
     def __eq__(self, other):
-        return isinstance(other, Stream) and self.cuda_stream == other.cuda_stream
+        return isinstance(other, Stream) and self.cuda_stream == other.cuda_stream and \
+            self.device_index == other.device_index
 
     def __hash__(self):
-        return hash(self.cuda_stream)
+        return hash((self.device_index, self.cuda_stream))
 
     def __repr__(self):
         return f"<ember.cuda.Stream cuda_stream={self.cuda_stream:#x}>"
 
 
 class Event:
-    """A CUDA event: a point in a stream's work, to wait for or time."""
+    """A CUDA event: a point in a stream's work, to wait for or time.  It is
+    made at its first record, on that stream's device, and records only on
+    streams of that device."""
 
     def __init__(self, enable_timing=False, blocking=False, interprocess=False):
-        h = ffi.new("void **")
-        check(lib.thc_event_create(h, int(bool(enable_timing))))
-        self._handle = h[0]
+        self._timing = bool(enable_timing)
+        self._handle = None
+        self.device_index = None
 
     def __del__(self):
         if getattr(self, "_handle", None):
             lib.thc_event_destroy(self._handle)
-            self._handle = ffi.NULL
+            self._handle = None
 
     def record(self, stream=None):
-        check(lib.thc_event_record(self._handle, (stream or current_stream())._handle))
+        stream = stream or current_stream()
+        with _on_device(stream.device_index):
+            if self._handle is None:
+                h = ffi.new("void **")
+                check(lib.thc_event_create(h, int(self._timing)))
+                self._handle, self.device_index = h[0], stream.device_index
+            elif self.device_index != stream.device_index:
+                raise RuntimeError(f"Event device cuda:{self.device_index} does not match "
+                                   f"recording stream's device cuda:{stream.device_index}")
+            check(lib.thc_event_record(self._handle, stream._handle))
 
     def wait(self, stream=None):
         (stream or current_stream()).wait_event(self)
 
     def query(self):
+        if self._handle is None:   # never recorded: nothing pending
+            return True
         r = lib.thc_event_query(self._handle)
         if r < 0:
             check(lib.thc_last_status() or lib.THC_ERR_RUNTIME)
         return bool(r)
 
     def synchronize(self):
-        check(lib.thc_event_synchronize(self._handle))
+        if self._handle is not None:
+            check(lib.thc_event_synchronize(self._handle))
 
     def elapsed_time(self, end_event):
         """Milliseconds between this event and `end_event` (both recorded,
         made with enable_timing=True)."""
+        if self._handle is None or end_event._handle is None:
+            raise RuntimeError("elapsed_time: both events must be recorded first")
         ms = ffi.new("float *")
         check(lib.thc_event_elapsed_ms(self._handle, end_event._handle, ms))
         return ms[0]
 
 
-# handle -> the Stream object set current, so current_stream() returns it
+# (device, handle) -> the Stream object set current, so current_stream()
+# returns it (handle 0 is every device's default stream)
 _streams = weakref.WeakValueDictionary()
 
 
@@ -139,7 +162,7 @@ def current_stream(device=None):
     device)."""
     with _on_device(_index(device)):
         h = int(ffi.cast("uintptr_t", lib.thc_current_stream()))
-        return _streams.get(h) or Stream(_handle=h)
+        return _streams.get((_current_device(), h)) or Stream(_handle=h)
 
 
 def default_stream(device=None):
@@ -149,7 +172,7 @@ def default_stream(device=None):
 
 def set_stream(stream):
     """Makes `stream` current on its own device."""
-    _streams[stream.cuda_stream] = stream
+    _streams[(stream.device_index, stream.cuda_stream)] = stream
     with _on_device(stream.device_index):
         check(lib.thc_set_current_stream(stream._handle))
 
