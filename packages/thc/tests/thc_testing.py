@@ -6,6 +6,8 @@ libTHC's op table must match libTH's).
 A module of its own, imported by name, so that other packages' conftest.py
 files can never shadow it.
 """
+import os
+
 import numpy as np
 import pytest
 
@@ -17,6 +19,23 @@ requires_device = pytest.mark.skipif(
     thc.device_count() == 0,
     reason="no CUDA device (set EMBER_THC_EMULATE=1 to test a host-only build on the "
            f"emulated device): {thc.cuda_error_text()}")
+
+# EMBER_THC_TEST_DEVICE=cuda:1 (with EMBER_THC_EMULATE=2): pair() puts the
+# CUDA operands on that device while cuda:0 stays current, so the op table
+# runs through the device guard
+TEST_DEVICE = os.environ.get("EMBER_THC_TEST_DEVICE") or None
+
+
+def _default_device(fn):
+    def on_test_device(*args, device=None, **kwargs):
+        return fn(*args, device=device or TEST_DEVICE, **kwargs)
+    return on_test_device
+
+
+if TEST_DEVICE:   # the tests' own tensors go there too
+    for _name in ("tensor", "zeros", "ones", "empty", "full", "arange", "eye", "linspace",
+                  "rand", "randn", "randint", "randperm", "as_tensor"):
+        setattr(thc, _name, _default_device(getattr(thc, _name)))
 
 DTYPES = [th.float32, th.float64, th.float16, th.bfloat16, th.int32, th.int64, th.uint8,
           th.bool]
@@ -78,7 +97,7 @@ def pair(rng, shape, d, layout="contiguous", low=None, high=None, nonzero=False)
 
     def base(bshape):
         h = host_tensor(random_array(rng, bshape, d, low, high, nonzero), d)
-        return h, thc.tensor(h)
+        return h, thc.tensor(h, device=TEST_DEVICE)
 
     if layout == "contiguous":
         return base(shape)
@@ -130,7 +149,7 @@ def assert_same(gpu, cpu, rtol=None, atol=None, what=""):
         assert gpu == cpu or (gpu != gpu and cpu != cpu), f"{what}: {gpu!r} != {cpu!r}"
         return
     assert isinstance(gpu, thc.Tensor), f"{what}: expected a CUDA tensor, got {type(gpu)}"
-    assert gpu.device == "cuda:0"
+    assert gpu.device == (TEST_DEVICE or "cuda:0")
     assert gpu.dtype is cpu.dtype, f"{what}: dtype {gpu.dtype} != CPU's {cpu.dtype}"
     assert tuple(gpu.shape) == tuple(cpu.shape), \
         f"{what}: shape {tuple(gpu.shape)} != CPU's {tuple(cpu.shape)}"

@@ -468,6 +468,10 @@ def _to_other_device(self, index, dtype):
     host = to_host(self)
     if dtype is not None and dtype is not self.dtype:
         host = host.to(dtype)
+    return _to_other_device_from_host(host, index)
+
+
+def _to_other_device_from_host(host, index):
     current = ffi.new("int *")
     check(lib.thc_get_device(current))
     check(lib.thc_set_device(index))
@@ -531,11 +535,16 @@ def _repr(self):
 
 
 def _rebuild(host, device_index):
-    return upload(host)
+    count = ffi.new("int *")
+    check(lib.thc_device_count(count))
+    if 0 <= device_index < count[0]:
+        return _to_other_device_from_host(host, device_index)
+    return upload(host)   # that device is not here: the current one
 
 
 def _reduce(self):
-    # pickles as the CPU tensor's bytes; unpickling uploads to the current device
+    # pickles as the CPU tensor's bytes; unpickling uploads to the same
+    # device index when it exists, else to the current device
     return (_rebuild, (to_host(self), self._p.storage.device))
 
 
