@@ -34,19 +34,21 @@ def check(status: int) -> None:
 
 
 def _cublas_from_wheel():
-    """libcublas.so.13 of the nvidia-cublas wheel, if installed (the
-    dynamic linker does not look inside site-packages)."""
+    """libcublas of the nvidia-cublas wheel (CUDA 13's, else 12's), if
+    installed (the dynamic linker does not look inside site-packages)."""
     import importlib.util
     import os
     try:
         spec = importlib.util.find_spec("nvidia")
     except (ImportError, ValueError):
         return None
-    for root in (spec.submodule_search_locations or []) if spec else []:
-        for sub in ("cu13/lib", "cublas/lib"):
-            path = os.path.join(root, sub, "libcublas.so.13")
-            if os.path.exists(path):
-                return path
+    roots = (spec.submodule_search_locations or []) if spec else []
+    for name in ("libcublas.so.13", "libcublas.so.12"):
+        for root in roots:
+            for sub in ("cu13/lib", "cublas/lib"):
+                path = os.path.join(root, sub, name)
+                if os.path.exists(path):
+                    return path
     return None
 
 
