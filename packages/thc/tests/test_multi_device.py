@@ -84,6 +84,8 @@ SCRIPT = textwrap.dedent('''
     assert all(p.grad.device == ember.device("cuda", 1) for p in model.parameters())
     with ember.cuda.device(1):
         assert ember.zeros(1, device="cuda").device == ember.device("cuda", 1)
+    ember.cuda.synchronize(1)
+    assert ember.cuda.current_device() == 0
     print("ok")
 ''')
 

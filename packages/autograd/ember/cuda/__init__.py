@@ -44,7 +44,10 @@ def device(device):
 
 
 def synchronize(device=None):
-    _thc("synchronize").synchronize()
+    """Waits for the work queued on `device` (None: the current one)."""
+    with _thc("synchronize").device(device if device is None or isinstance(device, int)
+                                    else str(device)):
+        _thc("synchronize").synchronize()
 
 
 def memory_allocated(device=None):
