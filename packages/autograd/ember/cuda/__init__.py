@@ -39,15 +39,14 @@ def set_device(device):
 def device(device):
     """Context manager: CUDA device `device` (an int, 'cuda:1', an
     ember.device; None: no change) is current inside the block."""
-    return _thc("device").device(device if device is None or isinstance(device, int)
-                                 else str(device))
+    return _thc("device").device(device)
 
 
 def synchronize(device=None):
     """Waits for the work queued on `device` (None: the current one)."""
-    with _thc("synchronize").device(device if device is None or isinstance(device, int)
-                                    else str(device)):
-        _thc("synchronize").synchronize()
+    thc = _thc("synchronize")
+    with thc.device(device):
+        thc.synchronize()
 
 
 def memory_allocated(device=None):

@@ -127,11 +127,8 @@ class DeviceProperties:
 
 
 def _device_index(device):
-    if device is None:
-        return current_device()
-    index = getattr(device, "index", device)
-    if isinstance(device, str):
-        index = int(device.partition(":")[2] or 0)
+    from ._device_guard import device_index
+    index = device_index(device)
     return current_device() if index is None else index
 
 

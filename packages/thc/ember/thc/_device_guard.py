@@ -1,9 +1,11 @@
-"""The device guard.  Work runs on the current device, whose kernels cannot
-reach memory of another device; so, as in PyTorch, on a machine with
+"""Devices: which one an argument names, a block with another one current,
+and the device guard.  Work runs on the current device, whose kernels
+cannot reach memory of another device; so, as in PyTorch, on a machine with
 several devices every tensor method and namespace function runs with its
 first CUDA tensor argument's device made current (and restored after), and
 its kernels, outputs and temporaries go there.  With one device nothing is
 wrapped and nothing is paid."""
+import contextlib
 import functools
 import inspect
 
@@ -16,6 +18,35 @@ _PLAIN = {"__init__", "__new__", "__del__", "__hash__", "__getattribute__", "__s
           "numel", "element_size", "storage_offset", "is_contiguous", "_version"}
 
 _several = None
+
+
+def device_index(device):
+    """The index a device argument names (an int, 'cuda:1', an ember.device),
+    or None for none named (None, 'cuda')."""
+    if device is None or isinstance(device, int):
+        return device
+    if isinstance(device, str):   # (str has an `index` method)
+        return int(device.split(":")[1]) if ":" in device else None
+    return device.index   # an ember.device
+
+
+@contextlib.contextmanager
+def on_device(index):
+    """Device `index` current inside the block, the previous one after
+    (None: no change)."""
+    if index is None:
+        yield
+        return
+    current = ffi.new("int *")
+    check(lib.thc_get_device(current))
+    if current[0] == index:
+        yield
+        return
+    check(lib.thc_set_device(index))
+    try:
+        yield
+    finally:
+        lib.thc_set_device(current[0])
 
 
 def several_devices():
@@ -46,17 +77,10 @@ def guarded(fn, tensor_type):
     @functools.wraps(fn)
     def on_its_device(*args, **kwargs):
         device = first_device(args)
-        if device is None:
+        if device is None or device < 0:
             return fn(*args, **kwargs)
-        current = ffi.new("int *")
-        check(lib.thc_get_device(current))
-        if device < 0 or device == current[0]:
+        with on_device(device):
             return fn(*args, **kwargs)
-        check(lib.thc_set_device(device))
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            lib.thc_set_device(current[0])
 
     on_its_device.__wrapped_for_devices__ = True
     return on_its_device

@@ -6,7 +6,6 @@ shaping functions of the _tensor_* modules.
 Creation of patterned data (arange, linspace, logspace, eye) runs on the
 host through ember.th and uploads the result: one transfer, and the
 values are the CPU library's to the last bit."""
-import contextlib
 import numbers
 import os
 import struct
@@ -24,7 +23,7 @@ from ._tensor_shape import cat, gen_ptr
 from ._interop import from_cuda_array
 from ._host_memory import is_pinned, pin_memory
 from ._dlpack import from_dlpack
-from ._device_guard import guard_all
+from ._device_guard import guard_all, on_device
 
 functions = {}
 
@@ -36,26 +35,15 @@ def _register(fn, names=None):
 
 
 # ---- devices -------------------------------------------------------------
-@contextlib.contextmanager
 def _on(device):
     """Makes `device` ('cuda', 'cuda:1', an ember.device, an index) the
-    current device for the allocations inside the block."""
+    current device inside the block ('cuda' and None: no change)."""
     if device is None:
-        yield
-        return
+        return on_device(None)
     if isinstance(device, numbers.Integral) and not isinstance(device, bool):
         device = f"cuda:{int(device)}"
-    want = _check_cuda(device)
-    cur = ffi.new("int *")
-    check(lib.thc_get_device(cur))
-    if ":" not in str(device) or want == cur[0]:
-        yield
-        return
-    check(lib.thc_set_device(want))
-    try:
-        yield
-    finally:
-        lib.thc_set_device(cur[0])
+    index = _check_cuda(device)   # checks the type and that the device exists
+    return on_device(index if ":" in str(device) else None)
 
 
 def _empty(size, dtype, default, device=None):

@@ -4,6 +4,7 @@ makes `s` current for the block."""
 import contextlib
 import weakref
 
+from ._device_guard import device_index, on_device
 from ._lib import check, ffi, lib
 
 
@@ -131,42 +132,22 @@ def _current_device():
     return d[0] if lib.thc_get_device(d) == 0 else 0
 
 
-@contextlib.contextmanager
 def _on_device(index):
     """`index` current inside the block (libTHC keeps a current stream per
-    device)."""
-    previous = _current_device()
-    if index is None or index == previous:
-        yield
-        return
-    check(lib.thc_set_device(index))
-    try:
-        yield
-    finally:
-        lib.thc_set_device(previous)
-
-
-def _index(device):
-    if device is None:
-        return None
-    if isinstance(device, int):
-        return device
-    index = getattr(device, "index", None)
-    if index is None and ":" in str(device):
-        index = int(str(device).split(":")[1])
-    return index
+    device); no device query when it is already current."""
+    return on_device(None if index == _current_device() else index)
 
 
 def current_stream(device=None):
     """The calling thread's current stream on `device` (None: the current
     device)."""
-    with _on_device(_index(device)):
+    with _on_device(device_index(device)):
         h = int(ffi.cast("uintptr_t", lib.thc_current_stream()))
         return _streams.get((_current_device(), h)) or Stream(_handle=h)
 
 
 def default_stream(device=None):
-    with _on_device(_index(device)):
+    with _on_device(device_index(device)):
         return Stream(_handle=0)
 
 

@@ -18,6 +18,7 @@ import ember.th as _th
 from ember.th import dtypes as _dt
 
 from ._lib import check, ffi, lib
+from ._device_guard import on_device
 from ._host_memory import is_pinned, keep_until_done, pinned_empty
 
 NULL = ffi.NULL
@@ -468,17 +469,8 @@ def _to_other_device(self, index, dtype):
     host = to_host(self)
     if dtype is not None and dtype is not self.dtype:
         host = host.to(dtype)
-    return _to_other_device_from_host(host, index)
-
-
-def _to_other_device_from_host(host, index):
-    current = ffi.new("int *")
-    check(lib.thc_get_device(current))
-    check(lib.thc_set_device(index))
-    try:
+    with on_device(index):
         return upload(host)
-    finally:
-        lib.thc_set_device(current[0])
 
 
 def lib_version():
@@ -537,9 +529,8 @@ def _repr(self):
 def _rebuild(host, device_index):
     count = ffi.new("int *")
     check(lib.thc_device_count(count))
-    if 0 <= device_index < count[0]:
-        return _to_other_device_from_host(host, device_index)
-    return upload(host)   # that device is not here: the current one
+    with on_device(device_index if 0 <= device_index < count[0] else None):
+        return upload(host)   # that device is not here: the current one
 
 
 def _reduce(self):
