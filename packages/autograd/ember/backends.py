@@ -106,7 +106,7 @@ RAW_TENSOR_METHODS = (
     "scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_", "index_add",
     "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_", "masked_fill",
     "masked_fill_", "masked_select", "masked_scatter", "masked_scatter_", "nonzero", "take",
-    "put_", "index_put_", "sort", "argsort", "topk", "kthvalue", "unique", "bincount",
+    "put_", "index_put_", "sort", "argsort", "topk", "kthvalue", "mode", "unique", "bincount",
     "histc",
     # random
     "uniform_", "normal_", "bernoulli_", "random_", "bernoulli", "multinomial",

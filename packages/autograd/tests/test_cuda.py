@@ -218,8 +218,8 @@ def test_dlpack_through_the_front():
         ember.ones(2, device="cuda", requires_grad=True).__dlpack__()
 
 
-# the ops the differentiable table leaves out (no gradient): the front
-# gives the same results on both devices
+# the ops the differentiable table leaves out (no gradient), and integer
+# or NaN cases of others: the front gives the same results on both devices
 _NO_GRAD_CALLS = {
     "unique": lambda m, x, i: m.unique(i, return_inverse=True, return_counts=True),
     "unique method": lambda m, x, i: i.unique(),
@@ -232,6 +232,8 @@ _NO_GRAD_CALLS = {
     "median dim": lambda m, x, i: x.reshape(2, 6).median(1),
     "median nan": lambda m, x, i: x.where(x > -0.6, float("nan")).reshape(3, 4).median(1),
     "nanmedian": lambda m, x, i: x.where(x > -0.6, float("nan")).reshape(3, 4).nanmedian(1),
+    "mode ties": lambda m, x, i: i.reshape(3, 4).mode(1),
+    "mode nan": lambda m, x, i: x.where(x > -0.6, float("nan")).reshape(4, 3).mode(0, True),
     "scatter_reduce amax": lambda m, x, i: m.zeros(7, dtype=x.dtype, device=x.device).scatter_reduce(
         0, i, x, "amax", include_self=False),
     "scatter_reduce prod": lambda m, x, i: m.ones(7, dtype=x.dtype, device=x.device).scatter_reduce(

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define TH_ABI_VERSION_MAJOR 1
-#define TH_ABI_VERSION_MINOR 0
+#define TH_ABI_VERSION_MINOR 1
 #define TH_MAX_DIMS 16
 
 /* ---- dtypes -------------------------------------------------------- */
@@ -333,6 +333,10 @@ int th_topk(const th_tensor *a, int64_t k, int dim, int largest, int sorted,
             th_tensor **values, th_tensor **indices);
 int th_kthvalue(const th_tensor *a, int64_t k, int dim, int keepdim,
                 th_tensor **values, th_tensor **indices);
+/* Along dim: the most frequent value (the smallest on ties; NaNs never
+ * equal) and the index of its last occurrence. */
+int th_mode(const th_tensor *a, int dim, int keepdim, th_tensor **values,
+            th_tensor **indices);
 /* Over the flattened tensor; inverse/counts may be NULL (not computed). */
 int th_unique(const th_tensor *a, int sorted, th_tensor **values,
               th_tensor **inverse, th_tensor **counts);

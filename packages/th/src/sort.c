@@ -378,20 +378,11 @@ int th_topk(const th_tensor *a, int64_t k, int dim, int largest, int sorted,
     return sort_core(a, dim, largest, 0, k, values, indices);
 }
 
-int th_kthvalue(const th_tensor *a, int64_t k, int dim, int keepdim,
-                th_tensor **values, th_tensor **indices) {
-    if ((dim = th__wrap_dim(dim, a->ndim)) < 0) return th_last_status();
-    int64_t L = a->ndim ? a->sizes[dim] : 1;
-    if (L == 0)
-        return th__error(TH_ERR_INDEX, "kthvalue(): Expected reduction dim %d "
-                         "to have non-zero size.", dim);
-    if (k < 1 || k > L)
-        return th__error(TH_ERR_RUNTIME, "kthvalue(): selected number k out of "
-                         "range for dimension %d", dim);
-    th_tensor *v, *ix;
-    int rc = sort_core(a, dim, 0, k - 1, 1, &v, &ix);
-    if (rc != TH_OK) return rc;
-    if (!keepdim && a->ndim > 0) {
+/* Hands out a (values, indices) pair reduced along dim, squeezing dim
+ * away unless `keep` (taking over v and ix, released on failure). */
+static int reduced_pair(th_tensor *v, th_tensor *ix, int dim, int keep,
+                        th_tensor **values, th_tensor **indices) {
+    if (!keep) {
         th_tensor *sv = th_squeeze(v, dim), *si = th_squeeze(ix, dim);
         th_tensor_release(v);
         th_tensor_release(ix);
@@ -406,6 +397,104 @@ int th_kthvalue(const th_tensor *a, int64_t k, int dim, int keepdim,
     *values = v;
     *indices = ix;
     return TH_OK;
+}
+
+int th_kthvalue(const th_tensor *a, int64_t k, int dim, int keepdim,
+                th_tensor **values, th_tensor **indices) {
+    if ((dim = th__wrap_dim(dim, a->ndim)) < 0) return th_last_status();
+    int64_t L = a->ndim ? a->sizes[dim] : 1;
+    if (L == 0)
+        return th__error(TH_ERR_INDEX, "kthvalue(): Expected reduction dim %d "
+                         "to have non-zero size.", dim);
+    if (k < 1 || k > L)
+        return th__error(TH_ERR_RUNTIME, "kthvalue(): selected number k out of "
+                         "range for dimension %d", dim);
+    th_tensor *v, *ix;
+    int rc = sort_core(a, dim, 0, k - 1, 1, &v, &ix);
+    if (rc != TH_OK) return rc;
+    return reduced_pair(v, ix, dim, keepdim || a->ndim == 0, values, indices);
+}
+
+/* ---- mode ----------------------------------------------------------- */
+/* Row r of sorted values sv (positions si), laid out as sort_core's
+ * outputs: in a stable ascending sort equal values form runs whose
+ * positions increase, so the longest run (the first, i.e. the smallest
+ * value, on ties) ends at the last occurrence of the most frequent value.
+ * NaNs never compare equal: each is a run of one (as PyTorch). */
+typedef struct {
+    const char *sv;
+    const int64_t *si;
+    char *vals;
+    int64_t *idx;
+    int64_t L, inner;
+    int dtype;
+} mode_ctx;
+
+#define MODE_FN(E, T, S)                                                      \
+    static void mode_##S(const mode_ctx *c, int64_t b, int64_t e) {           \
+        const T *sv = (const T *)c->sv;                                       \
+        for (int64_t r = b; r < e; r++) {                                     \
+            int64_t base = r / c->inner * c->L * c->inner + r % c->inner;     \
+            int64_t best = base, best_len = 0, run = 0;                       \
+            for (int64_t t = 0; t < c->L; t++) {                              \
+                int64_t at = base + t * c->inner;                             \
+                run = t > 0 && sv[at] == sv[at - c->inner] ? run + 1 : 1;     \
+                if (run > best_len) { /* a longer run, or the best goes on */ \
+                    best_len = run;                                           \
+                    best = at;                                                \
+                }                                                             \
+            }                                                                 \
+            ((T *)c->vals)[r] = sv[best];                                     \
+            c->idx[r] = c->si[best];                                          \
+        }                                                                     \
+    }
+TH_FOR_NATIVE_DTYPES(MODE_FN)
+
+static void mode_range(int64_t b, int64_t e, void *vctx) {
+    mode_ctx *c = vctx;
+    switch (c->dtype) {
+#define MODE_CASE(E, T, S) case E: mode_##S(c, b, e); break;
+        TH_FOR_NATIVE_DTYPES(MODE_CASE)
+#undef MODE_CASE
+    default: break;
+    }
+}
+
+int th_mode(const th_tensor *a, int dim, int keepdim, th_tensor **values,
+            th_tensor **indices) {
+    if ((dim = th__wrap_dim(dim, a->ndim)) < 0) return th_last_status();
+    int64_t L = a->ndim ? a->sizes[dim] : 1;
+    if (L == 0)
+        return th__error(TH_ERR_INDEX, "mode(): Expected reduction dim %d to "
+                         "have non-zero size.", dim);
+    th_tensor *x = sortable(a), *sv = NULL, *si = NULL, *v = NULL, *ix = NULL;
+    int64_t sizes[TH_MAX_DIMS];
+    memcpy(sizes, a->sizes, sizeof sizes);
+    if (a->ndim) sizes[dim] = 1;
+    if (!x || sort_core(x, dim, 0, 0, L, &sv, &si) != TH_OK ||
+        !(v = th_empty(a->ndim, sizes, x->dtype)) ||
+        !(ix = th_empty(a->ndim, sizes, TH_INT64)))
+        goto fail;
+    int64_t inner = a->ndim ? th__prod(a->ndim - dim - 1, a->sizes + dim + 1) : 1;
+    mode_ctx c = {th__ptr(sv), (const int64_t *)th__ptr(si), th__ptr(v),
+                  (int64_t *)th__ptr(ix), L, inner, x->dtype};
+    th__parallel_for(th_numel(v), TH_MAX(1, TH_GRAIN / L), mode_range, &c);
+    if (v->dtype != a->dtype) { /* back to float16 / bfloat16 */
+        th_tensor *h = th_to_dtype(v, a->dtype);
+        th_tensor_release(v);
+        if (!(v = h)) goto fail;
+    }
+    th_tensor_release(x);
+    th_tensor_release(sv);
+    th_tensor_release(si);
+    return reduced_pair(v, ix, dim, keepdim || a->ndim == 0, values, indices);
+fail:
+    th_tensor_release(x);
+    th_tensor_release(sv);
+    th_tensor_release(si);
+    th_tensor_release(v);
+    th_tensor_release(ix);
+    return th_last_status() ? th_last_status() : TH_ERR_MEMORY;
 }
 
 /* ---- unique ------------------------------------------------------- */

@@ -1,5 +1,5 @@
 """Sorting and searching against NumPy: sort/argsort (stable, descending,
-NaN last), topk, kthvalue, unique (inverse, counts), searchsorted/bucketize
+NaN last), topk, kthvalue, mode, unique (inverse, counts), searchsorted/bucketize
 (right, side, out_int32, scalars, sorter), bincount (weights, minlength),
 histc -- every dtype and layout, and the error paths."""
 import math
@@ -169,6 +169,78 @@ def test_kthvalue(make, d, layout):
 
     each([(dim, k, kd) for dim in dims for k in (0, 1, 3, 5, 6, 7) for kd in (False, True)],
          check)
+
+
+# ---- mode ----------------------------------------------------------------
+def mode_ref(a, dim):
+    """The most frequent value along dim (the smallest on ties; each NaN
+    counts once) and the index of its last occurrence, by counting."""
+    moved = np.moveaxis(a, dim, -1)
+    vals = np.empty(moved.shape[:-1], a.dtype)
+    idx = np.empty(moved.shape[:-1], np.int64)
+    for pos in np.ndindex(*moved.shape[:-1]):
+        row = moved[pos]
+        best, best_n = None, 0
+        for v in sorted(set(row.tolist()), key=lambda x: (x != x, x)):
+            n = int(np.sum(row == v)) if v == v else 1
+            if n > best_n:
+                best, best_n = v, n
+        vals[pos] = best
+        idx[pos] = np.nonzero(row == best)[0].max() if best == best else \
+            np.nonzero(np.isnan(row))[0][0]
+    return vals, idx
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("d", DTYPES, ids=ids(DTYPES))
+def test_mode(make, d, layout):
+    t, a = make(SHAPE, d, layout, **ties_kw(d))  # repeats, so there is a mode
+    dims = [0, 1, -1] if t.ndim else [0, -1]
+    a32 = np.asarray(a, np.float32) if d in (th.float16, th.bfloat16) else np.asarray(a)
+
+    def check(case):
+        dim, keepdim = case
+        if a.ndim and a.shape[dim] == 0:
+            with raises(IndexError, f"mode(): Expected reduction dim {dim % a.ndim} to "
+                                    "have non-zero size."):
+                t.mode(dim)
+            return
+        r = t.mode(dim, keepdim)
+        assert type(r).__name__ == "mode" and r._fields == ("values", "indices")
+        vals, idx = mode_ref(a32.reshape(a32.shape or (1,)), dim if a.ndim else 0)
+        if not a.ndim:
+            vals, idx = vals.reshape(()), idx.reshape(())
+        elif keepdim:
+            vals, idx = np.expand_dims(vals, dim), np.expand_dims(idx, dim)
+        assert r.values.dtype is d and r.indices.dtype is th.int64
+        assert_close(r.values, vals, d)
+        assert_close(r.indices, idx, th.int64)
+
+    each([(dim, kd) for dim in dims for kd in (False, True)], check)
+
+
+def test_mode_rules():
+    # ties go to the smallest value, the index to its last occurrence
+    r = th.mode(th.tensor([3, 1, 3, 1, 2]), 0)
+    assert r.values.item() == 1 and r.indices.item() == 3
+    # NaNs never equal: three NaNs lose to a pair
+    r = th.tensor([[1.0, 2, 2, 3, 3, NAN, NAN], [5, 5, 1, 1, NAN, NAN, NAN]]).mode(1)
+    assert_close(r.values, [2.0, 1.0], th.float32)
+    assert_close(r.indices, [2, 3], th.int64)
+    r = th.tensor([NAN, NAN]).mode()
+    assert math.isnan(r.values.item()) and r.indices.item() == 0
+    r = th.tensor(5.0).mode()
+    assert r.values.ndim == 0 and r.values.item() == 5.0 and r.indices.item() == 0
+    r = th.empty(3, 0).mode(0)  # no rows: empty results
+    assert tuple(r.values.shape) == (0,) and tuple(r.indices.shape) == (0,)
+    with raises(IndexError, "Dimension out of range"):
+        th.tensor([1, 2]).mode(1)
+    # long rows take several threads' worth of work: the same answer
+    x = np.random.default_rng(5).integers(0, 50, (3, 40000))
+    r = th.tensor(x).mode(1)
+    vals, idx = mode_ref(x, 1)
+    assert_close(r.values, vals, th.int64)
+    assert_close(r.indices, idx, th.int64)
 
 
 # ---- unique ------------------------------------------------------------

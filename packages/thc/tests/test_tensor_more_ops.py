@@ -2,8 +2,9 @@
 ember.th: unique, searchsorted/bucketize, bincount, histc, scatter_reduce
 with prod/amax/amin (and scatter_(reduce='multiply')), on fresh random
 data per dtype x layout, with ties and NaN, and their errors (type and
-message).  median and mode (which ember.th lacks) against a NumPy
-statement of their rules; multinomial statistically."""
+message).  median (which ember.th lacks) and mode against a NumPy
+statement of their rules, mode against ember.th too; multinomial
+statistically."""
 import numpy as np
 import pytest
 
@@ -302,6 +303,9 @@ def test_median_and_mode(dtype, rng):
                                           want_v.reshape(-1), err_msg=f"{op} {case}")
             np.testing.assert_array_equal(host_values(r.indices).reshape(-1),
                                           want_i.reshape(-1), err_msg=f"{op} {case}")
+        m, want = g.mode(dim, keepdim), h.mode(dim, keepdim)   # the same as libTH
+        np.testing.assert_array_equal(host_values(m.values), host_values(want.values))
+        np.testing.assert_array_equal(host_values(m.indices), host_values(want.indices))
         whole = g.median()
         assert whole.ndim == 0 and whole.dtype is h.dtype
         flat = np.sort(a.reshape(-1), kind="stable")

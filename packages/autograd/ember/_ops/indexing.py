@@ -477,6 +477,7 @@ class index_put:
 SortResult = collections.namedtuple("sort", ["values", "indices"])
 TopkResult = collections.namedtuple("topk", ["values", "indices"])
 KthvalueResult = collections.namedtuple("kthvalue", ["values", "indices"])
+ModeResult = collections.namedtuple("mode", ["values", "indices"])
 
 
 @op()
@@ -525,6 +526,25 @@ class kthvalue:
 
     backward = _select_backward
     samples = [S(T(3, 4), 2), S(T(3, 4), 1, 0, True)]
+
+
+@op()
+class mode:
+    """The most frequent value along dim (the smallest on ties) and the index
+    of its last occurrence."""
+
+    outputs = ModeResult
+
+    def forward(input, dim=-1, keepdim=False):
+        return tuple(input._data.mode(dim, keepdim))
+
+    def save(out, input, dim=-1, keepdim=False):
+        return (input.shape, dim, out[1], keepdim)
+
+    backward = _select_backward
+    # distinct random values: each row's mode is its smallest (a repeat would
+    # make the numerical gradient jump); ember.th's tests cover repeats
+    samples = [S(T(3, 4)), S(T(4, 3), 0, True)]
 
 
 def msort(input):

@@ -1,4 +1,4 @@
-"""Sorting and searching: sort/argsort, topk, kthvalue, unique,
+"""Sorting and searching: sort/argsort, topk, kthvalue, mode, unique,
 searchsorted/bucketize, bincount, histc."""
 import collections
 import numbers
@@ -10,6 +10,7 @@ _functions = {}
 SortResult = collections.namedtuple("sort", ["values", "indices"])
 TopkResult = collections.namedtuple("topk", ["values", "indices"])
 KthvalueResult = collections.namedtuple("kthvalue", ["values", "indices"])
+ModeResult = collections.namedtuple("mode", ["values", "indices"])
 
 
 def _pair():
@@ -40,6 +41,14 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     v, i = _pair()
     check(lib.th_kthvalue(input._p, int(k), dim, bool(keepdim), v, i))
     return KthvalueResult(wrap(v[0]), wrap(i[0]))
+
+
+def mode(input, dim=-1, keepdim=False):
+    """The most frequent value along dim (the smallest on ties) and the index
+    of its last occurrence."""
+    v, i = _pair()
+    check(lib.th_mode(input._p, dim, bool(keepdim), v, i))
+    return ModeResult(wrap(v[0]), wrap(i[0]))
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
@@ -88,7 +97,7 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     return r if out is None else out.copy_(r)
 
 
-for _f in (sort, argsort, msort, topk, kthvalue, unique, bincount, histc):
+for _f in (sort, argsort, msort, topk, kthvalue, mode, unique, bincount, histc):
     _functions[_f.__name__] = _f
     setattr(Tensor, _f.__name__, _f)
 _functions["searchsorted"] = searchsorted
