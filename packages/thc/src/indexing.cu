@@ -2,8 +2,8 @@
 // index_add/copy/fill, masked_fill, masked_select, nonzero, cumsum and
 // cumprod.  Indices are checked on the device: a kernel records the first
 // out-of-range index in a two-element flag tensor, read back afterwards,
-// and skips the write.  Sums into shared targets use atomics where the
-// hardware has them, else one device thread does the whole scatter.
+// and skips the write.  Sums into shared targets use atomics (1- and
+// 2-byte values through their 4-byte word).
 #include "ops.cuh"
 
 using namespace thc;
@@ -43,16 +43,6 @@ THC_HD inline int64_t read_index(const void *index, int index_dtype, int64_t ix,
     }
     return j < 0 ? j + size : j;
 }
-
-// Runs f(0 .. n-1) in one device thread (writes that may collide and have
-// no atomic).
-template <typename F> struct Serial {
-    F f;
-    int64_t n;
-    THC_HD void operator()(int64_t) const {
-        for (int64_t i = 0; i < n; i++) f(i);
-    }
-};
 
 template <typename T> struct GatherFn {
     T *out;
@@ -159,8 +149,6 @@ int run_scatter(thc_tensor *self, const thc_tensor *src, const thc_tensor *index
                 int64_t n, int reduce, T alpha, int64_t *flag, const char *what) {
     ScatterFn<T> f{(T *)thc__ptr(self), operand<T>(src), thc__ptr(index), index->dtype, flag,
                    reduce, alpha, g};
-    if (reduce != THC_SCATTER_NONE && !has_atomic<T>())
-        return for_each(what, 1, Serial<ScatterFn<T>>{f, n}, thc__stream());
     return for_each(what, n, f, thc__stream());
 }
 

@@ -231,50 +231,82 @@ template <typename T> THC_HD inline bool binary_predicate(int op, T x, T y) {
 }
 
 // ---- atomics: read-modify-write of device memory that threads share -------
-// 4- and 8-byte numbers have them; kernels run the other types' colliding
-// writes on one device thread.
-template <typename T> constexpr bool has_atomic() {
-    return std::is_same<T, float>::value || std::is_same<T, double>::value ||
-           std::is_same<T, int32_t>::value || std::is_same<T, int64_t>::value;
+// A compare-and-swap of a 4- or 8-byte word: the value found there (the
+// swap happened when it equals `expected`).  The emulated device runs one
+// element at a time, but takes the same path, so the bit handling below is
+// what the tests run.
+template <typename U> THC_HD inline U cas_word(U *q, U expected, U desired) {
+#ifdef __CUDA_ARCH__
+    if constexpr (sizeof(U) == 4)
+        return atomicCAS((unsigned int *)q, (unsigned int)expected, (unsigned int)desired);
+    else
+        return atomicCAS((unsigned long long *)q, (unsigned long long)expected,
+                         (unsigned long long)desired);
+#else
+    __atomic_compare_exchange_n(q, &expected, desired, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    return expected;
+#endif
 }
+
+template <typename U> THC_HD inline U load_word(const U *q) {
+#ifdef __CUDA_ARCH__
+    return *(const volatile U *)q;
+#else
+    return __atomic_load_n(q, __ATOMIC_RELAXED);
+#endif
+}
+
+// *p = f(*p) atomically: a compare-and-swap loop on the bits (compared as
+// bits, so a NaN result still ends the loop).  1- and 2-byte values swap
+// the aligned 4-byte word that holds them, leaving its other bytes as
+// found (little-endian: the value's bytes sit `shift` bits up).
+template <typename T, typename F> THC_HD inline void atomic_apply(T *p, const F &f) {
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8,
+                  "atomic_apply: a 1-, 2-, 4- or 8-byte value");
+    typedef typename std::conditional<sizeof(T) == 8, unsigned long long, unsigned int>::type U;
+    uintptr_t addr = (uintptr_t)p;
+    U *q = (U *)addr, mask = ~(U)0;
+    int shift = 0;
+    if constexpr (sizeof(T) < 4) {
+        q = (U *)(addr & ~(uintptr_t)3);
+        shift = (int)(addr & 3) * 8;
+        mask = (U)(sizeof(T) == 1 ? 0xffu : 0xffffu) << shift;
+    }
+    U old = load_word(q), seen;
+    do {
+        seen = old;
+        U bits = (seen & mask) >> shift;
+        T cur, next;
+        memcpy(&cur, &bits, sizeof(T));   // the low bytes: little-endian
+        next = f(cur);
+        U nb = 0;
+        memcpy(&nb, &next, sizeof(T));
+        old = cas_word(q, seen, (seen & ~mask) | ((nb << shift) & mask));
+    } while (old != seen);
+}
+
+template <typename T> struct AddTo {
+    T v;
+    THC_HD T operator()(T cur) const { return (T)(cur + v); }
+};
 
 template <typename T> THC_HD inline void atomic_add(T *p, T v) {
 #ifdef __CUDA_ARCH__
     if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value ||
                   std::is_same<T, int32_t>::value) {
         atomicAdd(p, v);
+        return;
     } else if constexpr (std::is_same<T, int64_t>::value) {
         atomicAdd((unsigned long long *)p, (unsigned long long)v);
-    } else {
-        *p = (T)(*p + v);   // only reached from a serial path
+        return;
     }
 #else
-    *p = (T)(*p + v);
-#endif
-}
-
-// *p = f(*p) atomically: a compare-and-swap loop on the bits (compared as
-// bits, so a NaN result still ends the loop)
-template <typename T, typename F> THC_HD inline void atomic_apply(T *p, const F &f) {
-#ifdef __CUDA_ARCH__
-    if constexpr (sizeof(T) == 4 || sizeof(T) == 8) {
-        typedef typename std::conditional<sizeof(T) == 4, unsigned int, unsigned long long>::type U;
-        U *q = (U *)p, old = *q, seen;
-        do {
-            seen = old;
-            T cur;
-            memcpy(&cur, &seen, sizeof(T));
-            T next = f(cur);
-            U bits;
-            memcpy(&bits, &next, sizeof(T));
-            old = atomicCAS(q, seen, bits);
-        } while (old != seen);
-    } else {
-        *p = f(*p);   // only reached from a serial path
+    if constexpr (sizeof(T) >= 4) {   // one element at a time on the host
+        *p = (T)(*p + v);
+        return;
     }
-#else
-    *p = f(*p);
 #endif
+    atomic_apply(p, AddTo<T>{v});   // 1- and 2-byte integers and bool
 }
 
 // scatter_reduce's combination of the target's value with a source value:

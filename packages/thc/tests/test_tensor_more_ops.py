@@ -186,6 +186,31 @@ def test_histc_edges_and_errors():
         assert_same_error(lambda: call(thc), lambda: call(th), what)
 
 
+# ---- 1- and 2-byte targets: atomics on the 4-byte word that holds them ----------------
+@pytest.mark.parametrize("dtype", [th.int8, th.uint8, th.int16, th.bool],
+                         ids=ids([th.int8, th.uint8, th.int16, th.bool]))
+def test_small_element_scatters_leave_their_neighbours_alone(dtype, rng):
+    """Targets at every byte position of a word (odd length, a view starting
+    at an odd element), many sources per target, values that wrap: each
+    target gets exactly libTH's result and the bytes around it stay."""
+    n = 11
+    base_h, base_g = pair(rng, (n + 2,), dtype, low=-100, high=100)
+    hs, gs = base_h[1:n + 1], base_g[1:n + 1]   # starts inside a word
+    hi = th.tensor(rng.integers(0, n, 200))
+    gi = thc.tensor(hi)
+    hsrc, gsrc = pair(rng, (200,), dtype, low=-100, high=100)
+    for name, call in (
+            ("scatter_add", lambda t, i, s: t.scatter_add_(0, i, s)),
+            ("index_add", lambda t, i, s: t.index_add_(0, i, s)),
+            ("amax", lambda t, i, s: t.scatter_reduce_(0, i, s, "amax")),
+            ("amin", lambda t, i, s: t.scatter_reduce_(0, i, s, "amin")),
+            ("prod", lambda t, i, s: t.scatter_reduce_(0, i, s, "prod"))):
+        wh, wg = base_h.clone(), base_g.clone()
+        call(wh[1:n + 1], hi, hsrc)
+        call(wg[1:n + 1], gi, gsrc)
+        assert_same(wg, wh, what=name)   # the two neighbours included
+
+
 # ---- scatter_reduce prod / amax / amin -----------------------------------------------
 @pytest.mark.parametrize("dtype", [th.float32, th.float64, th.float16, th.int64, th.int32,
                                    th.int16, th.uint8, th.bool],
