@@ -16,6 +16,7 @@ enum { OP_N = 0, OP_T = 1, R_32F = 0, R_64F = 1, R_16F = 2, R_16BF = 14,
        COMPUTE_32F = 68, COMPUTE_64F = 70, GEMM_DEFAULT = -1 };
 
 typedef int (*create_fn)(void **handle);
+typedef int (*destroy_fn)(void *handle);
 typedef int (*set_stream_fn)(void *handle, void *stream);
 typedef int (*gemm_fn)(void *handle, int transa, int transb, int m, int n, int k,
                        const void *alpha, const void *a, int atype, int lda, long long stride_a,
@@ -27,12 +28,27 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static char library_path[1024];
 static char load_error[1200];
 static create_fn create;
+static destroy_fn destroy;
 static set_stream_fn set_stream;
 static gemm_fn gemm;
 /* a handle belongs to the device current at its creation and is not shared
  * between threads: one per thread and device */
 #define MAX_HANDLES 64
 static __thread void *handles[MAX_HANDLES];
+/* its destructor frees a finished thread's handles (a key's destructors run
+ * at pthread_exit, not at process exit, when the driver may be gone) */
+static pthread_key_t handles_key;
+static int have_key;
+
+static void release_handles(void *unused) {
+    (void)unused;
+    for (int d = 0; d < MAX_HANDLES; d++) {
+        if (!handles[d]) continue;
+        thc_set_device(d);   /* a handle belongs to its device */
+        destroy(handles[d]);
+        handles[d] = NULL;
+    }
+}
 
 static void load(void) {
     const char *off = getenv("EMBER_THC_CUBLAS");
@@ -58,12 +74,15 @@ static void load(void) {
         return;
     }
     create = (create_fn)dlsym(lib, "cublasCreate_v2");
+    destroy = (destroy_fn)dlsym(lib, "cublasDestroy_v2");
     set_stream = (set_stream_fn)dlsym(lib, "cublasSetStream_v2");
     gemm = (gemm_fn)dlsym(lib, "cublasGemmStridedBatchedEx");
-    if (!create || !set_stream || !gemm) {
+    if (!create || !destroy || !set_stream || !gemm) {
         snprintf(load_error, sizeof load_error, "%s lacks cublasGemmStridedBatchedEx", name);
         create = NULL;
+        return;
     }
+    have_key = pthread_key_create(&handles_key, release_handles) == 0;
 }
 
 THC_API int thc_cublas_set_path(const char *path) {
@@ -117,9 +136,13 @@ int thc__cublas_gemm(int dtype, int64_t batch, int64_t m, int64_t n, int64_t k, 
     int device = 0;
     if (thc_get_device(&device) || device < 0 || device >= MAX_HANDLES) return -1;
     void **handle = &handles[device];
-    if (!*handle && create(handle) != 0) {
-        *handle = NULL;
-        return thc__error(THC_ERR_RUNTIME, "cublasCreate failed (is the GPU usable?)");
+    if (!*handle) {
+        if (create(handle) != 0) {
+            *handle = NULL;
+            return thc__error(THC_ERR_RUNTIME, "cublasCreate failed (is the GPU usable?)");
+        }
+        /* any non-NULL value makes the destructor run for this thread */
+        if (have_key) pthread_setspecific(handles_key, handles);
     }
     if (set_stream(*handle, stream) != 0)
         return thc__error(THC_ERR_RUNTIME, "cublasSetStream failed");
