@@ -198,6 +198,46 @@ def test_memory_statistics_follow_the_tensors():
     ember.cuda.empty_cache()
 
 
+def test_memory_summary_and_resets():
+    ember.cuda.empty_cache()
+    t = ember.empty(1 << 19, device="cuda")   # 2 MiB: one whole segment
+    text = ember.cuda.memory_summary()
+    assert "device 0" in text and "allocated memory" in text and "2.0 MiB" in text
+    assert "out-of-memory events" in text
+    assert "out-of-memory" not in ember.cuda.memory_summary(abbreviated=True)
+    del t
+    ember.cuda.reset_max_memory_allocated()
+    assert ember.cuda.max_memory_allocated() == ember.cuda.memory_allocated()
+
+
+def test_generator_state_round_trip_and_seeding():
+    ember.cuda.manual_seed(11)
+    assert ember.cuda.initial_seed() == 11
+    state = ember.cuda.get_rng_state()
+    assert state.device.type == "cpu" and state.dtype is ember.uint8 and state.numel() == 16
+    a = ember.rand(5, device="cuda")
+    ember.cuda.set_rng_state(state)
+    assert ember.equal(ember.rand(5, device="cuda"), a)
+    states = ember.cuda.get_rng_state_all()
+    assert len(states) == ember.cuda.device_count()
+    ember.cuda.set_rng_state_all(states)
+    assert ember.equal(ember.cuda.get_rng_state(), states[0])
+    ember.cuda.seed_all()
+    assert ember.cuda.initial_seed() != 11   # drawn from the OS
+    with pytest.raises(RuntimeError, match="16-byte generator state"):
+        ember.cuda.set_rng_state(ember.zeros(3, dtype=ember.uint8))
+
+
+def test_backend_start_and_bfloat16_support():
+    ember.cuda.init()
+    assert ember.cuda.is_initialized()
+    major = ember.cuda.get_device_capability()[0]
+    assert ember.cuda.is_bf16_supported()   # computed in float32 where not native
+    assert ember.cuda.is_bf16_supported(including_emulation=False) == (major >= 8)
+    x = ember.ones(4, dtype=ember.bfloat16, device="cuda")
+    assert (x + x).sum().item() == 8.0
+
+
 def test_device_queries():
     name = ember.cuda.get_device_name(0)
     assert name == ember.cuda.get_device_properties("cuda:0").name

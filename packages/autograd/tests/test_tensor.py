@@ -121,6 +121,13 @@ def test_cuda_without_backend_names_the_package():
     with pytest.raises(BackendError, match="ember-thc"):
         ember.ones(2).to("cuda:0")
     assert ember.cuda.device_count() == 0
+    # seeding is a no-op without a GPU; what needs one says what is missing
+    ember.cuda.seed()
+    ember.cuda.manual_seed_all(3)
+    assert not ember.cuda.is_bf16_supported() and not ember.cuda.is_initialized()
+    for call in (ember.cuda.get_rng_state, ember.cuda.init, ember.cuda.memory_summary):
+        with pytest.raises(RuntimeError, match="ember-thc is not installed"):
+            call()
 
 
 # ---- NumPy ------------------------------------------------------------------------------

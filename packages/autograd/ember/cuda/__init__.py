@@ -75,6 +75,37 @@ def reset_peak_memory_stats(device=None):
     _thc("reset_peak_memory_stats").reset_peak_memory_stats(device)
 
 
+def reset_max_memory_allocated(device=None):
+    """Starts the peak of allocated bytes afresh (so does
+    reset_peak_memory_stats, which resets every peak)."""
+    reset_peak_memory_stats(device)
+
+
+def memory_summary(device=None, abbreviated=False):
+    """The caching allocator's counters as a table for printing."""
+    stats = memory_stats(device)
+    index = _thc("memory_summary").current_device() if device is None else device
+
+    def mib(n):   # bytes in the largest unit that keeps a number >= 1
+        for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+            if n >= 1 << shift:
+                return f"{n / (1 << shift):,.1f} {unit}"
+        return f"{n} B"
+    rows = [("allocated memory", mib(stats["allocated_bytes"]),
+             mib(stats["max_allocated_bytes"])),
+            ("reserved memory", mib(stats["reserved_bytes"]), mib(stats["max_reserved_bytes"]))]
+    if not abbreviated:
+        rows += [("allocations / frees", f"{stats['num_allocs']} / {stats['num_frees']}", ""),
+                 ("segments (device mallocs / frees)", f"{stats['num_segments']} "
+                  f"({stats['num_device_mallocs']} / {stats['num_device_frees']})", ""),
+                 ("out-of-memory events", str(stats["num_ooms"]), "")]
+    width = max(len(r[0]) for r in rows)
+    lines = [f"Ember CUDA memory summary, device {index}",
+             f"{'':{width}}  {'current':>16}  {'peak':>16}"]
+    lines += [f"{name:{width}}  {now:>16}  {peak:>16}".rstrip() for name, now, peak in rows]
+    return "\n".join(lines)
+
+
 def empty_cache():
     try:  # nothing is cached without ember-thc
         import ember.thc as thc
@@ -89,6 +120,60 @@ def manual_seed(seed):
 
 
 manual_seed_all = manual_seed
+
+
+def seed():
+    """Seeds the CUDA generator from the OS's randomness (nothing without
+    a GPU, as manual_seed)."""
+    if is_available():
+        _backends.get_backend("cuda").namespace.seed()
+
+
+seed_all = seed
+
+
+def initial_seed():
+    return _thc("initial_seed").initial_seed()
+
+
+def get_rng_state(device="cuda"):
+    """The CUDA generator's state: a CPU uint8 tensor."""
+    from .._tensor import _make
+    return _make(_thc("get_rng_state").get_rng_state(device))
+
+
+def set_rng_state(new_state, device="cuda"):
+    _thc("set_rng_state").set_rng_state(getattr(new_state, "_data", new_state), device)
+
+
+def get_rng_state_all():
+    """One state per device (the devices share one generator)."""
+    return [get_rng_state(i) for i in range(device_count())]
+
+
+def set_rng_state_all(new_states):
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
+
+
+def is_bf16_supported(including_emulation=True):
+    """Whether bfloat16 works on the current device: compute capability 8.0
+    or later computes it natively; Ember's kernels also compute it in
+    float32 on older GPUs (`including_emulation`)."""
+    if not is_available():
+        return False
+    return get_device_capability()[0] >= 8 or bool(including_emulation)
+
+
+def init():
+    """Starts the CUDA backend now (it starts at its first use anyway);
+    a RuntimeError saying why when there is no usable GPU."""
+    _thc("init")
+
+
+def is_initialized():
+    import sys
+    return "ember.thc" in sys.modules and is_available()
 
 
 # ---- streams and events (ember.thc's objects) ------------------------------------
