@@ -28,8 +28,8 @@ from ._tensor import Tensor, is_tensor  # noqa: E402
 from . import autograd  # noqa: E402
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,  # noqa: E402
                        is_inference_mode_enabled, no_grad, set_grad_enabled)
-from ._creation import (arange, as_tensor, asarray, bernoulli, empty, empty_like,  # noqa: E402
-                        empty_strided, eye, from_dlpack, from_numpy, full, full_like,
+from ._creation import (Generator, arange, as_tensor, asarray, bernoulli, empty,  # noqa: E402
+                        empty_like, empty_strided, eye, from_dlpack, from_numpy, full, full_like,
                         get_default_dtype, get_num_threads, get_rng_state, initial_seed,
                         linspace, logspace, manual_seed, multinomial, normal, ones, ones_like,
                         rand, rand_like, randint, randint_like, randn, randn_like, randperm,
@@ -37,7 +37,7 @@ from ._creation import (arange, as_tensor, asarray, bernoulli, empty, empty_like
                         tensor, zeros, zeros_like)
 from . import _ops  # noqa: E402
 from . import cuda  # noqa: E402
-from ember.th import Generator, Size, default_generator, set_printoptions  # noqa: E402
+from ember.th import Size, default_generator, set_printoptions  # noqa: E402
 
 globals().update(_ops.NAMESPACE)
 Tensor.__module__ = device.__module__ = "ember"  # <class 'ember.Tensor'>, as torch

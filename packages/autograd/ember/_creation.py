@@ -12,7 +12,7 @@ __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "empty", "empty_strid
            "ones", "full", "arange", "linspace", "logspace", "eye", "scalar_tensor",
            "empty_like", "zeros_like", "ones_like", "full_like", "rand", "randn", "randint",
            "randperm", "rand_like", "randn_like", "randint_like", "normal", "bernoulli",
-           "multinomial", "manual_seed", "seed", "initial_seed", "get_rng_state",
+           "multinomial", "Generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
            "set_rng_state", "set_num_threads", "get_num_threads", "set_default_dtype",
            "get_default_dtype"]
 
@@ -265,6 +265,23 @@ def bernoulli(input, p=None, *, generator=None, out=None):
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     _no_out(out, "multinomial")
     return _make(input._data.multinomial(num_samples, replacement, generator=generator))
+
+
+class _AnyDeviceGenerator(type):
+    """isinstance(g, ember.Generator) holds for every backend's generator."""
+
+    def __instancecheck__(cls, obj):
+        kinds = [cpu_namespace().Generator]
+        kinds += [b.namespace.Generator for t, b in list(backends._loaded.items()) if t != "cpu"]
+        return isinstance(obj, tuple(kinds))
+
+
+class Generator(metaclass=_AnyDeviceGenerator):
+    """A random generator of one device: ``Generator(device='cuda')`` makes
+    the CUDA backend's (pass it to random functions on that device)."""
+
+    def __new__(cls, device="cpu"):
+        return namespace(device).Generator(device)
 
 
 def manual_seed(seed):

@@ -228,6 +228,22 @@ def test_generator_state_round_trip_and_seeding():
         ember.cuda.set_rng_state(ember.zeros(3, dtype=ember.uint8))
 
 
+def test_generators_of_each_device():
+    g = ember.Generator(device="cuda").manual_seed(5)
+    a = ember.randn(4, device="cuda", generator=g)
+    assert ember.equal(ember.randn(4, device="cuda", generator=ember.Generator("cuda:0")
+                                   .manual_seed(5)), a)
+    cpu = ember.Generator()
+    assert isinstance(g, ember.Generator) and isinstance(cpu, ember.Generator)
+    assert not isinstance(object(), ember.Generator)
+    with pytest.raises(RuntimeError, match="Expected a 'cpu' device type for generator but "
+                       "found 'cuda'"):
+        ember.randn(3, generator=g)
+    with pytest.raises(RuntimeError, match="Expected a 'cuda' device type for generator but "
+                       "found 'cpu'"):
+        ember.ones(3, device="cuda").bernoulli_(0.5, generator=cpu)
+
+
 def test_backend_start_and_bfloat16_support():
     ember.cuda.init()
     assert ember.cuda.is_initialized()

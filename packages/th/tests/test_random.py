@@ -78,6 +78,12 @@ def test_generator_objects():
     assert bits(th.rand(8, generator=g)) == bits(th.rand(8, generator=h))
     s = th.Generator().seed()
     assert isinstance(s, int) and 0 <= s < (1 << 64)
+    # something else as a generator: which device type was expected
+    class Other:
+        device = "cuda:0"
+    with pytest.raises(RuntimeError, match="Expected a 'cpu' device type for generator but "
+                       "found 'cuda'"):
+        th.rand(3, generator=Other())
 
 
 def test_get_state_set_state_round_trip():

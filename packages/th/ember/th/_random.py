@@ -71,7 +71,12 @@ default_generator = Generator._wrap_default()
 
 
 def _gen(generator):
-    return NULL if generator is None else generator._g
+    if generator is None:
+        return NULL
+    if not isinstance(generator, Generator):   # another device's generator
+        found = str(getattr(generator, "device", type(generator).__name__)).split(":")[0]
+        raise RuntimeError(f"Expected a 'cpu' device type for generator but found '{found}'")
+    return generator._g
 
 
 def manual_seed(seed):

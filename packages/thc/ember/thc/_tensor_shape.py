@@ -334,8 +334,8 @@ def gen_ptr(generator):
         return lib.thc_default_generator()
     g = getattr(generator, "_g", None)
     if g is None or ffi.typeof(g) is not ffi.typeof("thc_generator *"):
-        raise RuntimeError("Expected a 'cuda' device type for generator but found "
-                           f"'{getattr(generator, 'device', type(generator).__name__)}'")
+        found = str(getattr(generator, "device", type(generator).__name__)).split(":")[0]
+        raise RuntimeError(f"Expected a 'cuda' device type for generator but found '{found}'")
     return g
 
 
