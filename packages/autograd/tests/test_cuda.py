@@ -279,6 +279,9 @@ def test_dlpack_through_the_front():
 _NO_GRAD_CALLS = {
     "unique": lambda m, x, i: m.unique(i, return_inverse=True, return_counts=True),
     "unique method": lambda m, x, i: i.unique(),
+    "unique dim": lambda m, x, i: m.unique(i.reshape(6, 2) % 2, dim=0, return_inverse=True,
+                                           return_counts=True),
+    "unique_consecutive": lambda m, x, i: (i % 2).unique_consecutive(return_counts=True),
     "bincount": lambda m, x, i: m.bincount(i, minlength=7),
     "bincount weights": lambda m, x, i: i.bincount(x),
     "histc": lambda m, x, i: m.histc(x, 5, -1, 1),
@@ -309,6 +312,51 @@ def test_ops_without_gradient_match_the_cpu(name):
     for g, w in zip(got, want, strict=True):
         assert g.is_cuda and g.dtype is w.dtype and g.shape == w.shape
         assert np.allclose(g.cpu().numpy(), w.numpy(), equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["unique", "unique_consecutive"])
+def test_unique_slices_match_the_cpu(name):
+    """Fresh data with repeated slices, ints and floats with NaN, contiguous
+    or transposed, every dim and every combination of results."""
+    rng = np.random.default_rng()
+    fn = getattr(ember, name)
+    for _ in range(12):
+        shape = tuple(rng.integers(1, 5, rng.integers(1, 4)))
+        for a in (rng.integers(0, 3, shape), rng.choice([np.nan, -0.0, 0.0, 1.0], size=shape)):
+            cpu, gpu = ember.tensor(a), ember.tensor(a, device="cuda")
+            pairs = [(cpu, gpu)]
+            if cpu.ndim > 1:  # transposed on each device: non-contiguous there
+                pairs.append((cpu.transpose(0, -1), gpu.transpose(0, -1)))
+            for x, y in pairs:
+                for dim in [None, *range(-x.ndim, x.ndim)]:
+                    for inverse, counts in ((False, False), (True, False), (False, True),
+                                            (True, True)):
+                        want = fn(x, return_inverse=inverse, return_counts=counts, dim=dim)
+                        got = fn(y, return_inverse=inverse, return_counts=counts, dim=dim)
+                        want = want if isinstance(want, tuple) else (want,)
+                        got = got if isinstance(got, tuple) else (got,)
+                        for g, w in zip(got, want, strict=True):
+                            assert g.is_cuda and g.dtype is w.dtype and g.shape == w.shape
+                            assert np.array_equal(g.cpu().numpy(), w.numpy(), equal_nan=True)
+
+
+def test_unique_slices_on_the_device():
+    nan = float("nan")
+    v, inv = ember.unique(ember.tensor([[nan, 1.0], [nan, 1.0]], device="cuda"), dim=0,
+                          return_inverse=True)
+    assert v.is_cuda and v.shape == (2, 2) and inv.cpu().tolist() == [0, 1]
+    v, inv, cnt = ember.tensor([[1, 2, 1], [3, 2, 3]], device="cuda").unique(
+        dim=1, return_inverse=True, return_counts=True)
+    assert v.cpu().tolist() == [[1, 2], [3, 2]] and inv.cpu().tolist() == [0, 1, 0]
+    assert cnt.is_cuda and cnt.dtype is ember.int64 and cnt.cpu().tolist() == [2, 1]
+    v, inv, cnt = ember.unique_consecutive(ember.empty(0, 3, device="cuda"), dim=0,
+                                           return_inverse=True, return_counts=True)
+    assert v.is_cuda and v.shape == (0, 3) and inv.is_cuda and inv.shape == (0,)
+    assert cnt.is_cuda and cnt.dtype is ember.int64
+    with pytest.raises(RuntimeError, match="There are 0 sized dimensions"):
+        ember.unique(ember.empty(2, 0, device="cuda"), dim=0)
+    with pytest.raises(IndexError, match="but tensor has no dimensions"):
+        ember.unique_consecutive(ember.tensor(1.0, device="cuda"), dim=0)
 
 
 def test_multinomial_through_the_front():

@@ -3,13 +3,15 @@ so they need no formula of their own (einsum, diag, meshgrid, cross,
 median, logaddexp, splits and stacks, ...)."""
 import collections
 import math
+import numbers
 import string
 
 import numpy as np
 
-from .._creation import tensor
-from .._tensor import Tensor
-from .define import NAMESPACE, register
+from .._creation import empty_like, ones, tensor, zeros_like
+from .._dtypes import bool as bool_, int64
+from .._tensor import Tensor, _make
+from .define import NAMESPACE, not_tensor, register
 from .indexing import sort
 from .samples import Index, S, T
 from .shape import _ViewOf, cat, narrow, view_scatter, vstack
@@ -425,6 +427,149 @@ _register(hsplit, samples=[S(T(2, 6), 3)])
 _register(vsplit, samples=[S(T(6, 2), [2])])
 _register(column_stack, method=False, samples=[S([T(3), T(3, 2)])])
 NAMESPACE["row_stack"] = vstack
+
+
+# ---- unique slices (no gradient) ---------------------------------------------------
+# The backends' unique flattens; with dim, the front composes it from stable
+# sorts.  The slices along dim are rows of an (n, m) matrix ordered
+# lexicographically, element values in the stable sort's order (NaN above
+# every number); NaN never equals NaN, so slices holding one stay apart.
+
+def _check_dim(name, input, dim):
+    """dim as an int in [0, ndim), with PyTorch's errors."""
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
+        raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
+    dim, n = int(dim), input.ndim
+    if n == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {dim})")
+    return dim % n
+
+
+def _check_sizes(input, dim):
+    """PyTorch takes a 0-sized dim only when it is the selected one, alone."""
+    zero_dims = sum(1 for s in input.shape if s == 0)
+    if input.shape[dim] == 0 and zero_dims > 1:
+        raise RuntimeError("Number of zero sized dimensions is more than one, so unique "
+                           "cannot be applied ")
+    if input.shape[dim] != 0 and zero_dims:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so "
+                           "unique cannot be applied")
+
+
+def _ranks(order, rises):
+    """Dense ranks (int64) of keys sorted along dim 0 into `order`, where
+    `rises` says whether each sorted key but the first is above the one
+    before it: equal keys share a rank, written back at their own rows."""
+    sorted_ranks = cat([zeros_like(order[:1]), rises.long().cumsum(0)])
+    return empty_like(order).scatter_(0, order, sorted_ranks)
+
+
+def _column_ranks(rows):
+    """Each column's dense ranks; NaNs tie (the sort puts them together),
+    so that the ranks order rows as their values do."""
+    values, order = sort(rows, 0, stable=True)
+    rises = values[1:] != values[:-1]
+    if values.is_floating_point():
+        rises &= ~(values[1:].isnan() & values[:-1].isnan())
+    return _ranks(order, rises)
+
+
+def _pair_ranks(a, b):
+    """Dense ranks of the pairs (a, b) of each column, lexicographically:
+    a stable sort by b, then one by a (no a * n + b, which could overflow)."""
+    order = sort(b, 0, stable=True).indices
+    order = order.gather(0, sort(a.gather(0, order), 0, stable=True).indices)
+    sa, sb = a.gather(0, order), b.gather(0, order)
+    return _ranks(order, (sa[1:] != sa[:-1]) | (sb[1:] != sb[:-1]))
+
+
+def _lexicographic_order(rows):
+    """The stable permutation sorting the rows of `rows` (n, m)
+    lexicographically.  Ranking the columns, then merging neighbouring
+    columns' ranks pairwise, takes log2(m) rounds of batched sorts where
+    one sort per column (LSD) would take m."""
+    if rows.shape[1] > 1:
+        ranks = _column_ranks(rows)
+        while ranks.shape[1] > 1:
+            if ranks.shape[1] % 2:  # the odd column out pairs with a constant
+                ranks = cat([ranks, zeros_like(ranks[:, :1])], 1)
+            ranks = _pair_ranks(ranks[:, 0::2], ranks[:, 1::2])
+        rows = ranks
+    return sort(rows[:, 0], stable=True).indices
+
+
+def _collapse(input, dim, sort_first, return_inverse, return_counts):
+    """The slices of input along dim, sorted first or taken as they are,
+    with equal neighbours merged; and the inverse and counts asked for."""
+    n = input.shape[dim]
+    if n == 0:  # nothing to merge (the other dims are not 0: _check_sizes)
+        out = [input.new_empty(input.shape)]
+        out += [input.new_empty(0, dtype=int64) for _ in range(return_inverse + return_counts)]
+    else:
+        rows = input.movedim(dim, 0).reshape(n, -1)
+        order = _lexicographic_order(rows) if sort_first else None
+        if order is not None:
+            rows = rows.index_select(0, order)
+        # a slice starts a group where any element differs from the slice
+        # before (NaN != NaN: slices holding NaN never merge)
+        first = cat([ones(1, dtype=bool_, device=input.device),
+                     (rows[1:] != rows[:-1]).any(1)])
+        starts = first.nonzero().squeeze(1)
+        out = [input.index_select(dim, starts if order is None else order[starts])]
+        if return_inverse:
+            group = first.long().cumsum(0) - 1  # each slice's group, in `order`
+            out.append(group if order is None else empty_like(group).scatter_(0, order, group))
+        if return_counts:
+            out.append(cat([starts[1:], starts.new_full((1,), n)]) - starts)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The unique elements (dim=None: the backend's, flattened) or slices
+    along dim (always sorted), with the inverse and counts asked for."""
+    if not isinstance(input, Tensor):
+        raise not_tensor("unique", input)
+    if dim is None:
+        r = input._data.unique(sorted, return_inverse, return_counts)
+        return tuple(_make(x) for x in r) if isinstance(r, tuple) else _make(r)
+    dim = _check_dim("unique", input, dim)
+    _check_sizes(input, dim)
+    return _collapse(input.detach(), dim, True, return_inverse, return_counts)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Runs of equal consecutive elements (dim=None: of the flattened
+    input) or slices along dim, each kept once; the inverse and counts."""
+    if not isinstance(input, Tensor):
+        raise not_tensor("unique_consecutive", input)
+    input = input.detach()
+    if dim is not None:
+        dim = _check_dim("unique_consecutive", input, dim)
+        _check_sizes(input, dim)
+        return _collapse(input, dim, False, return_inverse, return_counts)
+    out = _collapse(input.reshape(-1), 0, False, return_inverse, return_counts)
+    if return_inverse:  # flattened, the inverse still has the input's shape
+        out = (out[0], out[1].reshape(input.shape)) + out[2:]
+    return out
+
+
+_register(unique, differentiable=False, samples=[
+    S(Index([[1, 2], [1, 2], [0, 5]]), dim=0, return_inverse=True, return_counts=True),
+    S(Index([[1, 2, 1], [3, 2, 3]]), True, True, True, 1),
+    S(Index([[2, 1, 2], [1, 3, 1], [2, 0, 2]]), return_counts=True, dim=-1),
+    S(Index([[[1, 2], [1, 2]], [[1, 2], [1, 2]], [[0, 2], [1, 2]]]), return_inverse=True, dim=0),
+    S(Index([3, 1, 3, 0, 1]), False, True, True, 0),
+    S(T(3, 4), dim=1),
+    S(T(5), return_inverse=True, return_counts=True)])
+_register(unique_consecutive, differentiable=False, samples=[
+    S(Index([1, 1, 2, 2, 3, 1, 1, 2]), True, True),
+    S(Index([[1, 1], [2, 1], [2, 1]]), return_inverse=True),
+    S(Index([[1, 2], [1, 2], [0, 5], [1, 2]]), True, True, dim=0),
+    S(Index([[1, 1, 2, 1], [3, 3, 2, 3]]), return_counts=True, dim=-1),
+    S(T(3, 4), dim=0)])
 
 
 # ---- index construction (no gradient) ---------------------------------------------

@@ -575,7 +575,8 @@ def _plain(name, method=True):
     return fn
 
 
-for _name in ("argsort", "nonzero", "argwhere", "unique", "bincount", "histc"):
+# unique is composite.py's: the backends' unique flattens, unique(dim=...) is composed
+for _name in ("argsort", "nonzero", "argwhere", "bincount", "histc"):
     _plain(_name)
 
 
