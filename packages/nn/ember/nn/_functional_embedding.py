@@ -117,8 +117,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
 def _renorm_rows(weight, indices, max_norm, norm_type):
     """Scales, in place, the referenced rows whose norm exceeds max_norm."""
     with ember.no_grad():
-        # np.unique on the host: ember.unique has no CUDA form yet
-        rows = ember.tensor(np.unique(indices.cpu().numpy()), device=weight.device)
+        rows = ember.unique(indices.reshape(-1)).to(weight.device)   # on indices' device
         picked = weight.index_select(0, rows)
         norms = picked.norm(norm_type, dim=1, keepdim=True)
         scale = ember.where(norms > max_norm, max_norm / (norms + 1e-7),
