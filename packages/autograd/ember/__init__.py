@@ -37,6 +37,8 @@ from ._creation import (Generator, arange, as_tensor, asarray, bernoulli, empty,
                         tensor, zeros, zeros_like)
 from . import _ops  # noqa: E402
 from . import cuda  # noqa: E402
+from .backends.cuda import (get_float32_matmul_precision,  # noqa: E402
+                            set_float32_matmul_precision)
 from ember.th import Size, default_generator, set_printoptions  # noqa: E402
 
 globals().update(_ops.NAMESPACE)

@@ -2,6 +2,7 @@
 front relies on."""
 import pytest
 
+import ember
 from ember import backends
 
 
@@ -80,3 +81,32 @@ def test_backends_are_found_through_entry_points(monkeypatch):
         assert isinstance(backend, GoodBackend) and backends.is_available("fakedev")
     finally:
         backends._loaded.pop("fakedev", None)
+
+
+def test_pytorch_switch_modules_are_there():
+    import importlib
+    cudnn = importlib.import_module("ember.backends.cudnn")   # `import ... as cudnn` works
+    assert cudnn is ember.backends.cudnn and not cudnn.is_available()
+    assert cudnn.version() is None
+    cudnn.benchmark = True
+    assert ember.backends.cudnn.benchmark
+    cudnn.benchmark = False
+    with cudnn.flags(enabled=False, deterministic=True):
+        assert not cudnn.enabled and cudnn.deterministic
+    assert cudnn.enabled and not cudnn.deterministic
+    matmul = ember.backends.cuda.matmul
+    assert ember.get_float32_matmul_precision() == "highest" and not matmul.allow_tf32
+    try:
+        ember.set_float32_matmul_precision("medium")
+        assert matmul.allow_tf32
+        matmul.allow_tf32 = False
+        assert ember.get_float32_matmul_precision() == "highest"
+        matmul.allow_tf32 = True
+        assert ember.get_float32_matmul_precision() == "high"
+    finally:
+        ember.set_float32_matmul_precision("highest")
+    with pytest.raises(RuntimeError, match="Invalid precision 'fast'"):
+        ember.set_float32_matmul_precision("fast")
+    with pytest.raises(AttributeError):
+        matmul.allow_tf16 = True   # a misspelt switch is not silently kept
+    assert ember.get_float32_matmul_precision() == "highest"

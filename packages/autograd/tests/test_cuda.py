@@ -244,6 +244,17 @@ def test_generators_of_each_device():
         ember.ones(3, device="cuda").bernoulli_(0.5, generator=cpu)
 
 
+def test_tf32_switch_reaches_the_backend():
+    import ember.thc as thc
+    try:
+        ember.backends.cuda.matmul.allow_tf32 = True
+        assert thc.float32_matmul_tf32()
+        ember.set_float32_matmul_precision("highest")
+        assert not thc.float32_matmul_tf32()
+    finally:
+        ember.set_float32_matmul_precision("highest")
+
+
 def test_backend_start_and_bfloat16_support():
     ember.cuda.init()
     assert ember.cuda.is_initialized()

@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define THC_ABI_VERSION_MAJOR 1
-#define THC_ABI_VERSION_MINOR 7
+#define THC_ABI_VERSION_MINOR 8
 #define THC_MAX_DIMS 16
 
 /* ---- status codes: each maps to one Python exception type ---------- */
@@ -456,6 +456,12 @@ thc_tensor *thc_baddbmm(const thc_tensor *input, const thc_tensor *b1,
 int thc_cublas_set_path(const char *path);
 int thc_cublas_available(void);
 const char *thc_cublas_error_text(void);  /* why it is not available */
+/* Whether float32 products through cuBLAS may round their inputs to TF32
+ * (10-bit mantissas, float32 sums) on GPUs with TF32 tensor cores; off by
+ * default (float32 throughout).  Process-wide; libTHC's own GEMM kernel
+ * always computes in float32. */
+int thc_set_float32_matmul_tf32(int allow);
+int thc_float32_matmul_tf32(void);
 
 /* ---- random: a counter-based (Philox 4x32-10) generator ----------------- */
 typedef struct thc_generator {

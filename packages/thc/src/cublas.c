@@ -13,7 +13,7 @@
 
 /* cuBLAS's enum values (cublas_api.h, library_types.h) */
 enum { OP_N = 0, OP_T = 1, R_32F = 0, R_64F = 1, R_16F = 2, R_16BF = 14,
-       COMPUTE_32F = 68, COMPUTE_64F = 70, GEMM_DEFAULT = -1 };
+       COMPUTE_32F = 68, COMPUTE_64F = 70, COMPUTE_32F_FAST_TF32 = 77, GEMM_DEFAULT = -1 };
 
 typedef int (*create_fn)(void **handle);
 typedef int (*destroy_fn)(void *handle);
@@ -85,6 +85,17 @@ static void load(void) {
     have_key = pthread_key_create(&handles_key, release_handles) == 0;
 }
 
+static int allow_tf32; /* read by every thread: atomic loads and stores */
+
+THC_API int thc_set_float32_matmul_tf32(int allow) {
+    __atomic_store_n(&allow_tf32, allow != 0, __ATOMIC_RELAXED);
+    return THC_OK;
+}
+
+THC_API int thc_float32_matmul_tf32(void) {
+    return __atomic_load_n(&allow_tf32, __ATOMIC_RELAXED);
+}
+
 THC_API int thc_cublas_set_path(const char *path) {
     if (!path) return thc__error(THC_ERR_VALUE, "thc_cublas_set_path: path is NULL");
     if (create || load_error[0])
@@ -150,9 +161,11 @@ int thc__cublas_gemm(int dtype, int64_t batch, int64_t m, int64_t n, int64_t k, 
     const void *pa = dtype == THC_FLOAT64 ? (const void *)&alpha : (const void *)&fa;
     const void *pb = dtype == THC_FLOAT64 ? (const void *)&beta : (const void *)&fb;
     /* row-major C = A B is column-major C^T = B^T A^T */
+    int compute = dtype == THC_FLOAT64 ? COMPUTE_64F
+                : dtype == THC_FLOAT32 && thc_float32_matmul_tf32() ? COMPUTE_32F_FAST_TF32
+                : COMPUTE_32F;
     int status = gemm(*handle, opb, opa, (int)n, (int)m, (int)k, pa, b, type, ldb, bbs, a, type,
-                      lda, abs_, pb, c, type, (int)n, m * n, (int)batch,
-                      dtype == THC_FLOAT64 ? COMPUTE_64F : COMPUTE_32F, GEMM_DEFAULT);
+                      lda, abs_, pb, c, type, (int)n, m * n, (int)batch, compute, GEMM_DEFAULT);
     if (status != 0)
         return thc__error(THC_ERR_RUNTIME, "cublasGemmStridedBatchedEx failed with status %d",
                           status);

@@ -96,3 +96,32 @@ def test_gpu_front():
     ember.cuda.synchronize()
     del t
     ember.cuda.empty_cache()
+
+
+def test_float32_matmul_tf32_switch():
+    assert not thc.float32_matmul_tf32()   # float32 throughout unless asked
+    try:
+        thc.set_float32_matmul_tf32(True)
+        assert thc.float32_matmul_tf32()
+    finally:
+        thc.set_float32_matmul_tf32(False)
+    assert not thc.float32_matmul_tf32()
+
+
+@pytest.mark.gpu
+def test_gpu_float32_products_with_and_without_tf32():
+    """Off: float32 accuracy; on: within TF32's (cuBLAS may still choose
+    float32, so only the bound is checked)."""
+    import numpy as np
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((256, 512)), rng.standard_normal((512, 128))
+    want = a @ b
+    ga, gb = thc.tensor(a.astype(np.float32)), thc.tensor(b.astype(np.float32))
+    scale = np.abs(want).max()
+    for allow, tol in ((False, 1e-5), (True, 2e-2)):
+        thc.set_float32_matmul_tf32(allow)
+        try:
+            got = (ga @ gb).cpu().numpy()
+        finally:
+            thc.set_float32_matmul_tf32(False)
+        assert np.abs(got - want).max() / scale < tol, f"allow_tf32={allow}"

@@ -26,7 +26,8 @@ __all__ = ["CachingAllocator", "OutOfMemoryError", "round_size", "built_with_cud
            "reset_peak_memory_stats", "empty_cache", "get_include", "get_lib_dir",
            "is_emulated", "cublas_available", "Stream", "Event", "current_stream",
            "default_stream", "set_stream", "stream", "get_device_properties",
-           "get_device_name", "get_device_capability", "mem_get_info", "cublas_error_text"]
+           "get_device_name", "get_device_capability", "mem_get_info", "cublas_error_text",
+           "set_float32_matmul_tf32", "float32_matmul_tf32"]
 
 
 def get_include():
@@ -50,6 +51,16 @@ def is_emulated():
 def cublas_available():
     """True when matrix products run through cuBLAS (loaded on first use)."""
     return bool(_lib.thc_cublas_available())
+
+
+def set_float32_matmul_tf32(allow):
+    """Lets float32 matrix products through cuBLAS round their inputs to
+    TF32 on GPUs with TF32 tensor cores (off by default; process-wide)."""
+    _lib.thc_set_float32_matmul_tf32(bool(allow))
+
+
+def float32_matmul_tf32():
+    return bool(_lib.thc_float32_matmul_tf32())
 
 
 def built_with_cuda():

@@ -200,3 +200,7 @@ def missing_features(backend: TensorBackend) -> list[str]:
                if not hasattr(backend.Tensor, name)]
     missing += [name for name in NAMESPACE_FUNCTIONS if not hasattr(backend.namespace, name)]
     return missing
+
+
+# PyTorch's switch modules (ember.backends.cudnn, ember.backends.cuda)
+from . import cuda, cudnn  # noqa: E402,F401
