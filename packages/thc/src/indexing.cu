@@ -583,10 +583,11 @@ extern "C" THC_API thc_tensor *thc_masked_select(const thc_tensor *a, const thc_
 }
 
 // ---- cumulative sums and products -------------------------------------------------
-// Short lines scan on a thread each.  Long ones (a single flattened row is
-// common: unique, nonzero, multinomial) reduce-then-scan: a thread per chunk
-// of SCAN_CHUNK sums its chunk, the chunk totals are scanned (the same way,
-// recursively), and a thread per chunk scans it again from its offset.
+// Short lines (up to kScanSerialMax) scan on a thread each, in order.  Long
+// ones (a single flattened row is common: unique, nonzero) reduce-then-scan:
+// a thread per chunk of SCAN_CHUNK sums its chunk, the chunk totals are
+// scanned (the same way, recursively), and a thread per chunk scans it again
+// from its offset.
 // Accumulation is in double / int64 throughout.
 namespace {
 
@@ -660,7 +661,7 @@ thc_tensor *scan(const char *what, const thc_tensor *a, int dim, int dtype, int 
 template <typename T>
 int scan_lines(const char *what, T *out, const T *in, int64_t lines, int64_t len, int64_t inner,
                int prod, int acc_dtype) {
-    if (len <= 4 * SCAN_CHUNK)
+    if (len <= kScanSerialMax)
         return for_each(what, lines, ScanFn<T>{out, in, len, inner, prod}, thc__stream());
     typedef typename ScanAcc<T>::A A;
     int64_t nch = (len + SCAN_CHUNK - 1) / SCAN_CHUNK, shape[2] = {lines, nch};

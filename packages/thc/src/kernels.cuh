@@ -222,6 +222,10 @@ template <typename F> int for_each(const char *, int64_t n, const F &f, void *) 
 }
 #endif
 
+// thc_cumsum/cumprod scan lines up to this long on one device thread each,
+// in order (longer ones in chunks); multinomial's running sums rely on it.
+constexpr int64_t kScanSerialMax = 1024;
+
 }  // namespace thc
 
 // ---- dispatch on a runtime dtype -------------------------------------------

@@ -104,10 +104,20 @@ int fill_random(const char *name, thc_tensor *t, thc_generator *g, int dist, dou
 // ---- multinomial ----------------------------------------------------------------
 enum { ROW_OK, ROW_BAD_VALUE, ROW_ZERO_SUM, ROW_TOO_FEW };
 
+// A row's error from its facts (one rule for short and long rows): bad (a
+// NaN, inf or negative weight), its sum and (without replacement) how many
+// weights are positive.
+THC_HD inline int row_status(bool bad, double sum, int64_t positive, int64_t ns,
+                             int replacement) {
+    return bad ? ROW_BAD_VALUE : !(sum > 0) ? ROW_ZERO_SUM
+           : !replacement && positive < ns ? ROW_TOO_FEW : ROW_OK;
+}
+
 // Checks a row of float64 weights; with replacement, turns it into its
 // running sums (scaled by 1 / the largest weight where the sum would
 // overflow).  key[r]: r * 4 + the row's error, or INT64_MAX when fine, so
-// the smallest key names the first bad row.
+// the smallest key names the first bad row.  Short rows only (a loop on one
+// thread per row); long ones: prep_long_rows.
 struct MultiPrepFn {
     double *p;
     int64_t *last, *key;   // last: the last category of positive weight
@@ -127,8 +137,7 @@ struct MultiPrepFn {
             big = v > big ? v : big;
             sum += v;
         }
-        int status = bad ? ROW_BAD_VALUE : !(sum > 0) ? ROW_ZERO_SUM
-                     : !replacement && positive < ns ? ROW_TOO_FEW : ROW_OK;
+        int status = row_status(bad, sum, positive, ns, replacement);
         last[r] = lastk;
         key[r] = status ? r * 4 + status : INT64_MAX;
         if (status == ROW_OK && replacement) {
@@ -137,6 +146,140 @@ struct MultiPrepFn {
         }
     }
 };
+
+// Rows of at least LONG_ROW categories are prepared by libTHC's whole-device
+// ops (reductions along the rows, element-wise ops, in-order scans of short
+// chunks) instead of MultiPrepFn's loop.  That loop takes two dependent
+// passes of `cats` steps on one thread, some 10 ns a step on a GPU (~1 ms
+// for a 50257-word vocabulary); the ops take some 20 launches of a few us
+// each, nearly whatever the length.  They break even near 2048 categories
+// (an estimate, not yet timed on a GPU); below, the launches would dominate.
+// Many short rows keep the loop: they are parallel across rows already.
+constexpr int64_t LONG_ROW = 2048;
+
+// Long rows, one thread per row, from the rows' reductions: the key and
+// last MultiPrepFn gives, and the factor the running sums are taken with.
+// lo/hi/sum: each row's amin (NaN propagates), amax and sum; any/from_end:
+// whether a weight is positive and where the first one is counting from the
+// row's end; positive: how many (NULL with replacement, which ignores it).
+struct LongRowFn {
+    const double *lo, *hi, *sum;
+    const bool *any;
+    const int64_t *from_end, *positive;
+    int64_t *last, *key;
+    double *scale;
+    int64_t cats, ns;
+    int replacement;
+    THC_HD void operator()(int64_t r) const {
+        bool bad = !(lo[r] >= 0) || hi[r] == INFINITY;
+        int status = row_status(bad, sum[r], positive ? positive[r] : 0, ns, replacement);
+        last[r] = any[r] ? cats - 1 - from_end[r] : 0;
+        key[r] = status ? r * 4 + status : INT64_MAX;
+        // 1 / the largest weight where the sum overflows, as MultiPrepFn, or
+        // comes within a factor 2 of it: the running sums add in another
+        // order than the reduction and must stay finite too (scaling a row
+        // changes none of its probabilities)
+        scale[r] = sum[r] > DBL_MAX / 2 ? 1.0 / hi[r] : 1.0;
+    }
+};
+
+// the smallest r with r * r >= n (running_sums' chunk length)
+int64_t ceil_sqrt(int64_t n) {
+    int64_t r = (int64_t)sqrt((double)n);
+    while (r * r < n) r++;
+    while (r > 1 && (r - 1) * (r - 1) >= n) r--;
+    return r;
+}
+
+// The running sums along the rows of x (lines x len, float64), a new
+// tensor: monotone, and a zero weight adds exactly nothing (p[q] ==
+// p[q - 1]), as MultiPrepFn's loop gives them, so MultiDrawFn's binary
+// search never lands on a zero weight.  thc_cumsum gives that only for the
+// lines it scans in order (up to kScanSerialMax): the chunks of longer ones
+// start from offsets summed in another order, which can step down, or leave
+// a zero weight a sliver, at a chunk's start.  So: chunks of c (about
+// sqrt(len): both scans stay short) each scanned from 0 in order
+// (recursively while c is long), their totals (last running sums) scanned
+// in order, and chunk k >= 1 adds that scan's value at k - 1.  Chunk k's
+// last sum, offset + total, is then bit for bit chunk k + 1's offset.
+thc_tensor *running_sums(const thc_tensor *x, int64_t lines, int64_t len) {
+    if (len <= kScanSerialMax) return thc_cumsum(x, 1, THC_FLOAT64);
+    int64_t c = ceil_sqrt(len), fewest = (len + kScanSerialMax - 1) / kScanSerialMax;
+    c = c > fewest ? c : fewest;
+    int64_t nch = (len + c - 1) / c, wide[2] = {lines, nch * c}, flat[2] = {lines * nch, c},
+            grid[3] = {lines, nch, c};
+    enum { BUF, BODY, TAIL, CHUNKS, LOCAL, GRID, TOTALS, UPTO, REST, BEFORE, OFFSET, WIDE, OUT,
+           N };
+    thc_tensor *t[N] = {NULL};
+    // zero-padded to whole chunks (zero weights change no running sum)
+    t[BUF] = thc_empty(2, wide, THC_FLOAT64);
+    t[BODY] = t[BUF] ? thc_narrow(t[BUF], 1, 0, len) : NULL;
+    int rc = t[BODY] ? thc_copy(t[BODY], x) : thc_last_status();
+    if (!rc && nch * c > len)
+        rc = (t[TAIL] = thc_narrow(t[BUF], 1, len, nch * c - len)) ? thc_zero(t[TAIL])
+                                                                    : thc_last_status();
+    if (!rc && !((t[CHUNKS] = thc_view(t[BUF], 2, flat)) &&
+                 (t[LOCAL] = running_sums(t[CHUNKS], lines * nch, c)) &&
+                 (t[GRID] = thc_view(t[LOCAL], 3, grid)) &&
+                 (t[TOTALS] = thc_select(t[GRID], 2, c - 1)) &&
+                 (t[UPTO] = thc_cumsum(t[TOTALS], 1, THC_FLOAT64)) &&
+                 (t[REST] = thc_narrow(t[GRID], 1, 1, nch - 1)) &&
+                 (t[BEFORE] = thc_narrow(t[UPTO], 1, 0, nch - 1)) &&
+                 (t[OFFSET] = thc_unsqueeze(t[BEFORE], 2))))
+        rc = thc_last_status();
+    if (!rc) rc = thc_binary_out(THC_ADD, t[REST], t[REST], t[OFFSET]);
+    if (!rc && !((t[WIDE] = thc_view(t[LOCAL], 2, wide)) &&
+                 (t[OUT] = thc_narrow(t[WIDE], 1, 0, len))))
+        rc = thc_last_status();
+    thc_tensor *out = rc ? NULL : thc_contiguous(t[OUT]);
+    for (int i = 0; i < N; i++) thc_tensor_release(t[i]);
+    return out;
+}
+
+// MultiPrepFn's work for long rows (LONG_ROW) from whole-device ops: writes
+// last and key as it does and, with replacement, replaces *p (rows x cats
+// float64, contiguous) by its rows' running sums.
+int prep_long_rows(thc_tensor **p, thc_tensor *last, thc_tensor *key, int64_t rows, int64_t cats,
+                   int64_t ns, int replacement) {
+    int one = 1;
+    int64_t shape[2] = {rows, cats}, col[2] = {rows, 1};
+    enum { X, LO, HI, SUM, ZERO, FLIP, POS, ANY, FROM_END, COUNT, SCALE, SCALE_COL, SUMS, N };
+    thc_tensor *t[N] = {NULL};
+    int rc = (t[X] = thc_view(*p, 2, shape)) &&
+             (t[LO] = thc_reduce(THC_RED_AMIN, t[X], 1, &one, 0, -1)) &&
+             (t[HI] = thc_reduce(THC_RED_AMAX, t[X], 1, &one, 0, -1)) &&
+             (t[SUM] = thc_reduce(THC_RED_SUM, t[X], 1, &one, 0, -1)) &&
+             // positive weights read from the row's end: the first is the last
+             (t[ZERO] = thc_scalar_double(0.0, THC_FLOAT64)) &&
+             (t[FLIP] = thc_flip_view(t[X], 1, &one)) &&
+             (t[POS] = thc_binary(THC_GT, t[FLIP], t[ZERO])) &&
+             (t[SCALE] = thc_empty(1, &rows, THC_FLOAT64))
+                 ? thc_minmax_dim(t[POS], 1, 0, 1, &t[ANY], &t[FROM_END])
+                 : thc_last_status();
+    if (!rc && !replacement && !(t[COUNT] = thc_reduce(THC_RED_SUM, t[POS], 1, &one, 0, -1)))
+        rc = thc_last_status();
+    if (!rc)
+        rc = for_each("multinomial", rows,
+                      LongRowFn{(const double *)thc__ptr(t[LO]), (const double *)thc__ptr(t[HI]),
+                                (const double *)thc__ptr(t[SUM]), (const bool *)thc__ptr(t[ANY]),
+                                (const int64_t *)thc__ptr(t[FROM_END]),
+                                t[COUNT] ? (const int64_t *)thc__ptr(t[COUNT]) : NULL,
+                                (int64_t *)thc__ptr(last), (int64_t *)thc__ptr(key),
+                                (double *)thc__ptr(t[SCALE]), cats, ns, replacement},
+                      thc__stream());
+    if (!rc && replacement) {   // running sums of the scaled weights
+        rc = (t[SCALE_COL] = thc_view(t[SCALE], 2, col))
+                 ? thc_binary_out(THC_MUL, t[X], t[X], t[SCALE_COL]) : thc_last_status();
+        if (!rc && !(t[SUMS] = running_sums(t[X], rows, cats))) rc = thc_last_status();
+        if (!rc) {
+            thc_tensor_release(*p);
+            *p = t[SUMS];
+            t[SUMS] = NULL;
+        }
+    }
+    for (int i = 0; i < N; i++) thc_tensor_release(t[i]);
+    return rc;
+}
 
 // sample i = (row r, draw s): the first category whose running sum
 // exceeds u * total (the last positive one if rounding leaves none)
@@ -241,13 +384,16 @@ extern "C" THC_API thc_tensor *thc_multinomial(const thc_tensor *probs, int64_t 
                                              "prob_dist.size(-1) samples without replacement");
     int64_t osz[2] = {rows, num_samples};
     if (rows == 0) return thc_empty(2, osz, THC_INT64);
-    // a float64 copy (the prep kernel writes running sums into it)
+    // a float64 copy (with replacement, the preparation turns it into the
+    // rows' running sums)
     thc_tensor *p = thc_empty(probs->ndim, probs->sizes, THC_FLOAT64);
     int rc = p ? thc_copy(p, probs) : thc_last_status();
     thc_tensor *last = rc ? NULL : thc_empty(1, &rows, THC_INT64);
     thc_tensor *key = last ? thc_empty(1, &rows, THC_INT64) : NULL;
     if (!rc && !key) rc = thc_last_status();
-    if (!rc)
+    if (!rc && cats >= LONG_ROW)
+        rc = prep_long_rows(&p, last, key, rows, cats, num_samples, replacement);
+    else if (!rc)
         rc = for_each("multinomial", rows,
                       MultiPrepFn{(double *)thc__ptr(p), (int64_t *)thc__ptr(last),
                                   (int64_t *)thc__ptr(key), cats, num_samples, replacement},

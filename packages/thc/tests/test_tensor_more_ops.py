@@ -414,3 +414,174 @@ def test_multinomial_errors_match_the_cpu():
     assert tuple(thc.ones(0, 3).multinomial(2).shape) == (0, 2)
     with pytest.raises(RuntimeError, match="cuda"):
         thc.ones(3).multinomial(1, generator=th.Generator())
+
+
+# Rows of at least 2048 categories (LONG_ROW in src/random.cu) are checked and
+# turned into running sums by whole-device ops (reductions, element-wise ops,
+# scans of short chunks) instead of a loop on one thread per row.
+LONG = 5000
+
+
+def test_multinomial_long_rows_with_replacement_follow_the_probabilities(rng):
+    heavy = [[3, 1700, 2500, LONG - 1], [0, 2047, 2048, 4000], [1024, 1025, 3333, LONG - 2]]
+    w = np.zeros((3, LONG))
+    for r, cols in enumerate(heavy):
+        w[r, cols] = [4.0, 3.0, 2.0, 1.0]
+    tail = (rng.random(w.shape) < 0.2) & (w == 0)
+    w[tail] = rng.uniform(0.5, 1.0, int(tail.sum())) * 1e-3   # ~1/20 of each row's mass
+    for d in (thc.float32, thc.float64, thc.float16):
+        probs = thc.from_numpy(w).to(d)
+        want = host_values(probs.double())
+        want /= want.sum(1, keepdims=True)
+        for rows in (probs, probs[1]):   # 2-d, and a 1-d row
+            s = host_values(rows.multinomial(20000, replacement=True))
+            s, p = (s, want) if s.ndim == 2 else (s[None], want[1:2])
+            assert s.shape == (p.shape[0], 20000)
+            for row, pr, cols in zip(s, p, heavy if rows is probs else heavy[1:2]):
+                freq = np.bincount(row, minlength=LONG) / row.size
+                assert (pr[row] > 0).all()                       # zero weights never drawn
+                np.testing.assert_allclose(freq[cols], pr[cols], atol=0.015)
+                rest = np.setdiff1d(np.arange(LONG), cols)
+                np.testing.assert_allclose(freq[rest].sum(), pr[rest].sum(), atol=0.01)
+
+
+def test_multinomial_long_rows_without_replacement(rng):
+    w = np.zeros((200, LONG))
+    w[:, [2, 2500, 4100, LONG - 1]] = [1.0, 2.0, 3.0, 4.0]
+    extra = rng.random(w.shape) < 0.002    # a few more positive weights per row
+    w[extra & (w == 0)] = 0.5
+    s = host_values(thc.from_numpy(w).multinomial(4, generator=thc.Generator().manual_seed(5)))
+    assert s.shape == (200, 4)
+    assert all(len(set(row)) == 4 for row in s)
+    assert (np.take_along_axis(w, s, 1) > 0).all()   # zero weights never drawn
+    p = w / w.sum(1, keepdims=True)
+    first = np.bincount(s[:, 0], minlength=LONG) / 200   # first draw ~ p / sum
+    np.testing.assert_allclose(first[[2, 2500, 4100, LONG - 1]],
+                               p[:, [2, 2500, 4100, LONG - 1]].mean(0), atol=0.1)
+    # exactly as many positive weights as samples: all of them, each once
+    one = np.zeros(LONG)
+    one[[0, 999, LONG - 1]] = [1e-30, 1.0, 5.0]
+    got = host_values(thc.from_numpy(one).multinomial(3))
+    assert sorted(got.tolist()) == [0, 999, LONG - 1]
+
+
+def _spread(short, positions, cats):
+    """Row(s) of `cats` zero weights with short's weights at `positions`."""
+    w = np.zeros(short.shape[:-1] + (cats,))
+    w[..., positions] = short
+    return w
+
+
+def test_multinomial_long_rows_draw_as_short_rows(rng):
+    """Integer weights add exactly in any order, so a long row holding a short
+    row's weights among zeros has the same running sums at them: the same
+    seed draws the same categories (mapped to their places), though the two
+    rows are prepared differently.  Also over 1024 * 1024 categories, where
+    the running sums' chunks are split again."""
+    short = rng.integers(0, 6, (3, 1000)).astype(float)
+    short[:, ::7] = 0
+    for cats in (LONG, 1024 * 1024 + 5):
+        # zeros before, between (at chunk starts too) and after the weights
+        where = np.sort(rng.choice(np.arange(1, cats - 1), 1000, replace=False))
+        wide = _spread(short, where, cats)
+        pairs = [(short, wide), (short[0], wide[0])] if cats == LONG else [(short[:1], wide[:1])]
+        for rows in pairs:
+            a, b = (thc.from_numpy(r).multinomial(3000, True,
+                                                  generator=thc.Generator().manual_seed(3))
+                    for r in rows)
+            assert host_values(b).tolist() == where[host_values(a)].tolist()
+    # without replacement the race's keys follow category indices: trailing zeros only
+    wide = _spread(short[0], np.arange(1000), LONG)
+    a, b = (thc.from_numpy(r).multinomial(50, generator=thc.Generator().manual_seed(4))
+            for r in (short[0], wide))
+    assert host_values(a).tolist() == host_values(b).tolist()
+
+
+def test_multinomial_long_rows_with_huge_weights():
+    # row 0 sums to inf (1e308 + 1e308): scaled by 1 / the largest weight, as
+    # short rows; row 1 (1.2e308) is finite but near enough to overflow in
+    # another order, so is scaled too
+    w = np.zeros((2, LONG))
+    w[0, [10, 2000, 4500]] = [1e308, 1e308, 5e307]
+    w[1, [7, 3000, LONG - 1]] = [6e307, 6e307, 1e300]
+    probs = thc.from_numpy(w)
+    s = host_values(probs.multinomial(20000, True, generator=thc.Generator().manual_seed(9)))
+    assert (np.take_along_axis(w, s, 1) > 0).all()
+    np.testing.assert_allclose(np.bincount(s[0], minlength=LONG)[[10, 2000, 4500]] / 20000,
+                               [0.4, 0.4, 0.2], atol=0.015)
+    np.testing.assert_allclose(np.bincount(s[1], minlength=LONG)[[7, 3000]] / 20000,
+                               [0.5, 0.5], atol=0.015)
+    s = host_values(probs.multinomial(3, generator=thc.Generator().manual_seed(9)))
+    assert sorted(s[0].tolist()) == [10, 2000, 4500]
+    assert sorted(s[1].tolist()) == [7, 3000, LONG - 1]
+    # DBL_MAX first, then weights each under half its last place: they add
+    # nothing to it one by one (as a loop over the row adds them), but
+    # overflow it once added together first, as chunked sums can (here: the
+    # running sums' second chunk; ninths, as the reduction's first chunk of
+    # 9 interleaved ones, which then stays finite).  All of the row's
+    # probability is on category 0.
+    top = np.zeros(LONG)
+    top[0], top[72:136:9] = np.finfo(np.float64).max, 2.0 ** 969
+    for cats in (LONG, 200):
+        s = host_values(thc.from_numpy(top[:cats]).multinomial(1000, True))
+        assert (s == 0).all(), cats
+    # the same weights in short rows draw the same frequencies
+    short = w[:, [10, 2000, 4500, 7, 3000, LONG - 1]]
+    s = host_values(thc.from_numpy(short).multinomial(20000, True))
+    np.testing.assert_allclose(np.bincount(s[0], minlength=6)[:3] / 20000, [0.4, 0.4, 0.2],
+                               atol=0.015)
+    np.testing.assert_allclose(np.bincount(s[1], minlength=6)[3:5] / 20000, [0.5, 0.5],
+                               atol=0.015)
+
+
+def test_multinomial_long_rows_are_reproducible_per_seed(rng):
+    w = rng.random((2, LONG)) * (rng.random((2, LONG)) < 0.1)
+    p = thc.from_numpy(w)
+    for replacement in (True, False):
+        a, b = (p.multinomial(5, replacement, generator=thc.Generator().manual_seed(7))
+                for _ in range(2))
+        assert host_values(a).tolist() == host_values(b).tolist()
+        thc.manual_seed(11)
+        c = thc.multinomial(p, 5, replacement)
+        thc.manual_seed(11)
+        assert host_values(thc.multinomial(p, 5, replacement)).tolist() == \
+            host_values(c).tolist()
+        many = [host_values(p.multinomial(5, replacement)).tolist() for _ in range(4)]
+        assert len({str(m) for m in many}) > 1   # the generator advances
+
+
+def test_multinomial_long_row_errors_match_short_rows():
+    """Each error of a long row has the type and message of the same error in
+    a short row (and of ember.th's); with several bad rows, the first one's."""
+    def rows(cats, *bad):
+        """Rows of weights 1 with, per row, None (fine), 'zero', or a value
+        put in the middle of the row."""
+        w = [[1.0] * cats for _ in bad]
+        for r, b in enumerate(bad):
+            if b == "zero":
+                w[r] = [0.0] * cats
+            elif b is not None:
+                w[r][cats // 2] = b
+        return w
+    nan, inf = float("nan"), float("inf")
+    cases = [((nan,), 1, True), ((nan,), 1, False), ((inf,), 1, True), ((inf,), 1, False),
+             ((-1.0,), 1, True), ((-1.0,), 1, False), ((-inf,), 1, True),
+             ((None, "zero"), 1, True), ((None, "zero"), 1, False),
+             ((None, "zero", nan), 1, True), ((None, inf, "zero"), 1, True),
+             ((None, "zero", -1.0), 2, False)]
+    for bad, n, replacement in cases:
+        def call(m, cats):
+            return m.tensor(rows(cats, *bad), dtype=m.float64).multinomial(n, replacement)
+        what = f"{bad} {n} {replacement}"
+        assert_same_error(lambda: call(thc, LONG), lambda: call(th, LONG), what)
+        with pytest.raises(RuntimeError) as in_short:
+            call(thc, 4)
+        with pytest.raises(RuntimeError) as in_long:
+            call(thc, LONG)
+        assert str(in_long.value) == str(in_short.value), what
+    # without replacement: fewer positive weights than samples
+    for cats in (4, LONG):
+        w = [0.0] * cats
+        w[cats - 1] = 2.0
+        assert_same_error(lambda: thc.tensor(w).multinomial(2),
+                          lambda: th.tensor(w).multinomial(2), f"too few positive, {cats}")
