@@ -77,6 +77,10 @@ int thc_synchronize(void);
  * current stream of the current device (NULL, the default stream, until
  * set); set a stream current only on the device it was made on. */
 int thc_stream_create(void **stream);
+/* Only once nothing refers to the stream any more: no thread has it current
+ * and no tensor freed on it or recorded for it (thc_tensor_record_stream)
+ * is still waiting in the caching allocator, which keeps the handle
+ * (ember.thc never destroys a stream: it reuses dropped ones). */
 int thc_stream_destroy(void *stream);
 int thc_stream_synchronize(void *stream);
 /* 1 when all work queued on the stream has finished, 0 when not, -1 on

@@ -7,7 +7,11 @@
 #include "thc_internal.h"
 
 // Keeps the runtime's text and sets the last error; returns the status.
+// The runtime also keeps a failed call's error as the thread's last one:
+// read it out, or the next launch check would blame an innocent kernel
+// (a sticky error, one that spoils the context, stays anyway).
 static int cuda_fail(const char *what, cudaError_t err) {
+    (void)cudaGetLastError();
     thc__set_cuda_error_text(cudaGetErrorString(err));
     return thc__error(err == cudaErrorMemoryAllocation ? THC_ERR_MEMORY : THC_ERR_RUNTIME,
                       "%s: CUDA error %d (%s): %s", what, (int)err, cudaGetErrorName(err),
@@ -74,7 +78,10 @@ static int cuda_stream_synchronize(void *, void *stream) {
 static int cuda_stream_query(void *, void *stream) {
     cudaError_t err = cudaStreamQuery((cudaStream_t)stream);
     if (err == cudaSuccess) return 1;
-    if (err == cudaErrorNotReady) return 0;
+    if (err == cudaErrorNotReady) {   // not an error, but recorded as one: clear it
+        (void)cudaGetLastError();
+        return 0;
+    }
     cuda_fail("cudaStreamQuery", err);
     return -1;
 }
@@ -169,7 +176,10 @@ extern "C" THC_API int thc_event_synchronize(void *event) {
 extern "C" THC_API int thc_event_query(void *event) {
     cudaError_t err = cudaEventQuery((cudaEvent_t)event);
     if (err == cudaSuccess) return 1;
-    if (err == cudaErrorNotReady) return 0;
+    if (err == cudaErrorNotReady) {   // not an error, but recorded as one: clear it
+        (void)cudaGetLastError();
+        return 0;
+    }
     cuda_fail("cudaEventQuery", err);
     return -1;
 }

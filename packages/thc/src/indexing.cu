@@ -152,12 +152,25 @@ int run_scatter(thc_tensor *self, const thc_tensor *src, const thc_tensor *index
     return for_each(what, n, f, thc__stream());
 }
 
+// Whether t (an operand read while self is written) shares self's memory:
+// its threads could then read what others of the same launch write, so the
+// writers take a copy of it, as if every operand were read first (libTH's
+// result).
+bool shares_memory(const thc_tensor *self, const thc_tensor *t) {
+    return !thc__on_host(t) && t->storage == self->storage;
+}
+
 // self[..., index[i], ...] (op)= src[i] walking `iter`'s shape; src is
 // converted to self's dtype first (a host scalar stays a value)
 int scatter_walk(const char *what, thc_tensor *self, int dim, const thc_tensor *index,
                  const int64_t *istr, const thc_tensor *iter, const thc_tensor *src, int reduce,
                  const thc_tensor *alpha) {
     thc_tensor *s = thc__cast(src, self->dtype);
+    if (s && shares_memory(self, s)) {
+        thc_tensor *copy = thc_clone(s);
+        thc_tensor_release(s);
+        s = copy;
+    }
     if (!s) return thc_last_status();
     thc_tensor *flag = new_flag();
     int rc = flag ? THC_OK : thc_last_status();
@@ -298,6 +311,13 @@ extern "C" THC_API int thc_scatter_(thc_tensor *self, int dim, const thc_tensor 
     if (thc__check_device("scatter", "self", self) || check_index("scatter", index))
         return thc_last_status();
     if (!src) return thc__error(THC_ERR_VALUE, "scatter: src is NULL");
+    if (shares_memory(self, index)) {   // e.g. self.scatter_(0, self, ...)
+        thc_tensor *copy = thc_clone(index);
+        int rc = copy ? thc_scatter_(self, dim, copy, src, reduce, include_self)
+                      : thc_last_status();
+        thc_tensor_release(copy);
+        return rc;
+    }
     if (!thc__on_host(src) && thc__check_device("scatter", "src", src)) return thc_last_status();
     if ((dim = thc__wrap_dim(dim, self->ndim)) < 0) return thc_last_status();
     if (reduce == THC_SCATTER_MEAN)
@@ -348,6 +368,12 @@ int index_family(const char *what, thc_tensor *self, int dim, const thc_tensor *
     if (thc__check_device(what, "self", self) || check_index(what, index))
         return thc_last_status();
     if (!src) return thc__error(THC_ERR_VALUE, "%s: source is NULL", what);
+    if (shares_memory(self, index)) {
+        thc_tensor *copy = thc_clone(index);
+        int rc = copy ? index_family(what, self, dim, copy, src, add, alpha) : thc_last_status();
+        thc_tensor_release(copy);
+        return rc;
+    }
     if (!thc__on_host(src) && thc__check_device(what, "source", src)) return thc_last_status();
     if ((dim = thc__wrap_dim(dim, self->ndim)) < 0) return thc_last_status();
     if (index->ndim > 1)
@@ -441,6 +467,12 @@ extern "C" THC_API int thc_masked_fill_(thc_tensor *self, const thc_tensor *mask
     if (mask->dtype != THC_BOOL)
         return thc__error(THC_ERR_RUNTIME, "masked_fill_ only supports boolean masks, but got "
                           "mask with dtype %s", thc_dtype_name(mask->dtype));
+    if (shares_memory(self, mask)) {   // e.g. a bool tensor masked by a view of itself
+        thc_tensor *copy = thc_clone(mask);
+        int rc = copy ? thc_masked_fill_(self, copy, value) : thc_last_status();
+        thc_tensor_release(copy);
+        return rc;
+    }
     if (!value || thc_numel(value) != 1)
         return thc__error(THC_ERR_RUNTIME, "masked_fill_ only supports a 0-dimensional value "
                           "tensor, but got tensor with %d dimension(s).", value ? value->ndim : 0);

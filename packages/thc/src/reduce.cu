@@ -1,8 +1,11 @@
 // Reductions over dims (sum, prod, mean, amax, amin, all, any,
 // count_nonzero, nansum; logsumexp and var composed from them), max/min
 // with indices along a dim, argmax/argmin.  Floating values accumulate in
-// double and integers in int64 (so results do not depend on the launch
-// shape); the dtype rules are libTH's.
+// double and integers in int64; the order of the sums follows the split,
+// which depends only on the shape (the same bits on every run), but the
+// block-per-row kernel of a GPU build adds in another order than the
+// emulated device does: float results agree up to rounding.  The dtype
+// rules are libTH's.
 #include "ops.cuh"
 
 using namespace thc;

@@ -92,6 +92,25 @@ def test_streams_and_events():
     assert x.sum().item() == 2000
 
 
+def test_dropped_streams_are_reused_not_destroyed():
+    """The allocator and the current-stream slot keep stream handles: a
+    dropped Stream's handle stays valid and serves the next Stream()."""
+    s = thc.Stream()
+    handle = s.cuda_stream
+    x = thc.ones(4096)
+    x.record_stream(s)
+    thc.set_stream(s)
+    thc.set_stream(thc.default_stream())
+    del s, x   # x's memory waits on the handle; the handle must stay usable
+    y = thc.ones(4096) * 3   # allocating polls the recorded stream
+    assert y.sum().item() == 3 * 4096
+    t = thc.Stream()
+    assert t.cuda_stream == handle   # the same stream again
+    with thc.stream(t):
+        assert (thc.ones(8) + 1).sum().item() == 16
+    assert thc.Stream().cuda_stream != handle   # t is alive: a fresh one
+
+
 @pytest.mark.gpu
 def test_cupy_round_trip():
     cupy = pytest.importorskip("cupy")

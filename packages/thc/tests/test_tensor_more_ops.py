@@ -211,6 +211,31 @@ def test_small_element_scatters_leave_their_neighbours_alone(dtype, rng):
         assert_same(wg, wh, what=name)   # the two neighbours included
 
 
+def test_writes_read_operands_sharing_their_memory_first(rng):
+    """src, index or mask in self's own memory: the result is libTH's (every
+    operand as it was before the write), not whatever order threads run in."""
+    for name, call in (
+            ("index_add_ self", lambda m, x: x.index_add_(0, m.tensor([1, 2, 3, 4, 0]), x)),
+            ("index_copy_ view", lambda m, x: x[:4].index_copy_(0, m.tensor([1, 2, 3, 0]),
+                                                                x[1:])),
+            ("scatter_ self", lambda m, x: x.scatter_(0, m.tensor([1, 2, 3, 4, 0]), x)),
+            ("scatter_add_ view", lambda m, x: x[1:].scatter_add_(0, m.tensor([0, 1, 2, 3]),
+                                                                   x[:4]))):
+        hx, gx = pair(rng, (5,), th.float64)
+        call(th, hx)
+        call(thc, gx)
+        assert_same(gx, hx, what=name)
+    hi, gi = th.tensor([3, 0, 4, 1, 2]), thc.tensor([3, 0, 4, 1, 2])
+    hi.scatter_(0, hi, th.tensor([7, 8, 9, 5, 6]))   # self is the index
+    gi.scatter_(0, gi, thc.tensor([7, 8, 9, 5, 6]))
+    assert_same(gi, hi, what="scatter_ into its own index")
+    hm, gm = th.tensor([True, False, True, True, False]), thc.tensor(
+        [True, False, True, True, False])
+    hm[1:].masked_fill_(hm[:4], False)   # a bool tensor masked by a view of itself
+    gm[1:].masked_fill_(gm[:4], False)
+    assert_same(gm, hm, what="masked_fill_ by a view of self")
+
+
 # ---- scatter_reduce prod / amax / amin -----------------------------------------------
 @pytest.mark.parametrize("dtype", [th.float32, th.float64, th.float16, th.int64, th.int32,
                                    th.int16, th.uint8, th.bool],

@@ -157,6 +157,10 @@ extern "C" THCUNN_API int thcunn_nll_loss_backward_input(thc_tensor *grad_input,
         return thcunn_last_status();
     if (!thc_is_contiguous(grad_input))
         return thcunn__error(THC_ERR_RUNTIME, "%s: grad_input must be contiguous", what);
+    if (grad_output->dtype != grad_input->dtype)   // the kernel reads it as grad_input's type
+        return thcunn__error(THC_ERR_TYPE, "%s: expected grad_output of scalar type %s but "
+                             "found %s", what, thcunn__type_name(grad_input->dtype),
+                             thcunn__type_name(grad_output->dtype));
     if (thcunn__numel(grad_output) != (reduction == THCUNN_REDUCTION_NONE ? N * D : 1))
         return thcunn__error(THC_ERR_RUNTIME, "%s: grad_output has %lld elements, expected %lld",
                              what, (long long)thcunn__numel(grad_output),

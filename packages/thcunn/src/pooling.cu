@@ -172,6 +172,18 @@ extern "C" THCUNN_API int thcunn_max_pool2d_backward_input(thc_tensor *grad_inpu
     if (nd < 3 || grad_output->ndim != nd || !thc_is_contiguous(grad_input))
         return thcunn__error(THC_ERR_RUNTIME, "%s: grad_input must be a contiguous 3-d or 4-d "
                              "tensor like the input", what);
+    // the planes must match: the kernel writes grad_output's planes into
+    // grad_input's (more of them would write past its end)
+    bool ok = grad_output->dtype == grad_input->dtype;
+    for (int d = 0; ok && d < nd - 2; d++) ok = grad_output->sizes[d] == grad_input->sizes[d];
+    if (!ok) {
+        char a[256], b[256], c[256];
+        return thcunn__error(THC_ERR_RUNTIME, "%s: grad_output %s (%s) and indices %s do not "
+                             "match grad_input %s (%s)", what, thcunn__shape_of(grad_output, a),
+                             thcunn__type_name(grad_output->dtype), thcunn__shape_of(indices, b),
+                             thcunn__shape_of(grad_input, c),
+                             thcunn__type_name(grad_input->dtype));
+    }
     thc_tensor *g = thc_contiguous(grad_output);
     int rc = g && !thc_zero(grad_input) ? THC_OK : thcunn__from_thc();
     int64_t in_plane = grad_input->sizes[nd - 2] * grad_input->sizes[nd - 1];

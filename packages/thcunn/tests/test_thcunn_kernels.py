@@ -175,6 +175,28 @@ def test_nll_loss_bad_target_is_an_index_error():
         k.nll_loss_forward(x, thc.from_numpy(np.array([0, 9, 1])))
 
 
+def test_backward_kernels_refuse_mismatched_gradients():
+    """More planes in grad_output than in grad_input (it would write past
+    grad_input's end), or another dtype (it would be read as grad_input's)."""
+    rng = np.random.default_rng(8)
+    _, x = pair((2, 3, 6, 6), rng)
+    out, idx = k.max_pool2d_forward(x, 2)
+    with pytest.raises(RuntimeError, match="do not match grad_input"):
+        k.max_pool2d_backward_input(out, (1, 3, 6, 6), idx)
+    with pytest.raises(RuntimeError, match="do not match grad_input"):
+        k.max_pool2d_backward_input(out, (2, 2, 6, 6), idx)
+    grad_in = thc.zeros(2, 3, 6, 6, dtype=thc.float32)   # the C API takes any pair
+    with pytest.raises(RuntimeError, match="do not match grad_input"):
+        k._check(k._lib.thcunn_max_pool2d_backward_input(k._p(grad_in), k._p(out), k._p(idx)))
+    _, lp = pair((3, 4), rng)
+    t = thc.from_numpy(np.array([0, 3, 1]))
+    _, tw = k.nll_loss_forward(lp, t)
+    gi, go = thc.zeros(3, 4, dtype=thc.float64), thc.ones(1, dtype=thc.float32).reshape(())
+    with pytest.raises(TypeError, match="expected grad_output of scalar type"):
+        k._check(k._lib.thcunn_nll_loss_backward_input(k._p(gi), k._p(go), k._p(t), k.NULL,
+                                                       k._p(tw), 1, -100))
+
+
 @pytest.mark.parametrize("dtype,tol", DTYPES)
 @pytest.mark.parametrize("training", [True, False])
 def test_batch_norm(dtype, tol, training):

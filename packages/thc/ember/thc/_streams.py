@@ -10,21 +10,34 @@ from ._lib import check, ffi, lib
 
 class Stream:
     """A CUDA stream (non-blocking with respect to the default stream).
-    ``Stream(_handle=0)`` stands for the default stream."""
+    ``Stream(_handle=0)`` stands for the default stream.
+
+    Streams are never destroyed: a dropped Stream's handle goes back to a
+    pool per device for the next Stream() there.  The caching allocator
+    keeps the handles of the streams memory was freed on or recorded for,
+    and a thread's current stream outlives the object set current; a
+    destroyed (or recreated, same-address) stream would break both."""
 
     def __init__(self, _handle=None):
         self._owned = _handle is None
         self.device_index = _current_device()   # a stream belongs to its device
         if self._owned:
-            h = ffi.new("void **")
-            check(lib.thc_stream_create(h))
-            self._handle = h[0]
+            pool = _free_handles.setdefault(self.device_index, [])
+            if pool:
+                self._handle = pool.pop()
+            else:
+                h = ffi.new("void **")
+                check(lib.thc_stream_create(h))
+                self._handle = h[0]
         else:
             self._handle = ffi.cast("void *", _handle)
 
     def __del__(self):
         if getattr(self, "_owned", False) and self._handle:
-            lib.thc_stream_destroy(self._handle)
+            try:
+                _free_handles.setdefault(self.device_index, []).append(self._handle)
+            except (AttributeError, TypeError):   # interpreter shutdown
+                pass
             self._handle = ffi.NULL
 
     @property
@@ -125,6 +138,8 @@ class Event:
 # (device, handle) -> the Stream object set current, so current_stream()
 # returns it (handle 0 is every device's default stream)
 _streams = weakref.WeakValueDictionary()
+# device -> handles of dropped Streams, for the next Stream() there
+_free_handles = {}
 
 
 def _current_device():
