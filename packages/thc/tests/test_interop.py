@@ -92,6 +92,7 @@ def test_streams_and_events():
     assert x.sum().item() == 2000
 
 
+@needs_device
 def test_dropped_streams_are_reused_not_destroyed():
     """The allocator and the current-stream slot keep stream handles: a
     dropped Stream's handle stays valid and serves the next Stream()."""
