@@ -256,6 +256,7 @@ def test_tf32_switch_reaches_the_backend():
 
 
 def test_backend_start_and_bfloat16_support():
+    assert ember.cuda.get_arch_list() == ember.thc.arch_list()   # [] on the emulated device
     ember.cuda.init()
     assert ember.cuda.is_initialized()
     major = ember.cuda.get_device_capability()[0]

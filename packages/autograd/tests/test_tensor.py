@@ -125,6 +125,7 @@ def test_cuda_without_backend_names_the_package():
     ember.cuda.seed()
     ember.cuda.manual_seed_all(3)
     assert not ember.cuda.is_bf16_supported() and not ember.cuda.is_initialized()
+    assert ember.cuda.get_arch_list() == []
     for call in (ember.cuda.get_rng_state, ember.cuda.init, ember.cuda.memory_summary):
         with pytest.raises(RuntimeError, match="ember-thc is not installed"):
             call()

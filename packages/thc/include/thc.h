@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define THC_ABI_VERSION_MAJOR 1
-#define THC_ABI_VERSION_MINOR 8
+#define THC_ABI_VERSION_MINOR 9
 #define THC_MAX_DIMS 16
 
 /* ---- status codes: each maps to one Python exception type ---------- */
@@ -39,6 +39,9 @@ int thc_abi_version_major(void);
 int thc_abi_version_minor(void);
 const char *thc_version(void);
 int thc_has_cuda(void);           /* 1 if built with nvcc, 0 if EMBER_NO_CUDA */
+/* The GPU code built in, space-separated ("sm_75 ... compute_90": machine
+ * code per generation, PTX for later ones); "" without CUDA. */
+const char *thc_arch_list(void);
 /* 1 when a host-only build runs its kernels on emulated devices of host
  * memory (EMBER_THC_EMULATE=1 in the environment: one device; =N: N of
  * them, up to 8; for tests). */

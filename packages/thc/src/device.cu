@@ -20,6 +20,8 @@ static int cuda_fail(const char *what, cudaError_t err) {
 
 extern "C" THC_API int thc_has_cuda(void) { return 1; }
 
+extern "C" THC_API const char *thc_arch_list(void) { return THC_ARCH_LIST; }
+
 extern "C" THC_API int thc_device_count(int *count) {
     if (!count) return thc__error(THC_ERR_VALUE, "thc_device_count: count is NULL");
     int n = 0;

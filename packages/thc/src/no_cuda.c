@@ -20,6 +20,8 @@ static const char no_cuda[] =
 
 THC_API int thc_has_cuda(void) { return 0; }
 
+THC_API const char *thc_arch_list(void) { return ""; }
+
 /* EMBER_THC_EMULATE=N (1 <= N <= 8): N emulated devices; anything else: none */
 static int emulated_devices(void) {
     static int count = -1;

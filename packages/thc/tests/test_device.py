@@ -125,3 +125,22 @@ def test_gpu_float32_products_with_and_without_tf32():
         finally:
             thc.set_float32_matmul_tf32(False)
         assert np.abs(got - want).max() / scale < tol, f"allow_tf32={allow}"
+
+
+def test_arch_list_names_the_code_built_in():
+    archs = thc.arch_list()
+    if not thc.built_with_cuda():
+        assert archs == []
+        return
+    import re
+    assert archs and all(re.fullmatch(r"(sm|compute)_\d+", a) for a in archs)
+
+
+@pytest.mark.gpu
+def test_gpu_runs_code_built_for_it():
+    """The device's generation has machine code, or PTX of an older one."""
+    major, minor = thc.get_device_capability()
+    cap = major * 10 + minor
+    archs = thc.arch_list()
+    assert f"sm_{cap}" in archs or any(
+        a.startswith("compute_") and int(a.split("_")[1]) <= cap for a in archs), archs

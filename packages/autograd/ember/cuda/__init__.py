@@ -189,6 +189,14 @@ def get_device_capability(device=None):
     return _thc("get_device_capability").get_device_capability(device)
 
 
+def get_arch_list():
+    """The GPU architectures ember-thc was built for (['sm_75', ...,
+    'compute_90']); [] without a usable GPU, as PyTorch."""
+    if not is_available():
+        return []
+    return _thc("get_arch_list").arch_list()
+
+
 def mem_get_info(device=None):
     return _thc("mem_get_info").mem_get_info(device)
 

@@ -27,7 +27,7 @@ __all__ = ["CachingAllocator", "OutOfMemoryError", "round_size", "built_with_cud
            "is_emulated", "cublas_available", "Stream", "Event", "current_stream",
            "default_stream", "set_stream", "stream", "get_device_properties",
            "get_device_name", "get_device_capability", "mem_get_info", "cublas_error_text",
-           "set_float32_matmul_tf32", "float32_matmul_tf32"]
+           "set_float32_matmul_tf32", "float32_matmul_tf32", "arch_list"]
 
 
 def get_include():
@@ -61,6 +61,12 @@ def set_float32_matmul_tf32(allow):
 
 def float32_matmul_tf32():
     return bool(_lib.thc_float32_matmul_tf32())
+
+
+def arch_list():
+    """The GPU code built into libTHC: ['sm_75', ..., 'compute_90'] (machine
+    code per generation, PTX for later ones); [] without CUDA."""
+    return _ffi.string(_lib.thc_arch_list()).decode().split()
 
 
 def built_with_cuda():
