@@ -339,7 +339,9 @@ int thc_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b,
 thc_tensor *thc_contiguous(const thc_tensor *t); /* new ref, maybe same t */
 thc_tensor *thc_clone(const thc_tensor *t);
 thc_tensor *thc_to_dtype(const thc_tensor *t, int dtype);
-/* dst = src broadcast to dst's shape, converted to dst's dtype. */
+/* dst = src broadcast to dst's shape, converted to dst's dtype.  src may be
+ * on another device: one peer copy (src/peer.c), queued after the work on
+ * both devices' current streams and before later work on dst's. */
 int thc_copy(thc_tensor *dst, const thc_tensor *src);
 int thc_fill(thc_tensor *t, const thc_tensor *value);  /* value: 1 element */
 int thc_fill_double(thc_tensor *t, double v);

@@ -115,6 +115,13 @@ extern "C" int thc__memcpy(void *dst, const void *src, size_t nbytes, int kind, 
     return err == cudaSuccess ? THC_OK : cuda_fail("cudaMemcpyAsync", err);
 }
 
+extern "C" int thc__memcpy_peer(void *dst, int dst_device, const void *src, int src_device,
+                                size_t nbytes, void *stream) {
+    cudaError_t err = cudaMemcpyPeerAsync(dst, dst_device, src, src_device, nbytes,
+                                          (cudaStream_t)stream);
+    return err == cudaSuccess ? THC_OK : cuda_fail("cudaMemcpyPeerAsync", err);
+}
+
 extern "C" int thc__stream_wait(void *stream) {
     cudaError_t err = cudaStreamSynchronize((cudaStream_t)stream);
     return err == cudaSuccess ? THC_OK : cuda_fail("cudaStreamSynchronize", err);

@@ -135,11 +135,6 @@ extern "C" thc_tensor *thc__cast(const thc_tensor *t, int dtype) {
 extern "C" THC_API int thc_copy(thc_tensor *dst, const thc_tensor *src) {
     if (thc__check_device("copy_", "the destination", dst)) return thc_last_status();
     if (!src) return thc__error(THC_ERR_VALUE, "copy_: the source is NULL");
-    if (!thc__on_host(src) && src->storage->device != dst->storage->device)
-        return thc__error(THC_ERR_RUNTIME, "copy_: the source is on cuda:%d and the destination "
-                          "on cuda:%d; copies between devices go through the host in this "
-                          "version (tensor.to(device))", src->storage->device,
-                          dst->storage->device);
     int64_t shape[THC_MAX_DIMS];
     int nd = thc_broadcast_shapes(dst->ndim, dst->sizes, src->ndim, src->sizes, shape);
     if (nd < 0) return thc_last_status();
@@ -151,6 +146,8 @@ extern "C" THC_API int thc_copy(thc_tensor *dst, const thc_tensor *src) {
                               "%s", thc__shape_str(src->ndim, src->sizes, b1),
                               thc__shape_str(dst->ndim, dst->sizes, b2));
     if (check_internal_overlap(dst)) return thc_last_status();
+    if (!thc__on_host(src) && src->storage->device != dst->storage->device)
+        return thc__copy_between_devices(dst, src);
     int rc;
     if (thc__on_host(src)) {
         rc = fill_value(dst, src);

@@ -17,6 +17,10 @@ enum { THC__NO_WAIT = 8 };
 /* Ordered after the work queued on `stream`; H2D and D2H return once the
  * host side of the copy is done. */
 int thc__memcpy(void *dst, const void *src, size_t nbytes, int kind, void *stream);
+/* Device-to-device between two devices, queued on `stream` (a stream of
+ * src_device); without peer access the driver stages it. */
+int thc__memcpy_peer(void *dst, int dst_device, const void *src, int src_device, size_t nbytes,
+                     void *stream);
 /* Waits for the work queued on `stream`. */
 int thc__stream_wait(void *stream);
 /* The device functions the allocators run on (CUDA's or the emulated

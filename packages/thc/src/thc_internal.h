@@ -77,6 +77,8 @@ int thc__cublas_gemm(int dtype, int64_t batch, int64_t m, int64_t n, int64_t k, 
 /* Retained t if it already has `dtype`, else a converted device copy. */
 thc_tensor *thc__cast(const thc_tensor *t, int dtype);
 int thc__check_out_shape(const thc_tensor *out, int ndim, const int64_t *sizes);
+/* copy_ from a tensor on another device (src/peer.c); dst's device is current */
+int thc__copy_between_devices(thc_tensor *dst, const thc_tensor *src);
 int thc__can_cast(int from, int to);
 int thc__partial_overlap(const thc_tensor *a, const thc_tensor *b);
 

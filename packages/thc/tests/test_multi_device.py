@@ -2,7 +2,8 @@
 process: the device count is read once per process): tensors on a chosen
 device, each op run on its tensors' device (the device guard), libTHC's
 refusal of work on a tensor of a device that is not current, `device(i)`
-blocks, copies between devices through the host, one allocator per
+blocks, copies between devices (peer copies, with stream ordering on
+both devices, converting and broadcasting), one allocator per
 device, and the front and ember.nn on top."""
 import os
 import subprocess
@@ -37,10 +38,21 @@ SCRIPT = textwrap.dedent('''
         lib.thc_last_error()).decode()
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
         a + thc.ones((3,))
-    c = b.to("cuda:0")                      # through the host
+    c = b.to("cuda:0")                      # a peer copy
     assert c.device == "cuda:0" and c.tolist() == [2.0, 2.0, 2.0]
-    with pytest.raises(RuntimeError, match="copies between devices go through the host"):
-        c.copy_(b)
+    c.copy_(b * 3)                          # copy_ from another device
+    assert c.tolist() == [6.0, 6.0, 6.0] and thc.current_device() == 0
+    m = thc.arange(12.0).reshape(3, 4)
+    with thc.device(1):
+        into = thc.zeros((4, 3), dtype=thc.float64)
+    into.copy_(m.t())                       # strided source, other dtype
+    assert into.device == "cuda:1" and into.tolist() == m.t().tolist()
+    with thc.device(1):
+        rows = thc.zeros((2, 4), dtype=thc.int32)
+    rows.copy_(m[1])                        # converted, broadcast to every row
+    assert rows.tolist() == [[4, 5, 6, 7]] * 2
+    assert m.to("cuda:1", thc.int64).tolist() == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]
+    assert thc.empty((0, 3)).to("cuda:1").shape == (0, 3)
     assert thc.memory_allocated(1) > 0 and thc.memory_allocated(0) > 0
     with pytest.raises(ValueError, match="device 2 does not exist"):
         thc.set_device(2)

@@ -464,13 +464,11 @@ def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False, **k
 
 
 def _to_other_device(self, index, dtype):
-    """A copy on CUDA device `index`, through the host (libTHC has no
-    peer-to-peer copies yet)."""
-    host = to_host(self)
-    if dtype is not None and dtype is not self.dtype:
-        host = host.to(dtype)
+    """A copy on CUDA device `index`: a peer copy between the devices."""
     with on_device(index):
-        return upload(host)
+        out = wrap(lib.thc_empty(self._p.ndim, self._p.sizes, (dtype or self.dtype).code))
+        check(lib.thc_copy(out._p, self._p))
+    return out
 
 
 def lib_version():
