@@ -322,10 +322,15 @@ def _matmul(n):
 def _device_kernels(n, rows, cols):
     """The hot paths beyond add and matmul, each in GB/s of the bytes it must
     move (no targets): a full sum, argmax, cumsum and sort over n float32
-    elements, and softmax over `rows` lines of `cols` (a language model's
-    logits)."""
+    elements, softmax over `rows` lines of `cols` (a language model's
+    logits) and a draw from each of those lines (multinomial)."""
     X = lambda: _host(4, n, normal=True)  # noqa: E731
     L = lambda: _host(5, (rows, cols), normal=True)  # noqa: E731
+
+    def one_hot():   # every line's weight on one category: the same draws in both
+        p = np.zeros((rows, cols), np.float32)
+        p[np.arange(rows), np.random.default_rng(6).integers(0, cols, rows)] = 1.0
+        return p
 
     def over(stmt, data=X):
         def mk(lib):
@@ -351,6 +356,9 @@ def _device_kernels(n, rows, cols):
         Case("softmax", f"softmax F.softmax(x, 1), {rows}x{cols} float32", "GB/s",
              over("F.softmax(x, 1)", L), work=8.0 * rows * cols, rtol=1e-4, atol=1e-7,
              reference=lambda: _softmax(L().astype(np.float64))),
+        Case("multinomial", f"multinomial x.multinomial(1), {rows}x{cols} float32", "GB/s",
+             over("x.multinomial(1)", one_hot), work=4.0 * rows * cols,
+             reference=lambda: one_hot().argmax(1)[:, None]),
     ]
 
 
