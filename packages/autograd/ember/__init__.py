@@ -36,6 +36,14 @@ from ._creation import (arange, as_tensor, asarray, bernoulli, empty, empty_like
                         scalar_tensor, seed, set_default_dtype, set_num_threads, set_rng_state,
                         tensor, zeros, zeros_like)
 from . import _ops  # noqa: E402
+from . import amp  # noqa: E402
+from .amp.autocast_mode import (autocast, autocast_decrement_nesting,  # noqa: E402
+                                autocast_increment_nesting, clear_autocast_cache,
+                                get_autocast_cpu_dtype, get_autocast_dtype,
+                                get_autocast_gpu_dtype, is_autocast_cache_enabled,
+                                is_autocast_cpu_enabled, is_autocast_enabled,
+                                set_autocast_cache_enabled, set_autocast_dtype,
+                                set_autocast_enabled)
 from . import cuda  # noqa: E402
 from ember.th import Generator, Size, default_generator, set_printoptions  # noqa: E402
 
