@@ -36,6 +36,14 @@ from ._creation import (Generator, arange, as_tensor, asarray, bernoulli, empty,
                         scalar_tensor, seed, set_default_dtype, set_num_threads, set_rng_state,
                         tensor, zeros, zeros_like)
 from . import _ops  # noqa: E402
+from . import amp  # noqa: E402
+from .amp.autocast_mode import (autocast, autocast_decrement_nesting,  # noqa: E402
+                                autocast_increment_nesting, clear_autocast_cache,
+                                get_autocast_cpu_dtype, get_autocast_dtype,
+                                get_autocast_gpu_dtype, is_autocast_cache_enabled,
+                                is_autocast_cpu_enabled, is_autocast_enabled,
+                                set_autocast_cache_enabled, set_autocast_dtype,
+                                set_autocast_enabled)
 from . import cuda  # noqa: E402
 from .backends.cuda import (get_float32_matmul_precision,  # noqa: E402
                             set_float32_matmul_precision)

@@ -107,3 +107,58 @@ def test_embedding_and_lstm_on_the_device():
     assert np.allclose(out.detach().cpu().numpy(), out_cpu.detach().numpy(), atol=1e-12)
     out.sum().backward()
     assert emb.weight.grad.is_cuda
+
+
+# ---- mixed precision on the device -------------------------------------------------
+def test_layers_under_cuda_autocast():
+    ember.manual_seed(0)
+    conv, bn = nn.Conv2d(1, 4, 3, padding=1).cuda(), nn.BatchNorm2d(4).cuda()
+    lin, ln = nn.Linear(64, 8).cuda(), nn.LayerNorm(8).cuda()
+    x = ember.randn(2, 1, 4, 4, device="cuda")
+    target = ember.tensor([1, 3], device="cuda")
+    with ember.autocast("cuda"):
+        h = conv(x)
+        assert h.dtype is ember.float16
+        h = bn(h)  # float32 weights, float16 in: float16 out, as PyTorch's kernel
+        assert h.dtype is ember.float16
+        h = lin(h.relu().reshape(2, 64))
+        assert h.dtype is ember.float16
+        h = ln(h)  # layer_norm runs in float32 on CUDA
+        assert h.dtype is ember.float32
+        out = lin(ember.cat([h] * 8, 1))
+        loss = F.cross_entropy(out, target)
+        assert out.dtype is ember.float16 and loss.dtype is ember.float32
+        assert F.mse_loss(out, out.detach().float()).dtype is ember.float32
+        assert F.binary_cross_entropy_with_logits(out, out.detach().sigmoid()).dtype is \
+            ember.float32
+        with pytest.raises(RuntimeError, match="are unsafe to autocast"):
+            nn.BCELoss()(out.sigmoid(), out.detach().sigmoid())
+    loss.backward()
+    for module in (conv, bn, lin, ln):
+        assert all(p.grad.dtype is ember.float32 and p.grad.is_cuda
+                   for p in module.parameters())
+
+
+def test_training_on_cuda_with_autocast_and_grad_scaler():
+    rng = np.random.default_rng(0)
+    xs = rng.standard_normal((64, 8))
+    ys = (xs[:, 0] > 0).astype(np.int64) + (xs[:, 1] > 0.5).astype(np.int64)
+    x = ember.tensor(xs, dtype=ember.float32, device="cuda")
+    y = ember.tensor(ys, device="cuda")
+    ember.manual_seed(1)
+    model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 3)).cuda()
+    opt = ember.optim.Adam(model.parameters(), lr=1e-2)
+    scaler = ember.amp.GradScaler("cuda")
+    losses = []
+    for _ in range(30):
+        opt.zero_grad()
+        with ember.autocast("cuda"):
+            loss = F.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+        scaler.step(opt)
+        scaler.update()
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0]
+    assert all(p.dtype is ember.float32 for p in model.parameters())

@@ -17,12 +17,19 @@ Three ways to define one, from the most to the least specialised:
   ``inplace`` (the raw in-place form) and ``samples``.
 
 The wrappers are written for speed: when no input requires grad an op
-costs the raw call plus one Tensor allocation.
+costs the raw call plus one Tensor allocation.  An op that the autocast
+policy names (ember.amp.policy) also reads one flag (a thread-local one
+too once some thread uses autocast); inside an autocast region it calls
+itself again through ``amp`` with its inputs cast and the flag down (see
+ember.amp.dispatch.autocast_hook).
 """
 import numbers
 import operator
 
 from .._tensor import Tensor, _make
+from ..amp.autocast_mode import anywhere as _autocast_anywhere, state as _autocast
+from ..amp.dispatch import autocast_hook, autocast_op
+from ..amp.policy import POLICY
 from ..autograd import grad_mode
 from ..autograd.graph import OUT
 from ..autograd.nodes import (BinaryNode, FormulaNode, UnaryNode, _operand_fit,
@@ -67,10 +74,17 @@ NAMESPACE = {}
 
 
 def register(name, *, function=None, method=None, inplace=None, aliases=(),
-             samples=(), differentiable=True, torch=True, **checks):
-    """Adds an op to the table, the namespace and Tensor."""
+             samples=(), differentiable=True, torch=True, autocast_ready=False, **checks):
+    """Adds an op to the table, the namespace and Tensor.  The function and
+    method follow the autocast policy for `name` (ember.amp.policy): the
+    templates below check it themselves (`autocast_ready`); any other
+    function the policy names is wrapped."""
     if name in OPS:
         raise RuntimeError(f"op '{name}' is defined twice")
+    if not autocast_ready:
+        same = method is function
+        function = None if function is None else autocast_op(name, function)
+        method = function if same else None if method is None else autocast_op(name, method)
     info = OpInfo(name, function, method, inplace, list(samples), differentiable,
                   name if torch is True else torch, checks)
     OPS[name] = info
@@ -115,7 +129,11 @@ def unary(name, formula, *, saves="x", samples=(), aliases=(), inplace=True,
         cls = node_class(UnaryNode, name, formula=formula, saves_input="x" in saves,
                          saves_output="y" in saves, node_name=node_name)
 
+    amp = autocast_hook(name)
+
     def fn(input):
+        if amp is not None and _autocast_anywhere.count and _autocast.active:
+            return amp(fn, (input,), {})
         try:
             r = fwd(input._data)
         except AttributeError:
@@ -149,7 +167,8 @@ def unary(name, formula, *, saves="x", samples=(), aliases=(), inplace=True,
     fn_.__name__ = fn_.__qualname__ = name + "_"
     return register(name, function=fn if function else None, method=fn if method else None,
                     inplace=fn_ if inplace else None, aliases=aliases, samples=samples,
-                    differentiable=cls is not None, torch=torch, **checks)
+                    differentiable=cls is not None, torch=torch, autocast_ready=True,
+                    **checks)
 
 
 # ---- element-wise ops of two operands ------------------------------------
@@ -165,6 +184,10 @@ def binary(name, formula_a=None, formula_b=None, *, saves="ab", samples=(), alia
         def forward(a, b, _name=name):
             return getattr(a, _name)(b)
     inplace_name = name + "_"
+    amp = autocast_hook(name)
+    # a reflected operator the policy names by itself (number / tensor)
+    amp_reflected = autocast_hook(next((d for d in dunders if d.startswith("__r")
+                                        and d in POLICY), name))
     cls = None
     if formula_a is not None:
         cls = node_class(BinaryNode, name, formula_a=formula_a, formula_b=formula_b,
@@ -186,6 +209,8 @@ def binary(name, formula_a=None, formula_b=None, *, saves="ab", samples=(), alia
         return _make(r)
 
     def fn(input, other):
+        if amp is not None and _autocast_anywhere.count and _autocast.active:
+            return amp(fn, (input, other), {})
         if other.__class__ is Tensor and input.__class__ is Tensor:
             r = forward(input._data, other._data)
             if cls is not None and (input._requires_grad or other._requires_grad) \
@@ -219,6 +244,8 @@ def binary(name, formula_a=None, formula_b=None, *, saves="ab", samples=(), alia
         return self
 
     def operator_(self, other):
+        if amp is not None and _autocast_anywhere.count and _autocast.active:
+            return amp(operator_, (self, other), {})
         if isinstance(other, Tensor):
             r = forward(self._data, other._data)
             if cls is not None and (self._requires_grad or other._requires_grad) \
@@ -239,6 +266,9 @@ def binary(name, formula_a=None, formula_b=None, *, saves="ab", samples=(), alia
         return t
 
     def reflected(self, other):
+        if amp_reflected is not None and _autocast_anywhere.count and \
+                _autocast.active:
+            return amp_reflected(reflected, (self, other), {})
         if isinstance(other, Tensor) or _is_number(other):
             return slow(other, self)
         return NotImplemented
@@ -247,7 +277,8 @@ def binary(name, formula_a=None, formula_b=None, *, saves="ab", samples=(), alia
     fn_.__name__ = inplace_name
     info = register(name, function=fn if function else None, method=fn if method else None,
                     inplace=fn_ if inplace else None, aliases=aliases, samples=samples,
-                    differentiable=cls is not None, torch=torch, **checks)
+                    differentiable=cls is not None, torch=torch, autocast_ready=True,
+                    **checks)
     for d in dunders:
         if d.startswith("__i"):
             setattr(Tensor, d, fn_)
@@ -298,6 +329,7 @@ def op(name=None, *, method=True, function=True, view=False, aliases=(), node_na
         cls = None
         if backward is not None:
             cls = node_class(FormulaNode, opname, formula=backward, node_name=node_name)
+        ready = outputs is None and not view  # the templates that check autocast
         if outputs is not None:
             fn = _multi_output(opname, forward, save, cls, outputs)
         elif inputs is not None:
@@ -313,13 +345,17 @@ def op(name=None, *, method=True, function=True, view=False, aliases=(), node_na
             fn_ = _inplace(opname, d["inplace"], save, cls, inputs)
         register(opname, function=fn if function else None, method=fn if method else None,
                  inplace=fn_, aliases=aliases, samples=d.get("samples", ()),
-                 differentiable=cls is not None, torch=torch, **checks)
+                 differentiable=cls is not None, torch=torch, autocast_ready=ready, **checks)
         return fn
     return deco
 
 
 def _single_input(name, forward, save, cls):
+    amp = autocast_hook(name)
+
     def fn(input, *args, **kwargs):
+        if amp is not None and _autocast_anywhere.count and _autocast.active:
+            return amp(fn, (input,) + args, kwargs)
         try:
             r = forward(input, *args, **kwargs)
         except AttributeError:
@@ -353,7 +389,11 @@ def _view(name, forward, save, cls):
 
 
 def _multi_input(name, forward, save, cls, inputs):
+    amp = autocast_hook(name)
+
     def fn(*args, **kwargs):
+        if amp is not None and _autocast_anywhere.count and _autocast.active:
+            return amp(fn, args, kwargs)
         r = forward(*args, **kwargs)
         if cls is not None and _mode.enabled:
             ins = inputs(*args, **kwargs)

@@ -16,6 +16,7 @@ from .. import _tensor
 from .._creation import zeros_like
 from .._device import namespace
 from .._tensor import Tensor
+from ..amp.autocast_mode import state as _autocast
 from . import anomaly_mode, grad_mode
 from .graph import AccumulateGrad, edge, run_post_hooks, run_pre_hooks
 
@@ -189,13 +190,15 @@ def _execute(outputs, grads, retain_graph, create_graph, inputs, accumulate):
         results = [None] * len(inputs)
 
     ready = [n for n in dict.fromkeys(roots) if deps.get(n, 0) == 0]
-    prev = grad_mode.state.enabled
+    prev, prev_autocast = grad_mode.state.enabled, _autocast.active
     grad_mode.state.enabled = create_graph
+    # gradients keep the dtypes the forward chose: no autocast in formulas
+    _autocast.active = False
     try:
         _run_ready(ready, buffers, deps, retain_graph, captures, needed, results, inputs,
                    accumulate)
     finally:
-        grad_mode.state.enabled = prev
+        grad_mode.state.enabled, _autocast.active = prev, prev_autocast
     return results
 
 

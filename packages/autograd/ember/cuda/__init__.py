@@ -202,6 +202,9 @@ def mem_get_info(device=None):
 
 
 def __getattr__(name):
+    if name == "amp":  # ember.cuda.amp: imported on first use
+        import importlib
+        return importlib.import_module(f"{__name__}.amp")
     if name in ("Stream", "Event", "current_stream", "default_stream", "set_stream", "stream"):
         return getattr(_thc(f"ember.cuda.{name}"), name)
     raise AttributeError(f"module 'ember.cuda' has no attribute {name!r}")

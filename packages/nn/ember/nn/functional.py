@@ -1124,3 +1124,15 @@ def _static_or_heads(static, projected, rows, head_dim, name):
         raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got "
                              f"{static.shape[2]}")
     return static
+
+
+# ---- mixed precision -----------------------------------------------------------
+# Under ember.autocast the functions that ember.amp's policy table names cast
+# their inputs (linear and convolutions to the autocast dtype, losses and
+# norms to float32); the others are left as they are.  Last, so that every
+# function of this module is covered and calls between them see the wrappers.
+from ember.amp.dispatch import autocast_op as _autocast_op  # noqa: E402
+
+for _name in __all__:
+    globals()[_name] = _autocast_op(_name, globals()[_name])
+del _name
