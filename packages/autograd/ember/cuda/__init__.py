@@ -196,4 +196,7 @@ def mem_get_info(device=None):
 def __getattr__(name):
     if name in ("Stream", "Event", "current_stream", "default_stream", "set_stream", "stream"):
         return getattr(_thc(f"ember.cuda.{name}"), name)
+    if name == "comm":  # imported on first use: `import ember` stays cheap
+        import importlib
+        return importlib.import_module(".comm", __name__)
     raise AttributeError(f"module 'ember.cuda' has no attribute {name!r}")
