@@ -627,6 +627,25 @@ def test_comm_broadcast_scatter_gather_reduce_add():
 
 
 @two_devices
+def test_comm_out_forms_and_streams():
+    from ember.cuda import comm
+    x = ember.arange(6.0, dtype=ember.float64).view(3, 2).to(CUDA1).requires_grad_()
+    outs = [ember.zeros(3, 2, dtype=ember.float64, device=d) for d in (CUDA0, CUDA1)]
+    assert comm.broadcast(x, out=outs)[0] is outs[0] and outs[0].tolist() == x.tolist()
+    pieces = [ember.zeros(n, 2, dtype=ember.float64, device=d) for n, d in ((1, CUDA0),
+                                                                            (2, CUDA1))]
+    comm.scatter(x, out=pieces)
+    assert pieces[0].tolist() == x[:1].tolist() and pieces[1].tolist() == x[1:].tolist()
+    joined = comm.gather(pieces, out=ember.zeros(3, 2, dtype=ember.float64, device=CUDA0))
+    assert joined.tolist() == x.tolist()
+    (joined.sum() + outs[0].sum()).backward()  # recorded through the in-place copies
+    assert x.grad.device == CUDA1 and x.grad.tolist() == [[2.0, 2.0]] * 3
+    streams = [ember.cuda.current_stream(0), ember.cuda.current_stream(1)]
+    assert [t.device for t in comm.scatter(x, [1, 0], streams=streams)] == [CUDA1, CUDA0]
+    assert comm.gather([x, x], dim=-1, destination="cpu").shape == (3, 4)
+
+
+@two_devices
 def test_comm_errors():
     from ember.cuda import comm
     x = ember.randn(4, 2).to(CUDA0)

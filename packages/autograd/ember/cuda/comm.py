@@ -2,9 +2,10 @@
 torch.cuda.comm does: broadcast, scatter, gather and reduce_add.
 
 Each is composed of differentiable ember ops (``to``, ``split``, ``cat``,
-``+``), so autograd records them: a gradient flows back to the source
-tensor(s).  Copies between devices go through the host (ember-thc has no
-peer-to-peer copies)."""
+``+``, ``copy_`` for ``out=``), so autograd records them: a gradient flows
+back to the source tensor(s).  Copies between devices go through the host
+(ember-thc has no peer-to-peer copies, and copy_ stays on one device: the
+source is moved with ``to`` first)."""
 import contextlib
 import warnings
 
@@ -53,7 +54,7 @@ def broadcast(tensor, devices=None, *, out=None):
             raise RuntimeError("Expected all output tensors to have same shape as the source "
                                f"tensor {list(tensor.shape)}, but output tensor at index {i} "
                                f"has shape {list(o.shape)}")
-        o.copy_(tensor)
+        o.copy_(tensor.to(o.device))
     return tuple(out)
 
 
@@ -72,7 +73,7 @@ def scatter(tensor, devices=None, chunk_sizes=None, dim=0, streams=None, *, out=
         if tensor.dim() == 0:
             raise RuntimeError("chunk expects at least a 1-dimensional tensor")
         for o, piece in zip(out, tensor.split([o.shape[dim] for o in out], dim)):
-            o.copy_(piece)
+            o.copy_(piece.to(o.device))
         return tuple(out)
     devices = [_device_index(d) for d in devices or ()]
     if not devices:
@@ -136,7 +137,7 @@ def gather(tensors, dim=0, destination=None, *, out=None):
         offset = 0
         for t in tensors:
             n = t.shape[dim]
-            out.narrow(dim, offset, n).copy_(t)
+            out.narrow(dim, offset, n).copy_(t.to(out.device))
             offset += n
         return out
     if destination == -1:
