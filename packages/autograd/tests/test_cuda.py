@@ -63,6 +63,16 @@ def test_gradients_flow_back_across_devices():
     assert np.allclose(g.grad.cpu().numpy(), 2 * g.detach().cpu().numpy())
 
 
+def test_copy_into_a_view_of_a_device_tensor_has_gradients():
+    # the overwritten region's gradient (zero) is made on the gradient's
+    # device (it was made on the CPU, and backward failed)
+    x = ember.randn(2, 3, device="cuda", dtype=ember.float64, requires_grad=True)
+    out = ember.ones(4, 3, device="cuda", dtype=ember.float64)
+    out.narrow(0, 1, 2).copy_(x)
+    (out * 2).sum().backward()
+    assert x.grad.is_cuda and np.allclose(x.grad.cpu().numpy(), 2.0)
+
+
 def test_a_small_network_step_matches_the_cpu():
     rng = np.random.default_rng(1)
     xs, w1, w2 = (rng.standard_normal(s) for s in ((8, 5), (5, 7), (7, 3)))

@@ -576,8 +576,9 @@ EXTRA_MODULES = [
 
 _TARGETS = {"NLLLoss": IDX5}
 LAYERS = MODULES + EXTRA_MODULES
+# not layers; DataParallel (a wrapper over devices) has tests/test_data_parallel.py
 CONTAINERS = {"Module", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
-              "RNNBase", "RNNCellBase"}
+              "RNNBase", "RNNCellBase", "DataParallel"}
 
 
 def test_every_layer_is_swept():

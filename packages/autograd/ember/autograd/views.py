@@ -51,7 +51,8 @@ class CopySlices(Node):
         flat = g.reshape(-1)
         region = _tensor._make(self._region)
         res = self.fn._run([flat.take(region)])
-        inside = res[0] if res[0] is not None else zeros(self._view_shape, dtype=g.dtype)
+        inside = res[0] if res[0] is not None else \
+            zeros(self._view_shape, dtype=g.dtype, device=g.device)
         result = flat.put(region, inside.reshape(self._view_shape)).view(self._base_shape)
         return (result,) + tuple(res[1:])
 

@@ -207,4 +207,7 @@ def __getattr__(name):
         return importlib.import_module(f"{__name__}.amp")
     if name in ("Stream", "Event", "current_stream", "default_stream", "set_stream", "stream"):
         return getattr(_thc(f"ember.cuda.{name}"), name)
+    if name == "comm":  # imported on first use: `import ember` stays cheap
+        import importlib
+        return importlib.import_module(".comm", __name__)
     raise AttributeError(f"module 'ember.cuda' has no attribute {name!r}")

@@ -580,6 +580,19 @@ class Module:
                 main += "\n  " + "\n  ".join(lines) + "\n"
         return main + ")"
 
+    def _replicate_for_data_parallel(self):
+        """A shallow copy for ember.nn.parallel.replicate: plain attributes
+        and hooks shared, its own (still empty) tables of parameters and
+        buffers and its own table of children, which replicate fills."""
+        replica = self.__new__(type(self))
+        replica.__dict__.update(self.__dict__)
+        d = replica.__dict__
+        d["_parameters"] = OrderedDict()
+        d["_buffers"] = OrderedDict()
+        d["_modules"] = OrderedDict(self._modules)
+        d["_is_replica"] = True
+        return replica
+
     def __getstate__(self):
         return self.__dict__.copy()
 

@@ -1,0 +1,8 @@
+"""ember.nn.parallel: DataParallel and the pieces under it (replicate,
+scatter, parallel_apply, gather), as torch.nn.parallel offers them."""
+from .data_parallel import DataParallel, data_parallel
+from .parallel_apply import parallel_apply
+from .replicate import replicate
+from .scatter_gather import gather, scatter
+
+__all__ = ["replicate", "scatter", "parallel_apply", "gather", "data_parallel", "DataParallel"]

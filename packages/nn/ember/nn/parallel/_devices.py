@@ -1,0 +1,59 @@
+"""Device arguments of ember.nn.parallel: indices from ints, 'cuda:1' or
+ember.device objects, the devices present, and PyTorch's checks on them."""
+import warnings
+
+import ember
+
+
+def available_device_type():
+    """'cuda' when a CUDA device is present (ember-thc installed, a GPU or
+    the emulated device), else None."""
+    return "cuda" if ember.cuda.is_available() else None
+
+
+def all_device_indices():
+    return list(range(ember.cuda.device_count()))
+
+
+def device_index(device, optional=False, allow_cpu=False):
+    """An index from an int, 'cuda:1' or an ember.device (-1 for the CPU
+    where allowed); None or 'cuda': the current device where optional."""
+    if isinstance(device, str):
+        device = ember.device(device)
+    if isinstance(device, ember.device):
+        if device.type == "cpu":
+            if not allow_cpu:
+                raise ValueError(f"Expected a non cpu device, but got: {device}")
+            return -1
+        device = device.index
+    if isinstance(device, int) and not isinstance(device, bool):
+        return device
+    if device is None and optional:
+        return ember.cuda.current_device()
+    raise ValueError("Expected an ember.device with a specified index or an integer, "
+                     f"but got:{device}")
+
+
+_IMBALANCE = """
+    There is an imbalance between your GPUs. You may want to exclude GPU {} which
+    has less than 75% of the memory or cores of GPU {}. You can do so by setting
+    the device_ids argument to DataParallel, or by setting the CUDA_VISIBLE_DEVICES
+    environment variable."""
+
+
+def check_balance(device_ids):
+    """AssertionError('Invalid device id') for an index that names no
+    device; a warning when one device has less than 75% of another's memory
+    or multiprocessors (the slowest replica sets the pace)."""
+    count = ember.cuda.device_count()
+    for i in device_ids:
+        if not 0 <= i < count:
+            raise AssertionError("Invalid device id")
+    props = [ember.cuda.get_device_properties(i) for i in device_ids]
+    for attr in ("total_memory", "multi_processor_count"):
+        values = [getattr(p, attr) for p in props]
+        low = min(range(len(values)), key=values.__getitem__)
+        high = max(range(len(values)), key=values.__getitem__)
+        if values[high] and values[low] / values[high] < 0.75:
+            warnings.warn(_IMBALANCE.format(device_ids[low], device_ids[high]), stacklevel=3)
+            return
