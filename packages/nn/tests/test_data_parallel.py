@@ -427,6 +427,24 @@ def test_no_grad_forward_and_replicas_see_the_grad_mode():
 
 
 @two_devices
+def test_replicas_run_under_the_callers_autocast():
+    """autocast is per thread: the replicas' threads take the caller's."""
+    model = nn.Sequential(nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 3)).to(CUDA0)
+    dp = nn.DataParallel(model)
+    x = ember.randn(4, 6, device=CUDA0)
+    with ember.autocast("cuda"):
+        y = dp(x)
+    assert y.dtype is ember.float16 and y.device == CUDA0
+    y.float().sum().backward()   # float32 parameters, float32 gradients
+    assert all(p.grad is not None and p.grad.dtype is ember.float32
+               for p in model.parameters())
+    with ember.autocast("cuda", dtype=ember.bfloat16):
+        with ember.autocast("cuda", enabled=False):
+            assert dp(x).dtype is ember.float32
+        assert dp(x).dtype is ember.bfloat16
+
+
+@two_devices
 def test_forward_without_inputs_runs_once_on_the_first_device():
     class Const(nn.Module):
         def __init__(self):

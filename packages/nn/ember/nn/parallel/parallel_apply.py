@@ -86,6 +86,10 @@ def parallel_apply(modules, inputs, kwargs_tup=None, devices=None):
     streams = [None if d is None else ember.cuda.current_stream(d) for d in devices]
     grad_enabled = ember.is_grad_enabled()
     inference = ember.is_inference_mode_enabled()
+    # autocast is per thread: the replicas' threads run under the caller's
+    autocast = dict(device_type="cuda", enabled=ember.is_autocast_enabled("cuda"),
+                    dtype=ember.get_autocast_dtype("cuda"),
+                    cache_enabled=ember.is_autocast_cache_enabled())
     missing = object()  # a replica may return None
     results = [missing] * n
 
@@ -102,6 +106,7 @@ def parallel_apply(modules, inputs, kwargs_tup=None, devices=None):
             with contextlib.ExitStack() as stack:
                 stack.enter_context(ember.set_grad_enabled(grad_enabled))
                 stack.enter_context(ember.inference_mode(inference))
+                stack.enter_context(ember.autocast(**autocast))
                 stack.enter_context(ember.cuda.device(device))
                 stack.enter_context(ember.cuda.stream(stream))
                 if not isinstance(args, (list, tuple)):
