@@ -3,9 +3,9 @@ torch.cuda.comm does: broadcast, scatter, gather and reduce_add.
 
 Each is composed of differentiable ember ops (``to``, ``split``, ``cat``,
 ``+``, ``copy_`` for ``out=``), so autograd records them: a gradient flows
-back to the source tensor(s).  Copies between devices go through the host
-(ember-thc has no peer-to-peer copies, and copy_ stays on one device: the
-source is moved with ``to`` first)."""
+back to the source tensor(s).  Copies between devices are ember-thc's peer
+copies (``to``; ``out=`` targets are filled from a copy already on their
+device)."""
 import contextlib
 import warnings
 
