@@ -28,6 +28,10 @@ extern "Python" int _thc_py_free(void *ctx, void *ptr);
 extern "Python" int _thc_py_stream_synchronize(void *ctx, void *stream);
 extern "Python" int _thc_py_stream_query(void *ctx, void *stream);
 extern "Python" int _thc_py_mem_info(void *ctx, size_t *free_bytes, size_t *total_bytes);
+extern "Python" int _thc_py_event_record(void *ctx, void *stream, void **event);
+extern "Python" int _thc_py_event_query(void *ctx, void *event);
+extern "Python" int _thc_py_event_synchronize(void *ctx, void *event);
+extern "Python" int _thc_py_event_destroy(void *ctx, void *event);
 """
 
 

@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define THC_ABI_VERSION_MAJOR 1
-#define THC_ABI_VERSION_MINOR 9
+#define THC_ABI_VERSION_MINOR 10
 #define THC_MAX_DIMS 16
 
 /* ---- status codes: each maps to one Python exception type ---------- */
@@ -140,6 +140,20 @@ typedef struct thc_alloc_stats {
 } thc_alloc_stats;
 
 thc_allocator *thc_allocator_new(const thc_device_ops *ops);
+/* Events, if the device has them: a block freed after use on other streams
+ * (thc_allocator_record_stream) then waits for an event recorded on each of
+ * those streams at the free, not for the streams to fall idle (a stream
+ * that never idles would keep it until an out-of-memory flush). */
+typedef struct thc_event_ops {
+    void *ctx;
+    /* an event recorded on `stream` now, in *event */
+    int (*record)(void *ctx, void *stream, void **event);
+    int (*query)(void *ctx, void *event);       /* 1 done, 0 not yet, < 0 error */
+    int (*synchronize)(void *ctx, void *event);
+    int (*destroy)(void *ctx, void *event);
+} thc_event_ops;
+/* Before the first allocation; libTHC's own allocators have them. */
+int thc_allocator_set_event_ops(thc_allocator *a, const thc_event_ops *ops);
 /* Returns every segment to the device; live allocations are released too. */
 void thc_allocator_delete(thc_allocator *a);
 

@@ -11,8 +11,10 @@
  *  - freed blocks merge with free neighbours of the same segment;
  *  - cached blocks belong to the stream they were allocated on and are
  *    reused only for requests on that stream.  A block used on other
- *    streams too (record_stream) waits after free until each of those
- *    streams reports idle (stream_query), then becomes reusable;
+ *    streams too (record_stream) waits after free for an event recorded on
+ *    each of those streams at the free (with event functions; without
+ *    them, or if recording fails, until each stream reports idle), then
+ *    becomes reusable;
  *  - when the device is full, every cached whole segment is released and
  *    the device malloc retried once before the request fails.
  */
@@ -41,10 +43,13 @@ typedef struct block {
     struct block *link;              /* free bin, hash chain or pending list */
     void *recorded[MAX_RECORDED];    /* other streams that used the block */
     int nrecorded;
+    void *events[MAX_RECORDED];      /* after free: an event per recorded stream */
+    int nevents;
 } block;
 
 struct thc_allocator {
     thc_device_ops ops;
+    thc_event_ops events;            /* record == NULL: none */
     pthread_mutex_t lock;
     block *bins[2][NBINS];           /* [small][bin]: free blocks */
     block *live[HASH_SIZE];          /* allocated blocks by pointer */
@@ -152,14 +157,49 @@ static void insert_merged(thc_allocator *a, block *b) {
     bin_insert(a, b);
 }
 
-/* Moves pending blocks whose recorded streams are idle to the free bins;
- * `wait` synchronizes those streams first. */
+static void destroy_events(thc_allocator *a, block *b) {
+    for (int i = 0; i < b->nevents; i++) a->events.destroy(a->events.ctx, b->events[i]);
+    b->nevents = 0;
+}
+
+/* A freed block's events, one per recorded stream, recorded now; without
+ * event functions, or if one fails, none (it then waits for the streams). */
+static void record_events(thc_allocator *a, block *b) {
+    if (!a->events.record) return;
+    for (int i = 0; i < b->nrecorded; i++) {
+        if (a->events.record(a->events.ctx, b->recorded[i], &b->events[i]) != THC_OK) {
+            destroy_events(a, b);
+            return;
+        }
+        b->nevents = i + 1;
+    }
+}
+
+/* Whether a pending block's events have all happened (wait: waits for
+ * them); < 0 on an error. */
+static int events_done(thc_allocator *a, block *b, int wait) {
+    for (int i = 0; i < b->nevents; i++) {
+        int rc = wait ? (a->events.synchronize(a->events.ctx, b->events[i]) == THC_OK ? 1 : -1)
+                      : a->events.query(a->events.ctx, b->events[i]);
+        if (rc != 1) return rc;
+    }
+    return 1;
+}
+
+/* Moves pending blocks whose events have happened (or, without events,
+ * whose recorded streams are idle) to the free bins; `wait` waits for
+ * them first. */
 static int process_pending(thc_allocator *a, int wait) {
     block **p = &a->pending;
     while (*p) {
         block *b = *p;
         int ready = 1;
-        for (int i = 0; i < b->nrecorded && ready; i++) {
+        if (b->nevents) {
+            int rc = events_done(a, b, wait);
+            if (rc < 0) return THC_ERR_RUNTIME;
+            ready = rc == 1;
+        }
+        for (int i = 0; i < b->nrecorded && ready && !b->nevents; i++) {
             int rc;
             if (wait) {
                 rc = a->ops.stream_synchronize(a->ops.ctx, b->recorded[i]);
@@ -176,6 +216,7 @@ static int process_pending(thc_allocator *a, int wait) {
         }
         *p = b->link;
         b->link = NULL;
+        destroy_events(a, b);
         b->nrecorded = 0;
         a->stats.num_pending_frees--;
         insert_merged(a, b);
@@ -197,6 +238,20 @@ THC_API thc_allocator *thc_allocator_new(const thc_device_ops *ops) {
     return a;
 }
 
+THC_API int thc_allocator_set_event_ops(thc_allocator *a, const thc_event_ops *ops) {
+    if (!a || !ops || !ops->record || !ops->query || !ops->synchronize || !ops->destroy)
+        return thc__error(THC_ERR_VALUE, "thc_allocator_set_event_ops: the allocator and "
+                          "record, query, synchronize and destroy are needed");
+    pthread_mutex_lock(&a->lock);
+    int used = a->stats.num_allocs > 0;
+    if (!used) a->events = *ops;
+    pthread_mutex_unlock(&a->lock);
+    if (used)
+        return thc__error(THC_ERR_RUNTIME, "thc_allocator_set_event_ops: the allocator has "
+                          "allocated already");
+    return THC_OK;
+}
+
 THC_API void thc_allocator_delete(thc_allocator *a) {
     if (!a) return;
     /* free everything: live blocks and pending ones become free, segments
@@ -212,6 +267,7 @@ THC_API void thc_allocator_delete(thc_allocator *a) {
     while (a->pending) {
         block *b = a->pending;
         a->pending = b->link;
+        destroy_events(a, b);
         b->nrecorded = 0;
         insert_merged(a, b);
     }
@@ -357,6 +413,7 @@ THC_API int thc_allocator_free(thc_allocator *a, void *ptr) {
     a->stats.allocated_bytes -= (int64_t)b->size;
     a->stats.num_frees++;
     if (b->nrecorded) {
+        record_events(a, b);
         b->link = a->pending;
         a->pending = b;
         a->stats.num_pending_frees++;

@@ -103,6 +103,50 @@ extern "C" THC_API int thc_is_emulated(void) { return 0; }
 
 extern "C" const thc_device_ops *thc__device_ops(void) { return &cuda_ops; }
 
+// ---- the allocators' events: ctx is the allocator's device ------------------
+static int cuda_event_record(void *ctx, void *stream, void **event) {
+    int device = (int)(intptr_t)ctx, current = 0;
+    cudaError_t err = cudaGetDevice(&current);
+    if (err == cudaSuccess && current != device) err = cudaSetDevice(device);
+    cudaEvent_t e = NULL;
+    if (err == cudaSuccess) err = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+    if (err == cudaSuccess) err = cudaEventRecord(e, (cudaStream_t)stream);
+    if (err != cudaSuccess && e) cudaEventDestroy(e);
+    if (current != device) cudaSetDevice(current);
+    if (err != cudaSuccess) return cuda_fail("the allocator's cudaEventRecord", err);
+    *event = (void *)e;
+    return THC_OK;
+}
+
+static int cuda_event_query(void *, void *event) {
+    cudaError_t err = cudaEventQuery((cudaEvent_t)event);
+    if (err == cudaSuccess) return 1;
+    if (err == cudaErrorNotReady) {   // not an error, but recorded as one: clear it
+        (void)cudaGetLastError();
+        return 0;
+    }
+    cuda_fail("cudaEventQuery", err);
+    return -1;
+}
+
+static int cuda_event_sync(void *, void *event) {
+    cudaError_t err = cudaEventSynchronize((cudaEvent_t)event);
+    return err == cudaSuccess ? THC_OK : cuda_fail("cudaEventSynchronize", err);
+}
+
+static int cuda_event_destroy(void *, void *event) {
+    cudaError_t err = cudaEventDestroy((cudaEvent_t)event);
+    return err == cudaSuccess ? THC_OK : cuda_fail("cudaEventDestroy", err);
+}
+
+extern "C" const thc_event_ops *thc__event_ops(int device) {
+    static thc_event_ops ops[64];   // filled under storage.c's allocators lock
+    if (device < 0 || device >= 64) return NULL;
+    ops[device] = {(void *)(intptr_t)device, cuda_event_record, cuda_event_query,
+                   cuda_event_sync, cuda_event_destroy};
+    return &ops[device];
+}
+
 extern "C" int thc__memcpy(void *dst, const void *src, size_t nbytes, int kind, void *stream) {
     static const cudaMemcpyKind kinds[] = {cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
                                            cudaMemcpyDeviceToDevice};

@@ -26,6 +26,9 @@ int thc__stream_wait(void *stream);
 /* The device functions the allocators run on (CUDA's or the emulated
  * device's), or NULL with an error when there is no device. */
 const thc_device_ops *thc__device_ops(void);
+/* Event functions for device `device`'s allocator (its events are made
+ * and recorded with that device current), or NULL. */
+const thc_event_ops *thc__event_ops(int device);
 /* Checks the last kernel launch; returns THC_OK or an error naming `what`. */
 int thc__launch_status(const char *what);
 

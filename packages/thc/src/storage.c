@@ -25,7 +25,9 @@ THC_API thc_allocator *thc_device_allocator(int device) {
     thc_allocator *a = allocators[device];
     if (!a) {
         const thc_device_ops *ops = thc__device_ops();
+        const thc_event_ops *events = thc__event_ops(device);
         a = allocators[device] = ops ? thc_allocator_new(ops) : NULL;
+        if (a && events) thc_allocator_set_event_ops(a, events);
     }
     pthread_mutex_unlock(&allocators_lock);
     return a;

@@ -99,6 +99,93 @@ def test_record_stream_delays_reuse(dev):
     assert a.malloc(4096, stream=1) == p
 
 
+class EventDevice(FakeDevice):
+    """A fake device with work queued per stream (busy until finished) and
+    events: an event is done once the work queued before it has finished."""
+
+    def __init__(self, capacity):
+        super().__init__(capacity)
+        self.queued, self.finished = {}, {}   # stream -> items queued, finished
+        self.events, self.destroyed = {}, []  # event -> (stream, items before it)
+        self.fail_record = False
+
+    def enqueue(self, stream):
+        self.queued[stream] = self.queued.get(stream, 0) + 1
+        self.busy.add(stream)
+
+    def finish_one(self, stream):
+        self.finished[stream] = self.finished.get(stream, 0) + 1
+        if self.finished[stream] == self.queued.get(stream, 0):
+            self.busy.discard(stream)
+
+    def record_event(self, stream):
+        if self.fail_record:
+            raise RuntimeError("no more events")
+        event = len(self.events) + 1
+        self.events[event] = (stream, self.queued.get(stream, 0))
+        return event
+
+    def event_query(self, event):
+        stream, before = self.events[event]
+        return self.finished.get(stream, 0) >= before
+
+    def event_synchronize(self, event):
+        stream, before = self.events[event]
+        self.finished[stream] = max(self.finished.get(stream, 0), before)
+
+    def event_destroy(self, event):
+        self.destroyed.append(event)
+
+
+def test_freed_blocks_wait_for_an_event_not_for_an_idle_stream():
+    """A side stream that never idles (work keeps coming) no longer keeps a
+    block it used: only the work queued before the free counts."""
+    dev = EventDevice(64 * MiB)
+    a = CachingAllocator(dev)
+    p = a.malloc(4096, stream=1)
+    a.record_stream(p, 3)
+    dev.enqueue(3)               # work that uses p
+    a.free(p)                    # an event on stream 3 now
+    dev.enqueue(3)               # later work: stream 3 stays busy
+    assert a.malloc(4096, stream=1) != p and a.stats()["num_pending_frees"] == 1
+    dev.finish_one(3)            # the work before the free is done
+    assert 3 in dev.busy
+    assert a.malloc(4096, stream=1) == p
+    assert a.stats()["num_pending_frees"] == 0 and dev.destroyed == [1]
+
+
+def test_event_failures_fall_back_to_the_stream_and_out_of_memory_waits():
+    dev = EventDevice(4 * MiB)
+    a = CachingAllocator(dev)
+    p = a.malloc(2 * MiB, stream=1)
+    a.record_stream(p, 3)
+    dev.enqueue(3)
+    dev.fail_record = True
+    a.free(p)                    # no event: waits for stream 3 to idle
+    dev.fail_record = False
+    dev.enqueue(3)
+    dev.finish_one(3)
+    assert a.malloc(2 * MiB, stream=1) != p   # stream 3 is still busy
+    a.malloc(2 * MiB, stream=1)   # the device is full: waits for stream 3, releases p's segment
+    assert p not in dev.live and len(dev.live) == 2
+    assert a.stats()["num_pending_frees"] == 0 and dev.synced == [3]
+
+
+def test_event_functions_come_before_the_first_allocation():
+    from ember.thc._lib import ffi, lib
+    dev = EventDevice(64 * MiB)
+    a = CachingAllocator(dev)
+    a.free(a.malloc(512))
+    events = ffi.new("thc_event_ops *", {"ctx": ffi.NULL, "record": lib._thc_py_event_record,
+                                         "query": lib._thc_py_event_query,
+                                         "synchronize": lib._thc_py_event_synchronize,
+                                         "destroy": lib._thc_py_event_destroy})
+    assert lib.thc_allocator_set_event_ops(a._ptr, events) != 0
+    assert "allocated already" in ffi.string(lib.thc_last_error()).decode()
+    events.destroy = ffi.NULL
+    assert lib.thc_allocator_set_event_ops(a._ptr, events) != 0
+
+
 def test_out_of_memory_frees_the_cache_and_retries():
     dev = FakeDevice(8 * MiB)
     a = CachingAllocator(dev)

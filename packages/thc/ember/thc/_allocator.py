@@ -46,12 +46,38 @@ def _thc_py_mem_info(ctx, free_bytes, total_bytes):
     return lib.THC_OK
 
 
+@ffi.def_extern(onerror=lambda *exc: lib.THC_ERR_RUNTIME)
+def _thc_py_event_record(ctx, stream, event):
+    event[0] = ffi.cast("void *", _device(ctx).record_event(int(ffi.cast("uintptr_t", stream))))
+    return lib.THC_OK
+
+
+@ffi.def_extern(onerror=lambda *exc: -1)
+def _thc_py_event_query(ctx, event):
+    return 1 if _device(ctx).event_query(int(ffi.cast("uintptr_t", event))) else 0
+
+
+@ffi.def_extern(onerror=lambda *exc: lib.THC_ERR_RUNTIME)
+def _thc_py_event_synchronize(ctx, event):
+    _device(ctx).event_synchronize(int(ffi.cast("uintptr_t", event)))
+    return lib.THC_OK
+
+
+@ffi.def_extern(onerror=lambda *exc: lib.THC_ERR_RUNTIME)
+def _thc_py_event_destroy(ctx, event):
+    _device(ctx).event_destroy(int(ffi.cast("uintptr_t", event)))
+    return lib.THC_OK
+
+
 class CachingAllocator:
     """A caching allocator.  ``device`` is None for the CUDA runtime, or an
     object with ``malloc(nbytes) -> address`` (raising MemoryError when
     full), ``free(address)``, ``synchronize(stream)``, ``query(stream) ->
     bool`` (True when the stream is idle) and ``mem_info() -> (free,
-    total)``.  Streams and addresses are integers."""
+    total)``; with ``record_event(stream) -> event`` (a non-zero int),
+    ``event_query(event) -> bool``, ``event_synchronize(event)`` and
+    ``event_destroy(event)`` too, freed blocks wait on events.  Streams,
+    events and addresses are integers."""
 
     _ptr = ffi.NULL   # until the C allocator exists
 
@@ -75,6 +101,16 @@ class CachingAllocator:
         self._ptr = lib.thc_allocator_new(ops)
         if self._ptr == ffi.NULL:
             check(lib.thc_last_status())
+        if device is not None and hasattr(device, "record_event"):
+            events = ffi.new("thc_event_ops *", {
+                "ctx": self._handle,
+                "record": lib._thc_py_event_record,
+                "query": lib._thc_py_event_query,
+                "synchronize": lib._thc_py_event_synchronize,
+                "destroy": lib._thc_py_event_destroy,
+            })
+            self._keep = (device, ops, events)
+            check(lib.thc_allocator_set_event_ops(self._ptr, events))
 
     def _alive(self):
         if self._ptr == ffi.NULL:
