@@ -77,15 +77,19 @@ static int cuda_stream_synchronize(void *, void *stream) {
     return err == cudaSuccess ? THC_OK : cuda_fail("cudaStreamSynchronize", err);
 }
 
-static int cuda_stream_query(void *, void *stream) {
-    cudaError_t err = cudaStreamQuery((cudaStream_t)stream);
+// A stream or event query's answer: 1 done, 0 not yet, -1 on an error.
+static int query_result(const char *what, cudaError_t err) {
     if (err == cudaSuccess) return 1;
     if (err == cudaErrorNotReady) {   // not an error, but recorded as one: clear it
         (void)cudaGetLastError();
         return 0;
     }
-    cuda_fail("cudaStreamQuery", err);
+    cuda_fail(what, err);
     return -1;
+}
+
+static int cuda_stream_query(void *, void *stream) {
+    return query_result("cudaStreamQuery", cudaStreamQuery((cudaStream_t)stream));
 }
 
 static int cuda_mem_info(void *, size_t *free_bytes, size_t *total_bytes) {
@@ -118,26 +122,10 @@ static int cuda_event_record(void *ctx, void *stream, void **event) {
     return THC_OK;
 }
 
-static int cuda_event_query(void *, void *event) {
-    cudaError_t err = cudaEventQuery((cudaEvent_t)event);
-    if (err == cudaSuccess) return 1;
-    if (err == cudaErrorNotReady) {   // not an error, but recorded as one: clear it
-        (void)cudaGetLastError();
-        return 0;
-    }
-    cuda_fail("cudaEventQuery", err);
-    return -1;
-}
-
-static int cuda_event_sync(void *, void *event) {
-    cudaError_t err = cudaEventSynchronize((cudaEvent_t)event);
-    return err == cudaSuccess ? THC_OK : cuda_fail("cudaEventSynchronize", err);
-}
-
-static int cuda_event_destroy(void *, void *event) {
-    cudaError_t err = cudaEventDestroy((cudaEvent_t)event);
-    return err == cudaSuccess ? THC_OK : cuda_fail("cudaEventDestroy", err);
-}
+// the rest are the public event functions (thc.h), whatever the device
+static int cuda_event_query(void *, void *event) { return thc_event_query(event); }
+static int cuda_event_sync(void *, void *event) { return thc_event_synchronize(event); }
+static int cuda_event_destroy(void *, void *event) { return thc_event_destroy(event); }
 
 extern "C" const thc_event_ops *thc__event_ops(int device) {
     static thc_event_ops ops[64];   // filled under storage.c's allocators lock
@@ -227,14 +215,7 @@ extern "C" THC_API int thc_event_synchronize(void *event) {
 }
 
 extern "C" THC_API int thc_event_query(void *event) {
-    cudaError_t err = cudaEventQuery((cudaEvent_t)event);
-    if (err == cudaSuccess) return 1;
-    if (err == cudaErrorNotReady) {   // not an error, but recorded as one: clear it
-        (void)cudaGetLastError();
-        return 0;
-    }
-    cuda_fail("cudaEventQuery", err);
-    return -1;
+    return query_result("cudaEventQuery", cudaEventQuery((cudaEvent_t)event));
 }
 
 extern "C" THC_API int thc_event_elapsed_ms(void *start, void *end, float *ms) {

@@ -14,7 +14,7 @@ import ember
 __all__ = ["broadcast", "scatter", "gather", "reduce_add"]
 
 
-def _device_index(device, optional=False, allow_cpu=False):
+def device_index(device, optional=False, allow_cpu=False):
     """An index from an int, 'cuda:1', an ember.device (-1 for the CPU
     where allowed); None or 'cuda': the current device where optional."""
     if isinstance(device, str):
@@ -45,7 +45,7 @@ def broadcast(tensor, devices=None, *, out=None):
         raise RuntimeError("Exactly one of 'devices' and 'out' must be specified, but got "
                            f"devices={devices} and out={out}")
     if devices is not None:
-        return tuple(_to(tensor, _device_index(d)) for d in devices)
+        return tuple(_to(tensor, device_index(d)) for d in devices)
     for i, o in enumerate(out):
         if o.device.type != "cuda":
             raise RuntimeError("Expected all output tensors to be CUDA tensors, but output "
@@ -75,7 +75,7 @@ def scatter(tensor, devices=None, chunk_sizes=None, dim=0, streams=None, *, out=
         for o, piece in zip(out, tensor.split([o.shape[dim] for o in out], dim)):
             o.copy_(piece.to(o.device))
         return tuple(out)
-    devices = [_device_index(d) for d in devices or ()]
+    devices = [device_index(d) for d in devices or ()]
     if not devices:
         raise RuntimeError("Expected at least one device to scatter to")
     if tensor.dim() == 0:
@@ -143,14 +143,14 @@ def gather(tensors, dim=0, destination=None, *, out=None):
     if destination == -1:
         warnings.warn("Using -1 to represent CPU tensor is deprecated. Please use a device "
                       'object or string instead, e.g., "cpu".', FutureWarning, stacklevel=2)
-    index = _device_index(destination, optional=True, allow_cpu=True)
+    index = device_index(destination, optional=True, allow_cpu=True)
     return ember.cat([_to(t, index) for t in tensors], dim)
 
 
 def reduce_add(inputs, destination=None):
     """The element-wise sum of `inputs` (CUDA tensors of one shape) on
     `destination` (None: the current device), which must hold one of them."""
-    destination = _device_index(destination, optional=True)
+    destination = device_index(destination, optional=True)
     inputs = list(inputs)
     size = inputs[0].shape
     root = None

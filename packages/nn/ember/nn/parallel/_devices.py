@@ -3,6 +3,8 @@ ember.device objects, the devices present, and PyTorch's checks on them."""
 import warnings
 
 import ember
+# the one parser of device arguments, shared with ember.cuda.comm
+from ember.cuda.comm import device_index  # noqa: F401
 
 
 def available_device_type():
@@ -13,25 +15,6 @@ def available_device_type():
 
 def all_device_indices():
     return list(range(ember.cuda.device_count()))
-
-
-def device_index(device, optional=False, allow_cpu=False):
-    """An index from an int, 'cuda:1' or an ember.device (-1 for the CPU
-    where allowed); None or 'cuda': the current device where optional."""
-    if isinstance(device, str):
-        device = ember.device(device)
-    if isinstance(device, ember.device):
-        if device.type == "cpu":
-            if not allow_cpu:
-                raise ValueError(f"Expected a non cpu device, but got: {device}")
-            return -1
-        device = device.index
-    if isinstance(device, int) and not isinstance(device, bool):
-        return device
-    if device is None and optional:
-        return ember.cuda.current_device()
-    raise ValueError("Expected an ember.device with a specified index or an integer, "
-                     f"but got:{device}")
 
 
 _IMBALANCE = """

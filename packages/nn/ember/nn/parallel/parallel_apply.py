@@ -1,12 +1,13 @@
 """parallel_apply: each replica called on its inputs in a thread of its
 own, with its device current, the caller's current stream of that device
-and the caller's grad mode (both are per thread)."""
+and the caller's grad mode and autocast state (all per thread)."""
 import contextlib
 import sys
 import threading
-import traceback
 
 import ember
+# a replica's exception travels to the caller as a DataLoader worker's does
+from ember.utils.data._worker import ExceptionWrapper
 
 from ._devices import device_index
 
@@ -25,33 +26,6 @@ def get_a_var(obj):
             if found is not None:
                 return found
     return None
-
-
-class _KeyErrorMessage(str):
-    """KeyError shows its argument's repr: this one keeps the newlines."""
-
-    def __repr__(self):
-        return self
-
-
-class _Failure:
-    """An exception from a replica's thread, raised again in the caller's
-    with the same type and the thread's traceback in the message."""
-
-    def __init__(self, where):
-        self.exc_type = sys.exc_info()[0]
-        self.text = traceback.format_exc()
-        self.where = where
-
-    def reraise(self):
-        msg = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.text}"
-        if self.exc_type is KeyError:
-            msg = _KeyErrorMessage(msg)
-        try:
-            exc = self.exc_type(msg)
-        except Exception:  # a type whose constructor wants other arguments
-            raise RuntimeError(msg) from None
-        raise exc
 
 
 class _NoDevice:
@@ -113,7 +87,7 @@ def parallel_apply(modules, inputs, kwargs_tup=None, devices=None):
                     args = (args,)
                 results[i] = module(*args, **kwargs)
         except Exception:
-            results[i] = _Failure(f"in replica {i} on device {device}")
+            results[i] = ExceptionWrapper(sys.exc_info(), f"in replica {i} on device {device}")
 
     jobs = list(zip(range(n), modules, inputs, kwargs_tup, devices, streams))
     if n > 1:
@@ -125,7 +99,7 @@ def parallel_apply(modules, inputs, kwargs_tup=None, devices=None):
     elif jobs:
         work(*jobs[0])
     for i, r in enumerate(results):
-        if isinstance(r, (_Failure, _NoDevice)):
+        if isinstance(r, (ExceptionWrapper, _NoDevice)):
             r.reraise()
         if r is missing:  # its thread ended by a BaseException (SystemExit, ...)
             raise RuntimeError(f"replica {i} on device {devices[i]} returned no result")
