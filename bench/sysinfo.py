@@ -91,10 +91,10 @@ def library_versions(mods: dict) -> dict:
                                      else "blocked GEMM (TH_NO_BLAS build)")
             except Exception:  # noqa: BLE001
                 pass
-        if hasattr(th, "has_openmp"):
+        if hasattr(th, "has_threads"):
             try:
-                if not th.has_openmp():
-                    out["ember_blas"] = out.get("ember_blas", "?") + ", no OpenMP"
+                if not th.has_threads():
+                    out["ember_blas"] = out.get("ember_blas", "?") + ", single-threaded build"
             except Exception:  # noqa: BLE001
                 pass
     return out

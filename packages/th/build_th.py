@@ -1,7 +1,7 @@
 """Build script run by poetry-core (``[tool.poetry.build] script``).
 
 1. builds libTH with the package's Makefile (honours TH_NO_BLAS=1 and
-   TH_NO_OPENMP=1 from the environment),
+   TH_NO_THREADS=1 from the environment),
 2. copies the library, header and pkg-config file into ember/th/,
 3. compiles the cffi extension ember/th/_th_cffi against it, linked with
    an $ORIGIN rpath so the installed package finds its own libTH.so.
@@ -41,8 +41,8 @@ def cdef_from_header(text: str) -> str:
 
 def build_library() -> Path:
     # one folder per configuration, apart from a plain `make`'s build/, so
-    # switching TH_NO_BLAS or TH_NO_OPENMP always rebuilds the objects
-    config = "".join(f"-{k[3:].lower()}" for k in ("TH_NO_BLAS", "TH_NO_OPENMP")
+    # switching TH_NO_BLAS or TH_NO_THREADS always rebuilds the objects
+    config = "".join(f"-{k[3:].lower()}" for k in ("TH_NO_BLAS", "TH_NO_THREADS")
                      if os.environ.get(k) == "1")
     build_dir = os.environ.get("TH_BUILD_DIR", f"build/wheel{config}")
     env = dict(os.environ, PYTHON=sys.executable)

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define TH_ABI_VERSION_MAJOR 1
-#define TH_ABI_VERSION_MINOR 1
+#define TH_ABI_VERSION_MINOR 2
 #define TH_MAX_DIMS 16
 
 /* ---- dtypes -------------------------------------------------------- */
@@ -131,14 +131,30 @@ int th_abi_version_major(void);
 int th_abi_version_minor(void);
 const char *th_version(void);
 int th_has_blas(void);
-int th_has_openmp(void);
+int th_has_openmp(void); /* 0: libTH no longer uses OpenMP (th_has_threads) */
 
 const char *th_last_error(void);
 int th_last_status(void);
 void th_clear_error(void);
 
+/* Threads: libTH's one thread pool (see the README's "Threads" section).
+ * The count defaults to OMP_NUM_THREADS, else the usable cores. */
 int th_get_num_threads(void);
 int th_set_num_threads(int n);
+/* 1 in the threaded build (0 with TH_NO_THREADS=1). */
+int th_has_threads(void);
+/* Calls fn(begin, end, ctx) over disjoint ranges that cover [0, n), each
+ * at least `grain` long (but the last), on the pool's threads and the
+ * caller's; returns when all are done.  Ranges may run concurrently and in
+ * any order, on any thread; a call made from inside fn runs serially.
+ * Regions from different threads do not wait for each other: one that
+ * finds the pool busy runs serially. */
+typedef void (*th_range_fn)(int64_t begin, int64_t end, void *ctx);
+void th_parallel_for(int64_t n, int64_t grain, th_range_fn fn, void *ctx);
+/* 1 while the calling thread runs inside th_parallel_for. */
+int th_in_parallel(void);
+/* The pool's settings and counters, as text, into buf. */
+int th_parallel_info(char *buf, int64_t size);
 
 /* ---- dtypes -------------------------------------------------------- */
 int64_t th_dtype_itemsize(int dtype);

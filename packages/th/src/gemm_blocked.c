@@ -284,7 +284,7 @@ static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
          * once), times column blocks of at most nc. */                      \
         g.jm = 1;                                                            \
         g.jn = ceil_div(g.nslivers, nc / g.nr);                              \
-        int nt = th__in_parallel() ? 1 : th_get_num_threads();               \
+        int nt = th_in_parallel() ? 1 : th_get_num_threads();               \
         int parallel = nt > 1 && (double)m * n * k >= PARALLEL_GEMM;         \
         if (parallel && g.mslivers >= nt)                                    \
             g.jm = nt;                                                       \
@@ -294,7 +294,7 @@ static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
         g.job_cols = ceil_div(g.nslivers, g.jn) * g.nr;                      \
         int64_t jobs = g.jm * g.jn;                                          \
         if (parallel)                                                        \
-            th__parallel_for(jobs, 1, gemm_range_##S, &g);                   \
+            th_parallel_for(jobs, 1, gemm_range_##S, &g);                   \
         else                                                                 \
             gemm_range_##S(0, jobs, &g);                                     \
         if (g.failed)                                                        \
@@ -373,7 +373,7 @@ DEF_DOT(double, f64, 8)
                               int64_t incx, T beta, T *y, int64_t incy) {    \
         gemv_ctx_##S g = {k, alpha, beta, a, x, y, rsa, csa, incx, incy};    \
         int64_t grain = TH_MAX(GEMV_ROWS, TH_GRAIN / TH_MAX(k, 1));          \
-        th__parallel_for(m, grain, gemv_range_##S, &g);                      \
+        th_parallel_for(m, grain, gemv_range_##S, &g);                      \
     }
 DEF_GEMV(float, f32)
 DEF_GEMV(double, f64)

@@ -332,9 +332,9 @@ static void blk_run(th_range_fn fn, blk_ctx *c, int64_t outer) {
     if (c->n == 0 || outer == 0 || c->inner == 0) return;
     int64_t per_block = TH_MAX(c->inner, 1);
     if (fn == gather_range)
-        th__parallel_for(outer * c->n, TH_MAX(1, TH_GRAIN / per_block), fn, c);
+        th_parallel_for(outer * c->n, TH_MAX(1, TH_GRAIN / per_block), fn, c);
     else
-        th__parallel_for(outer, TH_MAX(1, TH_GRAIN / (per_block * c->n)), fn,
+        th_parallel_for(outer, TH_MAX(1, TH_GRAIN / (per_block * c->n)), fn,
                          c);
 }
 
@@ -639,7 +639,7 @@ th_tensor *th_gather(const th_tensor *a, int dim, const th_tensor *index) {
         sg_init(&g, dim, index, a, r);
         sg_ctx c = {&g, (const int64_t *)th__ptr(idx), th__ptr(a), th__ptr(r),
                     th_dtype_itemsize(a->dtype)};
-        th__parallel_for(g.rows, TH_MAX(1, TH_GRAIN / g.len), sg_gather_range,
+        th_parallel_for(g.rows, TH_MAX(1, TH_GRAIN / g.len), sg_gather_range,
                          &c);
     }
     th_tensor_release(idx);

@@ -113,7 +113,7 @@ void th__iter_run(const th_iter *it, th_loop_fn fn, void *ctx, int parallel) {
     if (it->numel == 0) return;
     run_ctx rc = {it, fn, ctx};
     if (parallel && it->numel >= 2 * TH_GRAIN)
-        th__parallel_for(it->numel, TH_GRAIN, run_range, &rc);
+        th_parallel_for(it->numel, TH_GRAIN, run_range, &rc);
     else
         run_range(0, it->numel, &rc);
 }

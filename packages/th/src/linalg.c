@@ -420,10 +420,12 @@ static int run_job(th_tensor *C, const th_tensor *A, const th_tensor *B,
     int64_t nbatch = th__prod(j.nb, j.bsizes);
     double work = (double)j.m * (double)j.n * (double)j.k;
     if (th_dtype_is_floating(j.dtype)) {
+        if (!th_in_parallel())
+            th__blas_sync();
         double small = j.m == 1 || j.n == 1 ? SMALL_VECTOR_PRODUCT
                                             : SMALL_PRODUCT;
         if (nbatch > 1 && work < small) /* >= 64K multiply-adds a task */
-            th__parallel_for(nbatch, TH_MAX(1, (int64_t)(65536 / work)),
+            th_parallel_for(nbatch, TH_MAX(1, (int64_t)(65536 / work)),
                              float_batches, &j);
         else
             float_batches(0, nbatch, &j);
@@ -432,7 +434,7 @@ static int run_job(th_tensor *C, const th_tensor *A, const th_tensor *B,
                              "not enough memory for the matrix product");
     } else {
         int64_t per_row = TH_MAX(1, j.n * j.k);
-        th__parallel_for(nbatch * j.m, TH_MAX(1, TH_GRAIN / per_row),
+        th_parallel_for(nbatch * j.m, TH_MAX(1, TH_GRAIN / per_row),
                          int_rows, &j);
     }
     return TH_OK;

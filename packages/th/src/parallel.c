@@ -1,34 +1,145 @@
-/* OpenMP parallel loops with a grain size, and the thread-count setting. */
+/* libTH's thread pool: the one set of worker threads in the process.
+ *
+ * th_parallel_for splits [0, n) into chunks; the calling thread and the
+ * pool's workers claim chunks from one shared counter until none is left.
+ * The caller never waits for a worker that has not started: a late worker
+ * (asleep, or preempted because the cores are busy) finds nothing left to
+ * claim, and the caller has done its share.  It only waits for chunks that
+ * a worker claimed and has not finished.
+ *
+ * No collapse under load: when the caller waited much longer for such a
+ * chunk than its own chunks took (a worker holding a chunk was preempted),
+ * the region "stalled"; the following regions run on half as many threads
+ * for a back-off period that doubles while stalls repeat (10 ms to 1 s)
+ * and resets after a full-width region without one.  A busy machine so
+ * settles on the caller alone, probing the full width about once a second.
+ *
+ * Waiting: a worker spins for a short while after each region (the next
+ * op usually follows within microseconds) and then sleeps on a condition
+ * variable, so an idle pool costs no CPU.
+ *
+ * OpenBLAS's parallel sections run here too (th__blas_sync and the threads
+ * callback at the end of this file): its jobs wait for each other, so they
+ * need as many threads at once as there are jobs.
+ *
+ * fork(): the child has only the forking thread, so pthread_atfork's child
+ * handler forgets the parent's workers; the child starts its own pool the
+ * first time it needs one. */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "th_internal.h"
 
-#ifdef _OPENMP
-#include <omp.h>
+#include <stdio.h>
+
+#ifndef TH_NO_THREADS
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
 #endif
 
 #ifndef TH_NO_BLAS
 void scipy_openblas_set_num_threads(int n);
 #endif
 
-#ifdef _OPENMP
-/* 0: not yet initialised.  Read by every thread that runs a parallel loop,
- * so accessed atomically (set it before starting threads that use libTH). */
-static int num_threads = 0;
+/* chunks per thread: small enough that a preempted worker holds little */
+#define CHUNKS_PER_THREAD 4
+/* the most threads one region can use (the join counter has 8 bits) */
+#define MAX_THREADS 256
+
+static __thread int in_region; /* this thread runs a chunk or is a worker */
+
+int th_in_parallel(void) { return in_region; }
+
+#ifdef TH_NO_THREADS
+
+int th_get_num_threads(void) { return 1; }
+int th_has_threads(void) { return 0; }
+
+int th_set_num_threads(int n) {
+    if (n < 1)
+        return th__error(TH_ERR_VALUE,
+                         "set_num_threads expects a positive integer, got %d",
+                         n);
+    return TH_OK;
+}
+
+void th_parallel_for(int64_t n, int64_t grain, th_range_fn fn, void *ctx) {
+    (void)grain;
+    if (n > 0)
+        fn(0, n, ctx);
+}
+
+int th_parallel_info(char *buf, int64_t size) {
+    if (!buf || size < 1)
+        return th__error(TH_ERR_VALUE, "parallel_info: no buffer");
+    snprintf(buf, (size_t)size,
+             "libTH %s: single-threaded build (TH_NO_THREADS)\n",
+             TH_VERSION_STRING);
+    return TH_OK;
+}
+
+void th__blas_sync(void) {}
+
+#else /* threaded build */
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
 #endif
+}
+
+/* ---- settings ------------------------------------------------------- */
+
+static int num_threads;        /* 0: not yet read from the environment */
+static int64_t spin_ns = 100000; /* how long idle workers spin (EMBER_SPIN_US) */
+
+int th_has_threads(void) { return 1; }
+
+static int online_cpus(void) {
+#ifdef __linux__
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0)
+            return n;
+    }
+#endif
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+static int env_int(const char *name, int fallback) {
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return fallback;
+    char *end;
+    long v = strtol(s, &end, 10);
+    return (*end == '\0' && v >= 0 && v <= 1000000000) ? (int)v : fallback;
+}
 
 int th_get_num_threads(void) {
-#ifdef _OPENMP
     int n = __atomic_load_n(&num_threads, __ATOMIC_RELAXED);
-    if (n == 0) {  /* first use; a concurrent th_set_num_threads wins */
-        int unset = 0;
-        n = omp_get_max_threads();
+    if (n == 0) { /* first use: OMP_NUM_THREADS, as PyTorch reads it */
+        n = env_int("OMP_NUM_THREADS", 0);
+        if (n < 1)
+            n = online_cpus();
+        if (n > MAX_THREADS)
+            n = MAX_THREADS;
+        int unset = 0; /* a concurrent th_set_num_threads wins */
         if (!__atomic_compare_exchange_n(&num_threads, &unset, n, 0,
                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED))
             n = unset;
+        spin_ns = (int64_t)env_int("EMBER_SPIN_US", 100) * 1000;
     }
     return n;
-#else
-    return 1;
-#endif
 }
 
 int th_set_num_threads(int n) {
@@ -36,49 +147,414 @@ int th_set_num_threads(int n) {
         return th__error(TH_ERR_VALUE,
                          "set_num_threads expects a positive integer, got %d",
                          n);
-#ifdef _OPENMP
+    if (n > MAX_THREADS)
+        return th__error(TH_ERR_VALUE,
+                         "set_num_threads: at most %d threads, got %d",
+                         MAX_THREADS, n);
+    th_get_num_threads(); /* reads the environment's settings once */
     __atomic_store_n(&num_threads, n, __ATOMIC_RELAXED);
-    omp_set_num_threads(n);
-#endif
-#ifndef TH_NO_BLAS
-    scipy_openblas_set_num_threads(n);
-#endif
     return TH_OK;
 }
 
-int th__in_parallel(void) {
-#ifdef _OPENMP
-    return omp_in_parallel();
+/* ---- the pool ------------------------------------------------------- */
+
+/* The ticket word: generation (32 bits) | threads joined (8) | next chunk
+ * (24).  Claiming a chunk or joining is one compare-and-swap on it, so a
+ * worker that read an old job's fields can never claim in a newer job. */
+#define T_GEN(t) ((uint32_t)((t) >> 32))
+#define T_JOINED(t) ((int)(((t) >> 24) & 0xff))
+#define T_NEXT(t) ((int64_t)((t) & 0xffffff))
+#define T_MAKE(g, j, c) (((uint64_t)(g) << 32) | ((uint64_t)(j) << 24) | (uint64_t)(c))
+
+typedef struct pool {
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv; /* idle workers sleep here */
+    pthread_cond_t done_cv; /* the caller sleeps here for claimed chunks */
+    int nworkers;           /* started */
+    int busy;               /* a caller owns the pool */
+    uint64_t ticket;
+    /* the current job, written before its ticket is published */
+    th_range_fn fn;
+    void *ctx;
+    int64_t n, nchunks;
+    int limit;              /* workers that may join */
+    int64_t done;           /* chunks finished */
+    int64_t all_joined_ns;  /* when the last worker joined */
+    int sleepers;           /* workers in cond_wait */
+    int caller_waiting;
+    /* adaptive width */
+    int64_t backoff_until, backoff_ns;
+    int reduced_width;
+    /* statistics */
+    int64_t regions, serial_busy, stalls, gangs, gang_spawned;
+} pool;
+
+static pool P = {.mu = PTHREAD_MUTEX_INITIALIZER,
+                 .work_cv = PTHREAD_COND_INITIALIZER,
+                 .done_cv = PTHREAD_COND_INITIALIZER};
+
+#define BACKOFF_MIN_NS 10000000   /* 10 ms */
+#define BACKOFF_MAX_NS 1000000000 /* 1 s */
+
+static void run_chunk(th_range_fn fn, void *ctx, int64_t n, int64_t nchunks,
+                      int64_t c) {
+    int64_t b = n / nchunks * c + TH_MIN(c, n % nchunks);
+    int64_t e = b + n / nchunks + (c < n % nchunks);
+    fn(b, e, ctx);
+}
+
+static void finish_chunks(int64_t count, int64_t nchunks) {
+    int64_t d = __atomic_add_fetch(&P.done, count, __ATOMIC_ACQ_REL);
+    if (d == nchunks && __atomic_load_n(&P.caller_waiting, __ATOMIC_SEQ_CST)) {
+        pthread_mutex_lock(&P.mu);
+        pthread_cond_signal(&P.done_cv);
+        pthread_mutex_unlock(&P.mu);
+    }
+}
+
+/* A worker's part in the job of generation `gen`: join, then claim chunks. */
+static void work_on(uint32_t gen) {
+    uint64_t t = __atomic_load_n(&P.ticket, __ATOMIC_ACQUIRE);
+    if (T_GEN(t) != gen)
+        return;
+    th_range_fn fn = __atomic_load_n(&P.fn, __ATOMIC_RELAXED);
+    void *ctx = __atomic_load_n(&P.ctx, __ATOMIC_RELAXED);
+    int64_t n = __atomic_load_n(&P.n, __ATOMIC_RELAXED);
+    int64_t nchunks = __atomic_load_n(&P.nchunks, __ATOMIC_RELAXED);
+    int limit = __atomic_load_n(&P.limit, __ATOMIC_RELAXED);
+    for (;;) { /* join */
+        if (T_GEN(t) != gen || T_JOINED(t) >= limit || T_NEXT(t) >= nchunks)
+            return;
+        if (__atomic_compare_exchange_n(&P.ticket, &t, t + (1u << 24), 0,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            break;
+    }
+    t += 1u << 24;
+    if (T_JOINED(t) == limit)
+        __atomic_store_n(&P.all_joined_ns, now_ns(), __ATOMIC_RELAXED);
+    for (;;) { /* claim */
+        if (T_GEN(t) != gen || T_NEXT(t) >= nchunks)
+            return;
+        if (__atomic_compare_exchange_n(&P.ticket, &t, t + 1, 0,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            run_chunk(fn, ctx, n, nchunks, T_NEXT(t));
+            finish_chunks(1, nchunks);
+            t = __atomic_load_n(&P.ticket, __ATOMIC_ACQUIRE);
+        }
+    }
+}
+
+static void *worker_main(void *arg) {
+    (void)arg;
+    in_region = 1; /* kernels called here never start nested regions */
+    uint32_t seen = T_GEN(__atomic_load_n(&P.ticket, __ATOMIC_ACQUIRE));
+    for (;;) {
+        uint32_t gen = seen;
+        int64_t until = now_ns() + spin_ns;
+        for (int i = 0;; i++) {
+            gen = T_GEN(__atomic_load_n(&P.ticket, __ATOMIC_ACQUIRE));
+            if (gen != seen || ((i & 63) == 63 && now_ns() > until))
+                break;
+            cpu_relax();
+        }
+        if (gen == seen) {
+            pthread_mutex_lock(&P.mu);
+            __atomic_add_fetch(&P.sleepers, 1, __ATOMIC_SEQ_CST);
+            while ((gen = T_GEN(__atomic_load_n(&P.ticket, __ATOMIC_SEQ_CST))) == seen)
+                pthread_cond_wait(&P.work_cv, &P.mu);
+            __atomic_sub_fetch(&P.sleepers, 1, __ATOMIC_SEQ_CST);
+            pthread_mutex_unlock(&P.mu);
+        }
+        seen = gen;
+        work_on(gen);
+    }
+    return NULL;
+}
+
+/* Starts workers up to `want` (called by the pool's owner). */
+static int ensure_workers(int want) {
+    while (P.nworkers < want) {
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_t th;
+        int rc = pthread_create(&th, &attr, worker_main, NULL);
+        pthread_attr_destroy(&attr);
+        if (rc != 0)
+            break; /* run with the workers there are */
+        P.nworkers++;
+    }
+    return P.nworkers;
+}
+
+static int acquire_pool(void) {
+    int free_ = 0;
+    return __atomic_compare_exchange_n(&P.busy, &free_, 1, 0, __ATOMIC_ACQUIRE,
+                                       __ATOMIC_RELAXED);
+}
+
+static void release_pool(void) { __atomic_store_n(&P.busy, 0, __ATOMIC_RELEASE); }
+
+/* Width for the next region: the thread count, halved while backing off. */
+static int current_width(void) {
+    int nt = th_get_num_threads();
+    int64_t until = __atomic_load_n(&P.backoff_until, __ATOMIC_RELAXED);
+    if (until && now_ns() < until)
+        nt = TH_MIN(nt, __atomic_load_n(&P.reduced_width, __ATOMIC_RELAXED));
+    return nt;
+}
+
+static void note_outcome(int width, int stalled) {
+    if (stalled) {
+        P.stalls++;
+        __atomic_store_n(&P.reduced_width, TH_MAX(1, width / 2), __ATOMIC_RELAXED);
+        P.backoff_ns = P.backoff_ns ? TH_MIN(2 * P.backoff_ns, BACKOFF_MAX_NS)
+                                    : BACKOFF_MIN_NS;
+        __atomic_store_n(&P.backoff_until, now_ns() + P.backoff_ns, __ATOMIC_RELAXED);
+    } else if (width >= th_get_num_threads()) {
+        P.backoff_ns = 0;
+        __atomic_store_n(&P.backoff_until, 0, __ATOMIC_RELAXED);
+    }
+}
+
+/* Runs a job of `nchunks` chunks on `width` threads (caller included);
+ * the pool is owned by the caller.  Returns 1 if the region stalled. */
+static int run_job(th_range_fn fn, void *ctx, int64_t n, int64_t nchunks,
+                   int width, int gang) {
+    int workers = ensure_workers(width - 1);
+    int limit = TH_MIN(width - 1, workers);
+    __atomic_store_n(&P.fn, fn, __ATOMIC_RELAXED);
+    __atomic_store_n(&P.ctx, ctx, __ATOMIC_RELAXED);
+    __atomic_store_n(&P.n, n, __ATOMIC_RELAXED);
+    __atomic_store_n(&P.nchunks, nchunks, __ATOMIC_RELAXED);
+    __atomic_store_n(&P.limit, limit, __ATOMIC_RELAXED);
+    __atomic_store_n(&P.done, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&P.all_joined_ns, 0, __ATOMIC_RELAXED);
+    int64_t t0 = now_ns();
+    uint64_t t = __atomic_load_n(&P.ticket, __ATOMIC_RELAXED);
+    uint32_t gen = T_GEN(t) + 1;
+    __atomic_store_n(&P.ticket, T_MAKE(gen, 0, 0), __ATOMIC_SEQ_CST);
+    int sleepers = __atomic_load_n(&P.sleepers, __ATOMIC_SEQ_CST);
+    if (sleepers > 0 && limit > 0) {
+        pthread_mutex_lock(&P.mu);
+        for (int i = 0; i < TH_MIN(sleepers, limit); i++)
+            pthread_cond_signal(&P.work_cv);
+        pthread_mutex_unlock(&P.mu);
+    }
+    /* the caller claims chunks too */
+    int64_t own = 0;
+    t = __atomic_load_n(&P.ticket, __ATOMIC_ACQUIRE);
+    for (;;) {
+        if (T_NEXT(t) >= nchunks)
+            break;
+        if (__atomic_compare_exchange_n(&P.ticket, &t, t + 1, 0,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            run_chunk(fn, ctx, n, nchunks, T_NEXT(t));
+            own++;
+            t = __atomic_load_n(&P.ticket, __ATOMIC_ACQUIRE);
+        }
+    }
+    int64_t t1 = now_ns();
+    if (own)
+        finish_chunks(own, nchunks);
+    /* wait for the chunks that workers claimed: spin, then sleep */
+    int64_t spin_until = t1 + 50000;
+    for (int i = 0; __atomic_load_n(&P.done, __ATOMIC_ACQUIRE) != nchunks; i++) {
+        if ((i & 63) == 63 && now_ns() > spin_until) {
+            pthread_mutex_lock(&P.mu);
+            __atomic_store_n(&P.caller_waiting, 1, __ATOMIC_SEQ_CST);
+            while (__atomic_load_n(&P.done, __ATOMIC_SEQ_CST) != nchunks)
+                pthread_cond_wait(&P.done_cv, &P.mu);
+            __atomic_store_n(&P.caller_waiting, 0, __ATOMIC_RELAXED);
+            pthread_mutex_unlock(&P.mu);
+            break;
+        }
+        cpu_relax();
+    }
+    /* stalled: the caller waited much longer for a claimed chunk than its
+     * own chunks took, or (OpenBLAS's jobs, which wait for each other) the
+     * workers took over half a millisecond to join */
+    int64_t waited = now_ns() - t1;
+    int64_t per_chunk = own ? (t1 - t0) / own : (t1 - t0);
+    if (waited > 200000 && waited > 4 * per_chunk)
+        return 1;
+    int64_t joined = __atomic_load_n(&P.all_joined_ns, __ATOMIC_RELAXED);
+    return gang && limit > 0 && (joined == 0 || joined - t0 > 500000);
+}
+
+void th_parallel_for(int64_t n, int64_t grain, th_range_fn fn, void *ctx) {
+    if (n <= 0)
+        return;
+    if (grain < 1)
+        grain = 1;
+    int width = in_region ? 1 : current_width();
+    int64_t max_chunks = n / grain;
+    if (width > max_chunks)
+        width = (int)max_chunks;
+    if (width <= 1) {
+        fn(0, n, ctx);
+        return;
+    }
+    if (!acquire_pool()) { /* another thread's region has the cores */
+        __atomic_add_fetch(&P.serial_busy, 1, __ATOMIC_RELAXED);
+        fn(0, n, ctx);
+        return;
+    }
+    int64_t nchunks = TH_MIN(max_chunks, (int64_t)width * CHUNKS_PER_THREAD);
+    in_region = 1;
+    P.regions++;
+    int stalled = run_job(fn, ctx, n, nchunks, width, 0);
+    in_region = 0;
+    note_outcome(width, stalled);
+    release_pool();
+}
+
+/* ---- OpenBLAS on the pool ------------------------------------------- */
+#ifndef TH_NO_BLAS
+typedef void (*blas_dojob_fn)(int, void *, int);
+typedef void (*blas_threads_fn)(int, blas_dojob_fn, int, size_t, void *, int);
+void scipy_openblas_set_threads_callback_function(blas_threads_fn);
+
+typedef struct {
+    blas_dojob_fn dojob;
+    char *jobdata;
+    size_t elsize;
+    int arg;
+} blas_gang;
+
+static void blas_range(int64_t b, int64_t e, void *ctx) {
+    blas_gang *g = ctx;
+    for (int64_t i = b; i < e; i++)
+        g->dojob((int)i, g->jobdata + (size_t)i * g->elsize, g->arg);
+}
+
+typedef struct {
+    blas_gang *g;
+    int64_t i;
+} blas_one;
+
+static void *blas_thread(void *arg) {
+    blas_one *o = arg;
+    in_region = 1;
+    blas_range(o->i, o->i + 1, o->g);
+    return NULL;
+}
+
+/* OpenBLAS's jobs wait for each other, so all must run at once: on the
+ * pool when it is free and has a worker per job, else (a nested call, or
+ * the pool taken by another thread) on threads made for this call. */
+static void blas_threads(int sync, blas_dojob_fn dojob, int numjobs,
+                         size_t elsize, void *jobdata, int arg) {
+    (void)sync;
+    blas_gang g = {dojob, jobdata, elsize, arg};
+    if (numjobs <= 1) {
+        blas_range(0, numjobs, &g);
+        return;
+    }
+    if (!in_region && numjobs <= MAX_THREADS && acquire_pool()) {
+        if (ensure_workers(numjobs - 1) >= numjobs - 1) {
+            in_region = 1;
+            P.gangs++;
+            int stalled = run_job(blas_range, &g, numjobs, numjobs, numjobs, 1);
+            in_region = 0;
+            note_outcome(numjobs, stalled);
+            release_pool();
+            return;
+        }
+        release_pool();
+    }
+    __atomic_add_fetch(&P.gang_spawned, 1, __ATOMIC_RELAXED);
+    pthread_t th[MAX_THREADS];
+    blas_one one[MAX_THREADS];
+    int started = 1; /* job 0 runs on this thread */
+    for (int i = 1; i < numjobs && i < MAX_THREADS; i++) {
+        one[i] = (blas_one){&g, i};
+        if (pthread_create(&th[i], NULL, blas_thread, &one[i]) != 0)
+            break;
+        started++;
+    }
+    if (started < numjobs) { /* cannot happen with spare threads; never deadlock */
+        fprintf(stderr, "libTH: could not start threads for OpenBLAS\n");
+        abort();
+    }
+    int was = in_region;
+    in_region = 1;
+    blas_range(0, 1, &g);
+    in_region = was;
+    for (int i = 1; i < started; i++)
+        pthread_join(th[i], NULL);
+}
+
+/* OpenBLAS splits a product into as many jobs as its thread count: keep
+ * that at the pool's current width (1 inside a region). */
+static int blas_width_set;
+
+void th__blas_sync(void) {
+    int w = in_region ? 1 : current_width();
+    if (__atomic_load_n(&blas_width_set, __ATOMIC_RELAXED) != w) {
+        scipy_openblas_set_num_threads(w);
+        __atomic_store_n(&blas_width_set, w, __ATOMIC_RELAXED);
+    }
+}
 #else
-    return 0;
+void th__blas_sync(void) {}
+#endif
+
+/* ---- fork ----------------------------------------------------------- */
+
+static void atfork_child(void) {
+    /* the parent's workers do not exist here: start afresh */
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t cv1 = PTHREAD_COND_INITIALIZER, cv2 = PTHREAD_COND_INITIALIZER;
+    P.mu = mu;
+    P.work_cv = cv1;
+    P.done_cv = cv2;
+    P.nworkers = 0;
+    P.busy = 0;
+    P.sleepers = 0;
+    P.caller_waiting = 0;
+    P.backoff_until = 0;
+    P.backoff_ns = 0;
+    P.regions = P.serial_busy = P.stalls = P.gangs = P.gang_spawned = 0;
+    in_region = 0;
+#ifndef TH_NO_BLAS
+    blas_width_set = 0;
 #endif
 }
 
-void th__parallel_for(int64_t n, int64_t grain, th_range_fn fn, void *ctx) {
-    if (n <= 0)
-        return;
-#ifdef _OPENMP
-    int nt = th_get_num_threads();
-    if (grain < 1)
-        grain = 1;
-    int64_t max_chunks = n / grain;
-    if (nt > max_chunks)
-        nt = (int)max_chunks;
-    if (nt > 1 && !omp_in_parallel()) {
-#pragma omp parallel num_threads(nt)
-        {
-            int tid = omp_get_thread_num();
-            int cnt = omp_get_num_threads();
-            int64_t chunk = (n + cnt - 1) / cnt;
-            int64_t b = tid * chunk;
-            int64_t e = TH_MIN(n, b + chunk);
-            if (b < e)
-                fn(b, e, ctx);
-        }
-        return;
-    }
-#else
-    (void)grain;
+__attribute__((constructor)) static void pool_init(void) {
+    pthread_atfork(NULL, NULL, atfork_child);
+#ifndef TH_NO_BLAS
+    scipy_openblas_set_threads_callback_function(blas_threads);
 #endif
-    fn(0, n, ctx);
 }
+
+int th_parallel_info(char *buf, int64_t size) {
+    if (!buf || size < 1)
+        return th__error(TH_ERR_VALUE, "parallel_info: no buffer");
+    int64_t now = now_ns();
+    int backing_off = P.backoff_until && now < P.backoff_until;
+    snprintf(buf, (size_t)size,
+             "libTH %s thread pool\n"
+             "\tthreads (th_get_num_threads): %d\n"
+             "\tworkers started: %d\n"
+             "\tidle spin before sleeping: %lld us\n"
+             "\tregions run: %lld (%lld OpenBLAS)\n"
+             "\tregions run serially (pool busy in another thread): %lld\n"
+             "\tstalls (a worker preempted mid-chunk): %lld\n"
+             "\twidth now: %d%s\n"
+             "\tOpenBLAS: %s\n",
+             TH_VERSION_STRING, th_get_num_threads(), P.nworkers,
+             (long long)(spin_ns / 1000), (long long)P.regions,
+             (long long)P.gangs, (long long)P.serial_busy,
+             (long long)P.stalls, current_width(),
+             backing_off ? " (backing off: the cores are busy)" : "",
+#ifdef TH_NO_BLAS
+             "not built in (TH_NO_BLAS)"
+#else
+             "runs its parallel sections on this pool"
+#endif
+    );
+    return TH_OK;
+}
+#endif

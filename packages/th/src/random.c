@@ -260,7 +260,7 @@ static void run_blocks(th_generator *g, rng_ctx *c, int64_t per,
                        int64_t grain, th_range_fn fn) {
     int64_t nblocks = (c->n + per - 1) / per;
     reserve(g, nblocks, c);
-    th__parallel_for(nblocks, TH_MAX(grain / per, 1), fn, c);
+    th_parallel_for(nblocks, TH_MAX(grain / per, 1), fn, c);
 }
 
 /* In-place ops generate into t itself when it is contiguous, else into a
@@ -868,7 +868,7 @@ th_tensor *th_multinomial(const th_tensor *probs, int64_t num_samples,
     double *pd = (double *)th__ptr(p);
     prep_ctx pc = {pd, cats, num_samples, replacement, last,
                    (uint8_t *)(last + nrow)};
-    th__parallel_for(rows, TH_MAX(1, TH_GRAIN / TH_MAX(cats, 1)), prep_rows, &pc);
+    th_parallel_for(rows, TH_MAX(1, TH_GRAIN / TH_MAX(cats, 1)), prep_rows, &pc);
     static const char *const row_errors[] = {
         NULL,
         "probability tensor contains either `inf`, `nan` or element < 0",
@@ -900,7 +900,7 @@ th_tensor *th_multinomial(const th_tensor *probs, int64_t num_samples,
         job.c.n = rows * cats;
         reserve(g, (job.c.n + 1) / 2, &job.c);
         int64_t grain = TH_MAX(1, TH_GRAIN / 8 / TH_MAX(cats, 1));
-        th__parallel_for(rows, grain, multi_race, &job);
+        th_parallel_for(rows, grain, multi_race, &job);
     }
     th__free(last);
     th_tensor_release(p);

@@ -726,7 +726,7 @@ static int run_k1_chunks(run_ctx *c, int64_t nch) {
     c->partial = th__alloc(nch * n * 8);
     if (!c->partial) return th_last_status();
     init_acc(c->kop, c->kind, c->partial, nch * n);
-    th__parallel_for(nch, 1, k1_chunks_task, c);
+    th_parallel_for(nch, 1, k1_chunks_task, c);
     comb_partials(c, n);
     th__free(c->partial);
     return TH_OK;
@@ -761,7 +761,7 @@ static int run_kernel(const layout *L, int kop, const kparam *kp, void *acc) {
     int big = nout * K >= 2 * TH_GRAIN;
     if (L->K1 == 1) { /* rows */
         if (!big || nout >= RED_FEW || K < 2 * TH_GRAIN) {
-            th__parallel_for(nout, TH_MAX(1, TH_GRAIN / K), rows_task, &c);
+            th_parallel_for(nout, TH_MAX(1, TH_GRAIN / K), rows_task, &c);
             return TH_OK;
         }
         /* few long rows: split each row across threads */
@@ -772,7 +772,7 @@ static int run_kernel(const layout *L, int kop, const kparam *kp, void *acc) {
         char *all = c.acc;
         for (c.a = 0; c.a < nout; c.a++) {
             init_acc(kop, c.kind, c.partial, c.nch);
-            th__parallel_for(c.nch, 1, row_chunks_task, &c);
+            th_parallel_for(c.nch, 1, row_chunks_task, &c);
             c.acc = all + c.a * 8;
             comb_partials(&c, 1);
             c.acc = all;
@@ -784,7 +784,7 @@ static int run_kernel(const layout *L, int kop, const kparam *kp, void *acc) {
         c.nb = (L->M + RED_COL_W - 1) / RED_COL_W;
         int64_t tasks = L->A * c.nb;
         if (!big || tasks >= RED_FEW || L->K1 < 2 * RED_FEW)
-            th__parallel_for(tasks, TH_MAX(1, TH_GRAIN / (L->K1 *
+            th_parallel_for(tasks, TH_MAX(1, TH_GRAIN / (L->K1 *
                                            TH_MIN(L->M, RED_COL_W))),
                              cols_task, &c);
         else /* few column blocks: split the reduced rows */
@@ -794,7 +794,7 @@ static int run_kernel(const layout *L, int kop, const kparam *kp, void *acc) {
     }
     /* mixed */
     if (!big || nout >= RED_FEW || L->K1 < RED_FEW)
-        th__parallel_for(nout, TH_MAX(1, TH_GRAIN / K), mixed_task, &c);
+        th_parallel_for(nout, TH_MAX(1, TH_GRAIN / K), mixed_task, &c);
     else
         return run_k1_chunks(&c, TH_MIN(TH_MIN(RED_MAX_CHUNKS, L->K1),
                                         nout * K / TH_GRAIN));
@@ -1259,12 +1259,12 @@ static int arg_run(const th_tensor *x, int64_t A, int64_t K, int64_t B,
     int nt = th_get_num_threads();
     if (B > 1) {
         c.nb = (B + COL_W - 1) / COL_W;
-        th__parallel_for(A * c.nb, TH_MAX(1, TH_GRAIN / (K * TH_MIN(B, COL_W))),
+        th_parallel_for(A * c.nb, TH_MAX(1, TH_GRAIN / (K * TH_MIN(B, COL_W))),
                          arg_task, &c);
         return TH_OK;
     }
     if (nt == 1 || A >= nt || K < 2 * TH_GRAIN) {
-        th__parallel_for(A, TH_MAX(1, TH_GRAIN / K), arg_task, &c);
+        th_parallel_for(A, TH_MAX(1, TH_GRAIN / K), arg_task, &c);
         return TH_OK;
     }
     int64_t nch = TH_MIN(nt, K / TH_GRAIN);
@@ -1277,7 +1277,7 @@ static int arg_run(const th_tensor *x, int64_t A, int64_t K, int64_t B,
         return th_last_status();
     }
     for (c.a = 0; c.a < A; c.a++) {
-        th__parallel_for(nch, 1, arg_chunk_task, &c);
+        th_parallel_for(nch, 1, arg_chunk_task, &c);
         arg_merge_chunks(&c, nch);
     }
     th__free(c.pvals);
@@ -1470,7 +1470,7 @@ static th_tensor *cumulative(const th_tensor *a, int dim, int dtype,
     cum_fn fn = cum_fns[ct][is_prod];
     if (th__is_half(cd)) fn = is_prod ? cumprod_half : cumsum_half;
     cum_ctx c = {fn, th__ptr(x), th__ptr(o), K, B, (B + COL_W - 1) / COL_W};
-    th__parallel_for(A * c.nb, TH_MAX(1, TH_GRAIN / (K * TH_MIN(B, COL_W))),
+    th_parallel_for(A * c.nb, TH_MAX(1, TH_GRAIN / (K * TH_MIN(B, COL_W))),
                      cum_task, &c);
     th_tensor_release(x);
     if (o->dtype == od) return o;

@@ -149,7 +149,7 @@ th_tensor *th_flip(const th_tensor *a, int ndims, const int *dims) {
             f.rstride[d] = rows;
             rows *= a->sizes[d];
         }
-        th__parallel_for(rows, TH_MAX(1, TH_GRAIN / f.len), flip_range, &f);
+        th_parallel_for(rows, TH_MAX(1, TH_GRAIN / f.len), flip_range, &f);
     }
     th_tensor_release(c);
     return r;
@@ -358,7 +358,7 @@ static th_tensor *tri(const th_tensor *a, int64_t k, int upper) {
     k = TH_MAX(TH_MIN(k, cols + 1), -rows - 1);
     tri_ctx c = {th__ptr(r), rows, cols, th_dtype_itemsize(a->dtype), k, upper};
     if (nrows > 0)
-        th__parallel_for(nrows, TH_MAX(1, TH_GRAIN / cols), tri_range, &c);
+        th_parallel_for(nrows, TH_MAX(1, TH_GRAIN / cols), tri_range, &c);
     return r;
 }
 

@@ -336,7 +336,7 @@ static int sort_core(const th_tensor *a, int dim, int desc, int64_t start,
     if (rows > 0 && count > 0) {
         rows_ctx c = {th__ptr(x), th__ptr(v), (int64_t *)th__ptr(ix), L,
                       inner, start, count, desc, x->dtype, 0};
-        th__parallel_for(rows, TH_MAX(1, TH_GRAIN / L), rows_range, &c);
+        th_parallel_for(rows, TH_MAX(1, TH_GRAIN / L), rows_range, &c);
         if (c.failed) {
             th__error(TH_ERR_MEMORY, "sort: not enough memory for a row "
                       "buffer of %lld elements", (long long)L);
@@ -478,7 +478,7 @@ int th_mode(const th_tensor *a, int dim, int keepdim, th_tensor **values,
     int64_t inner = a->ndim ? th__prod(a->ndim - dim - 1, a->sizes + dim + 1) : 1;
     mode_ctx c = {th__ptr(sv), (const int64_t *)th__ptr(si), th__ptr(v),
                   (int64_t *)th__ptr(ix), L, inner, x->dtype};
-    th__parallel_for(th_numel(v), TH_MAX(1, TH_GRAIN / L), mode_range, &c);
+    th_parallel_for(th_numel(v), TH_MAX(1, TH_GRAIN / L), mode_range, &c);
     if (v->dtype != a->dtype) { /* back to float16 / bfloat16 */
         th_tensor *h = th_to_dtype(v, a->dtype);
         th_tensor_release(v);
@@ -650,7 +650,7 @@ th_tensor *th_searchsorted(const th_tensor *seq, const th_tensor *v,
         ss_ctx c = {th__ptr(sc), th__ptr(vc), (int64_t *)th__ptr(r),
                     seq->sizes[seq->ndim - 1], v->ndim ? v->sizes[v->ndim - 1] : 1,
                     seq->ndim == 1, right, ct};
-        th__parallel_for(th_numel(r), TH_GRAIN / 16, search_range, &c);
+        th_parallel_for(th_numel(r), TH_GRAIN / 16, search_range, &c);
     }
     if (r && out_int32) {
         th_tensor *r32 = th_to_dtype(r, TH_INT32);

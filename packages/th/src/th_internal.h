@@ -78,12 +78,10 @@ int64_t th__load_int64(const char *p, int dtype);
 double th__scalar_double(const th_tensor *t);
 int64_t th__scalar_int64(const th_tensor *t);
 
-/* ---- parallel loops (parallel.c) ----------------------------------- */
-typedef void (*th_range_fn)(int64_t begin, int64_t end, void *ctx);
-/* Runs fn over [0, n) in chunks across threads when n >= 2 * grain;
- * serially otherwise or inside another parallel region. */
-void th__parallel_for(int64_t n, int64_t grain, th_range_fn fn, void *ctx);
-int th__in_parallel(void);
+/* ---- parallel loops (parallel.c; th_parallel_for is public) -------- */
+/* Sets OpenBLAS's job count to the pool's current width (before a BLAS
+ * call from outside a region). */
+void th__blas_sync(void);
 
 /* ---- strided iteration (iter.c) ------------------------------------ */
 #define TH_ITER_MAX_OPS 5

@@ -66,8 +66,18 @@ def has_blas():
     return _builtins_bool(_lib.th_has_blas())
 
 
-def has_openmp():
-    return _builtins_bool(_lib.th_has_openmp())
+def has_threads():
+    """True unless libTH was built single-threaded (TH_NO_THREADS=1)."""
+    return _builtins_bool(_lib.th_has_threads())
+
+
+def parallel_info():
+    """libTH's thread pool: settings and counters, as text."""
+    buf = _ffi.new("char[]", 2048)
+    if _lib.th_parallel_info(buf, 2048):
+        from ._lib import last_error
+        raise last_error()
+    return _ffi.string(buf).decode()
 
 
 _builtins_bool = _builtins.bool

@@ -1,14 +1,5 @@
 """Loads the cffi extension, checks libTH's ABI, and turns C errors into
 Python exceptions."""
-import os
-
-# OpenMP's idle workers sleep instead of spinning (unless the user chose):
-# libTH/libTHNN's OpenMP threads and OpenBLAS's own threads take turns on the
-# same cores, and with spinning workers every BLAS call between two OpenMP
-# regions fought them (a 2-thread MLP training step on 2 cores: 62 ms
-# spinning, 7.6 ms sleeping, 9.9 ms on 1 thread).  libgomp reads this when
-# it loads, with libTH just below.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 try:  # loads OpenBLAS first, so libTH finds it from any install layout
     import scipy_openblas32  # noqa: F401
