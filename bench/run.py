@@ -25,6 +25,7 @@ process fails, or (3) when a library's result disagrees with NumPy's.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -85,6 +86,23 @@ def select_cases(args):
 
 
 # ---------------------------------------------------------------- worker ----
+
+@contextlib.contextmanager
+def busy_processes(count):
+    """`count` processes spinning on the CPUs while the block runs (the
+    "under load" family); always stopped, even when the block fails."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+             for _ in range(count)]
+    try:
+        if procs:
+            time.sleep(0.5)  # let the scheduler see them
+        yield
+    finally:
+        for p in procs:
+            p.kill()
+        for p in procs:
+            p.wait()
+
 
 def load_libs(threads: int):
     """Import the libraries, set their thread counts; missing ones become notes."""
@@ -188,7 +206,8 @@ def worker(args):
     for case in select_cases(args):
         t0 = time.perf_counter()
         settle = args.settle_ms / 1e3 if threads > 1 else 0.0
-        row = run_case(case, mods, args.rounds, args.min_sample_ms / 1e3, settle)
+        with busy_processes(case.busy):
+            row = run_case(case, mods, args.rounds, args.min_sample_ms / 1e3, settle)
         out["rows"].append(row)
         figs = ", ".join(f"{LABEL[k]} {_fmt(v['figure'])}" for k, v in row["libs"].items())
         print(f"  [{threads} thr] {case.name}: {figs} {case.unit} "

@@ -37,6 +37,7 @@ class Case:
     rtol: float = 1e-5  # result check against NumPy's result
     atol: float = 0.0
     note: str = ""
+    busy: int = 0  # processes kept busy on every core while this case runs
 
     def figure(self, per_call_s: float) -> float:
         """The reported figure (in self.unit) for one call's time."""
@@ -50,9 +51,9 @@ class Case:
 
 
 def families():
-    from . import autograd, data, nn, th_ops, vision
+    from . import autograd, data, load, nn, th_ops, vision
 
-    return {m.FAMILY: m for m in (th_ops, autograd, data, nn, vision)}
+    return {m.FAMILY: m for m in (th_ops, autograd, data, nn, vision, load)}
 
 
 def all_cases(scale: str = "full") -> list[Case]:

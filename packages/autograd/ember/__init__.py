@@ -30,10 +30,12 @@ from .autograd import (enable_grad, inference_mode, is_grad_enabled,  # noqa: E4
                        is_inference_mode_enabled, no_grad, set_grad_enabled)
 from ._creation import (Generator, arange, as_tensor, asarray, bernoulli, empty,  # noqa: E402
                         empty_like, empty_strided, eye, from_dlpack, from_numpy, full, full_like,
-                        get_default_dtype, get_num_threads, get_rng_state, initial_seed,
+                        get_default_dtype, get_num_interop_threads, get_num_threads,
+                        get_rng_state, initial_seed,
                         linspace, logspace, manual_seed, multinomial, normal, ones, ones_like,
                         rand, rand_like, randint, randint_like, randn, randn_like, randperm,
-                        scalar_tensor, seed, set_default_dtype, set_num_threads, set_rng_state,
+                        scalar_tensor, seed, set_default_dtype, set_num_interop_threads,
+                        set_num_threads, set_rng_state,
                         tensor, zeros, zeros_like)
 from . import _ops  # noqa: E402
 from . import amp  # noqa: E402
@@ -45,6 +47,7 @@ from .amp.autocast_mode import (autocast, autocast_decrement_nesting,  # noqa: E
                                 set_autocast_cache_enabled, set_autocast_dtype,
                                 set_autocast_enabled)
 from . import cuda  # noqa: E402
+from . import __config__  # noqa: E402
 from .backends.cuda import (get_float32_matmul_precision,  # noqa: E402
                             set_float32_matmul_precision)
 from ember.th import Size, default_generator, set_printoptions  # noqa: E402

@@ -2,6 +2,7 @@
 ``Tensor.new_*`` forms; NumPy exchange; seeds, threads and the default
 dtype.  Every function takes PyTorch's ``dtype``, ``device`` and
 ``requires_grad`` keywords; the device picks the backend."""
+import os
 import warnings
 
 from . import backends
@@ -13,7 +14,8 @@ __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "empty", "empty_strid
            "empty_like", "zeros_like", "ones_like", "full_like", "rand", "randn", "randint",
            "randperm", "rand_like", "randn_like", "randint_like", "normal", "bernoulli",
            "multinomial", "Generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
-           "set_rng_state", "set_num_threads", "get_num_threads", "set_default_dtype",
+           "set_rng_state", "set_num_threads", "get_num_threads", "set_num_interop_threads",
+           "get_num_interop_threads", "set_default_dtype",
            "get_default_dtype"]
 
 
@@ -317,6 +319,32 @@ def set_num_threads(n):
 
 def get_num_threads():
     return cpu_namespace().get_num_threads()
+
+
+# Inter-op parallelism (independent ops run side by side) has no pool of its
+# own in Ember: ops of one program run one after another, each on libTH's
+# intra-op pool.  The setting is kept with PyTorch's rules (once, before
+# use) so that programs that make it run and read back what they set.
+_interop_threads = None
+
+
+def set_num_interop_threads(n):
+    global _interop_threads
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"set_num_interop_threads(): argument 'nthreads' must be int, "
+                        f"not {type(n).__name__}")
+    if n < 1:
+        raise RuntimeError("Expected positive number of threads")
+    if _interop_threads is not None:
+        raise RuntimeError("Error: cannot set number of interop threads after parallel "
+                           "work has started or set_num_interop_threads called")
+    _interop_threads = n
+
+
+def get_num_interop_threads():
+    if _interop_threads is None:
+        return os.cpu_count() or 1
+    return _interop_threads
 
 
 def set_default_dtype(d):

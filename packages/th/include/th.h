@@ -143,9 +143,10 @@ int th_get_num_threads(void);
 int th_set_num_threads(int n);
 /* 1 in the threaded build (0 with TH_NO_THREADS=1). */
 int th_has_threads(void);
-/* Calls fn(begin, end, ctx) over disjoint ranges that cover [0, n), each
- * at least `grain` long (but the last), on the pool's threads and the
- * caller's; returns when all are done.  Ranges may run concurrently and in
+/* Calls fn(begin, end, ctx) over disjoint ranges that cover [0, n), of
+ * about `grain` or more (serially when n < 2 * grain), on the pool's
+ * threads and the caller's; returns when all are done.  With grain >= 64
+ * every range but the last starts at a multiple of 64.  Ranges may run concurrently and in
  * any order, on any thread; a call made from inside fn runs serially.
  * Regions from different threads do not wait for each other: one that
  * finds the pool busy runs serially. */

@@ -176,7 +176,7 @@ typedef struct pool {
     /* the current job, written before its ticket is published */
     th_range_fn fn;
     void *ctx;
-    int64_t n, nchunks;
+    int64_t n, nchunks, grain;
     int limit;              /* workers that may join */
     int64_t done;           /* chunks finished */
     int64_t all_joined_ns;  /* when the last worker joined */
@@ -196,11 +196,25 @@ static pool P = {.mu = PTHREAD_MUTEX_INITIALIZER,
 #define BACKOFF_MIN_NS 10000000   /* 10 ms */
 #define BACKOFF_MAX_NS 1000000000 /* 1 s */
 
-static void run_chunk(th_range_fn fn, void *ctx, int64_t n, int64_t nchunks,
-                      int64_t c) {
+/* Chunk c's start.  With a grain of at least ALIGN, starts are multiples
+ * of ALIGN, so a kernel's vector loop groups elements as in a serial run
+ * (only the last chunk has a scalar tail): element-wise results do not
+ * depend on the thread count. */
+#define ALIGN 64
+static int64_t chunk_start(int64_t n, int64_t nchunks, int64_t grain,
+                           int64_t c) {
+    if (c >= nchunks)
+        return n;
     int64_t b = n / nchunks * c + TH_MIN(c, n % nchunks);
-    int64_t e = b + n / nchunks + (c < n % nchunks);
-    fn(b, e, ctx);
+    return grain >= ALIGN ? b - b % ALIGN : b;
+}
+
+static void run_chunk(th_range_fn fn, void *ctx, int64_t n, int64_t nchunks,
+                      int64_t grain, int64_t c) {
+    int64_t b = chunk_start(n, nchunks, grain, c);
+    int64_t e = chunk_start(n, nchunks, grain, c + 1);
+    if (b < e)
+        fn(b, e, ctx);
 }
 
 static void finish_chunks(int64_t count, int64_t nchunks) {
@@ -221,6 +235,7 @@ static void work_on(uint32_t gen) {
     void *ctx = __atomic_load_n(&P.ctx, __ATOMIC_RELAXED);
     int64_t n = __atomic_load_n(&P.n, __ATOMIC_RELAXED);
     int64_t nchunks = __atomic_load_n(&P.nchunks, __ATOMIC_RELAXED);
+    int64_t grain = __atomic_load_n(&P.grain, __ATOMIC_RELAXED);
     int limit = __atomic_load_n(&P.limit, __ATOMIC_RELAXED);
     for (;;) { /* join */
         if (T_GEN(t) != gen || T_JOINED(t) >= limit || T_NEXT(t) >= nchunks)
@@ -237,7 +252,7 @@ static void work_on(uint32_t gen) {
             return;
         if (__atomic_compare_exchange_n(&P.ticket, &t, t + 1, 0,
                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-            run_chunk(fn, ctx, n, nchunks, T_NEXT(t));
+            run_chunk(fn, ctx, n, nchunks, grain, T_NEXT(t));
             finish_chunks(1, nchunks);
             t = __atomic_load_n(&P.ticket, __ATOMIC_ACQUIRE);
         }
@@ -319,14 +334,15 @@ static void note_outcome(int width, int stalled) {
 
 /* Runs a job of `nchunks` chunks on `width` threads (caller included);
  * the pool is owned by the caller.  Returns 1 if the region stalled. */
-static int run_job(th_range_fn fn, void *ctx, int64_t n, int64_t nchunks,
-                   int width, int gang) {
+static int run_job(th_range_fn fn, void *ctx, int64_t n, int64_t grain,
+                   int64_t nchunks, int width, int gang) {
     int workers = ensure_workers(width - 1);
     int limit = TH_MIN(width - 1, workers);
     __atomic_store_n(&P.fn, fn, __ATOMIC_RELAXED);
     __atomic_store_n(&P.ctx, ctx, __ATOMIC_RELAXED);
     __atomic_store_n(&P.n, n, __ATOMIC_RELAXED);
     __atomic_store_n(&P.nchunks, nchunks, __ATOMIC_RELAXED);
+    __atomic_store_n(&P.grain, grain, __ATOMIC_RELAXED);
     __atomic_store_n(&P.limit, limit, __ATOMIC_RELAXED);
     __atomic_store_n(&P.done, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&P.all_joined_ns, 0, __ATOMIC_RELAXED);
@@ -349,7 +365,7 @@ static int run_job(th_range_fn fn, void *ctx, int64_t n, int64_t nchunks,
             break;
         if (__atomic_compare_exchange_n(&P.ticket, &t, t + 1, 0,
                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-            run_chunk(fn, ctx, n, nchunks, T_NEXT(t));
+            run_chunk(fn, ctx, n, nchunks, grain, T_NEXT(t));
             own++;
             t = __atomic_load_n(&P.ticket, __ATOMIC_ACQUIRE);
         }
@@ -403,7 +419,7 @@ void th_parallel_for(int64_t n, int64_t grain, th_range_fn fn, void *ctx) {
     int64_t nchunks = TH_MIN(max_chunks, (int64_t)width * CHUNKS_PER_THREAD);
     in_region = 1;
     P.regions++;
-    int stalled = run_job(fn, ctx, n, nchunks, width, 0);
+    int stalled = run_job(fn, ctx, n, grain, nchunks, width, 0);
     in_region = 0;
     note_outcome(width, stalled);
     release_pool();
@@ -455,7 +471,7 @@ static void blas_threads(int sync, blas_dojob_fn dojob, int numjobs,
         if (ensure_workers(numjobs - 1) >= numjobs - 1) {
             in_region = 1;
             P.gangs++;
-            int stalled = run_job(blas_range, &g, numjobs, numjobs, numjobs, 1);
+            int stalled = run_job(blas_range, &g, numjobs, 1, numjobs, numjobs, 1);
             in_region = 0;
             note_outcome(numjobs, stalled);
             release_pool();

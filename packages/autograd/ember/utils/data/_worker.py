@@ -1,9 +1,12 @@
 """What runs in a DataLoader worker process."""
+import multiprocessing
+import multiprocessing.connection
 import os
 import queue
 import random
 import signal
 import sys
+import threading
 import traceback
 
 __all__ = ["get_worker_info", "WorkerInfo"]
@@ -100,13 +103,43 @@ def _seed_all(seed):
     np.random.seed(ss.generate_state(4))
 
 
+def _exit_with_parent():
+    """Ends this worker as soon as the process that started it dies,
+    whatever killed it and whatever the worker is doing (a thread blocked
+    on the parent's sentinel, not a poll that a busy worker never reaches).
+    multiprocessing.parent_process() is the main process for every start
+    method (for forkserver, os.getppid() is the server instead)."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return lambda: True
+
+    def watch():
+        multiprocessing.connection.wait([parent.sentinel])
+        _leave_orphaned()
+
+    threading.Thread(target=watch, name="ember-worker-watchdog", daemon=True).start()
+    return parent.is_alive
+
+
+def _leave_orphaned():
+    # nobody will map what we queued
+    from ember.th import _shared
+    _shared.sweep(os.getpid())
+    os._exit(0)
+
+
 def worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto_collation,
-                collate_fn, drop_last, base_seed, init_fn, worker_id, num_workers,
-                parent_pid):
+                collate_fn, drop_last, base_seed, init_fn, worker_id, num_workers):
     global _worker_info
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process shuts us down
+    parent_alive = _exit_with_parent()
+    import ember
     import ember.multiprocessing  # noqa: F401  (tensor reducers)
     from .fetch import create_fetcher
+    # workers run side by side with the main process: one intra-op thread
+    # each (as PyTorch's), or they and the training loop oversubscribe the
+    # cores; worker_init_fn may set another count
+    ember.set_num_threads(1)
     seed = base_seed + worker_id
     try:
         _seed_all(seed)
@@ -125,11 +158,8 @@ def worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto
             try:
                 r = index_queue.get(timeout=POLL_S)
             except queue.Empty:
-                if os.getppid() != parent_pid:
-                    # the main process died: nobody will map what we queued
-                    from ember.th import _shared
-                    _shared.sweep(os.getpid())
-                    os._exit(0)
+                if not parent_alive():
+                    _leave_orphaned()
                 if done_event.is_set():
                     break
                 continue

@@ -1,7 +1,6 @@
 """DataLoader: batches from a dataset, in the main process or in workers."""
 import itertools
 import multiprocessing as _mp
-import os
 import queue
 import warnings
 import weakref
@@ -217,8 +216,7 @@ class _MultiProcessIter(_BaseIter):
                     target=_worker.worker_loop,
                     args=(self._kind, self._dataset, iq, self._data_queue, self._done_event,
                           self._auto_collation, self._collate_fn, self._drop_last,
-                          self._base_seed, loader.worker_init_fn, i, self._num_workers,
-                          os.getpid()),
+                          self._base_seed, loader.worker_init_fn, i, self._num_workers),
                     daemon=True)
                 w.start()
                 self._index_queues.append(iq)
