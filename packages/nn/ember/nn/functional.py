@@ -142,8 +142,11 @@ def silu(input, inplace=False):
 
 
 def _softplus1(x):
-    # log(1 + e^x) without overflow in value or gradient
-    return x.relu() + (-x.abs()).exp().log1p()
+    # log(1 + e^x) without overflow in value or gradient: m + log1p(e^(x - 2m))
+    # with m = max(x, 0); clamp passes the gradient at x = 0, so the slope
+    # there is 1 - 2 * 0.5 = 0.5 (relu + abs would give 0)
+    m = x.clamp(min=0)
+    return m + (x - 2 * m).exp().log1p()
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -726,8 +729,18 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         w = w * weight.index_select(0, safe.reshape(-1)).reshape(safe.shape)
     loss = -picked * w
     if reduction == "mean":
-        return loss.sum() / w.sum()
+        return _weighted_mean(loss.sum(), w.sum())
     return _reduce(loss, reduction)
+
+
+def _weighted_mean(total, weight_sum):
+    """total / weight_sum; when every entry is ignored (weight_sum 0) the
+    value is NaN, as PyTorch's, but the gradient 0 rather than NaN."""
+    empty = weight_sum == 0
+    safe = ember.where(empty, ember.ones_like(weight_sum), weight_sum)
+    nan = ember.where(empty, ember.full_like(weight_sum, float("nan")),
+                      ember.zeros_like(weight_sum))
+    return total / safe + nan
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
@@ -770,11 +783,11 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     smooth = -prod.sum(cdim) * keep.to(input.dtype)
     if reduction == "mean":
         if weight is None:
-            smooth = smooth.sum() / keep.sum()
+            smooth = _weighted_mean(smooth.sum(), keep.to(smooth.dtype).sum())
         else:
             safe = ember.where(keep, target, ember.zeros_like(target))
             w = weight.index_select(0, safe.reshape(-1)).reshape(safe.shape)
-            smooth = smooth.sum() / (w * keep.to(w.dtype)).sum()
+            smooth = _weighted_mean(smooth.sum(), (w * keep.to(w.dtype)).sum())
     else:
         smooth = _reduce(smooth, reduction)
     return (1 - label_smoothing) * nll + smooth * (label_smoothing / c)
@@ -791,12 +804,35 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         lo, hi = float(input.detach().min()), float(input.detach().max())
         if lo < 0 or hi > 1 or lo != lo or hi != hi:
             raise RuntimeError("all elements of input should be between 0 and 1")
-    # log clamped at -100, as PyTorch, so that log(0) stays finite
-    loss = -(target * input.log().clamp(min=-100)
-             + (1 - target) * (1 - input).log().clamp(min=-100))
     if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+        weight = weight.expand_as(input)
+    return _reduce(_BinaryCrossEntropy.apply(input, target, weight), reduction)
+
+
+class _BinaryCrossEntropy(ember.autograd.Function):
+    """Pointwise BCE with PyTorch's edge handling: the logs are clamped at
+    -100 (so log(0) stays finite) and the input gradient's denominator
+    x(1 - x) at 1e-12, so a saturated input (exactly 0 or 1) gives a large
+    finite gradient instead of NaN.  The backward is written with ember ops,
+    so it differentiates again."""
+
+    @staticmethod
+    def forward(ctx, x, y, w):
+        ctx.save_for_backward(x, y, w)
+        loss = -(y * x.log().clamp(min=-100) + (1 - y) * (-x).log1p().clamp(min=-100))
+        return loss if w is None else loss * w
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y, w = ctx.saved_tensors
+        if w is not None:
+            g = g * w
+        gx = gy = None
+        if ctx.needs_input_grad[0]:
+            gx = g * (x - y) / ((1 - x) * x).clamp(min=1e-12)
+        if ctx.needs_input_grad[1]:  # unclamped, as PyTorch: infinite at x = 0 or 1
+            gy = g * ((-x).log1p() - x.log())
+        return gx, gy, None
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
