@@ -541,68 +541,92 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     return out
 
 
-def dropout2d(input, p=0.5, training=True, inplace=False):
-    """Zeroes whole channels of (N, C, H, W) or (C, H, W) input."""
+def _check_p(p):
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _feature_dropout(input, p, training, inplace, batched):
+    """Zeroes whole features: one Bernoulli draw per (sample, channel) of a
+    batched input, per channel (dim 0) of an unbatched one, as PyTorch's
+    feature dropout (which adds the batch dimension to unbatched input)."""
     if not training or p == 0.0:
         return input
-    if input.dim() not in (3, 4):
-        raise RuntimeError(f"dropout2d: expected 3D or 4D input, got {input.dim()}D")
-    return _channel_dropout(input, p, 2, inplace)
-
-
-def _channel_dropout(input, p, spatial, inplace):
-    """Zeroes whole channels: one Bernoulli draw per (sample, channel)."""
-    shape = tuple(input.shape[:-spatial]) + (1,) * spatial
-    mask = ember.empty(shape, dtype=input.dtype,
-                       device=input.device).bernoulli_(1.0 - p) / (1.0 - p) \
-        if p < 1 else ember.zeros(shape, dtype=input.dtype, device=input.device)
+    lead = 2 if batched else 1
+    if p < 1.0 and input.dim() + 2 - lead < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    lead = min(lead, input.dim())
+    shape = tuple(input.shape[:lead]) + (1,) * (input.dim() - lead)
+    if p == 1.0:
+        mask = ember.zeros(shape, dtype=input.dtype, device=input.device)
+    else:
+        mask = ember.empty(shape, dtype=input.dtype, device=input.device) \
+            .bernoulli_(1.0 - p) / (1.0 - p)
     return input.mul_(mask) if inplace else input * mask
+
+
+def _rank_warning(name, ndim, spatial):
+    warnings.warn(f"{name}: Received a {ndim}-D input to {name}, which is deprecated and will "
+                  f"result in an error in a future release. To retain the behavior and silence "
+                  f"this warning, please use dropout instead. Note that {name} exists to "
+                  f"provide channel-wise dropout on inputs with {spatial} spatial dimensions, a "
+                  f"channel dimension, and an optional batch dimension (i.e. {spatial + 1}D or "
+                  f"{spatial + 2}D inputs).", UserWarning, stacklevel=3)
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
     """Zeroes whole channels of (N, C, L) or (C, L) input."""
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    _check_p(p)
     if input.dim() not in (2, 3):
         raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D "
                            "input. Note that dropout1d exists to provide channel-wise dropout "
                            "on inputs with 1 spatial dimension, a channel dimension, and an "
                            "optional batch dimension (i.e. 2D or 3D inputs).")
-    if not training or p == 0.0:
-        return input
-    return _channel_dropout(input, p, 1, inplace)
+    return _feature_dropout(input, p, training, inplace, batched=input.dim() == 3)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of (N, C, H, W) input.  As PyTorch, other ranks
+    warn and proceed: 3-D input is taken as (N, C, L), 2-D as (N, C) (each
+    element its own channel), others with their first two dims as (N, C)."""
+    _check_p(p)
+    ndim = input.dim()
+    if ndim not in (3, 4):
+        _rank_warning("dropout2d", ndim, 2)
+    if ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
+                      "channel-wise 1D dropout behavior is desired - input is interpreted as "
+                      "shape (N, C, L), where C is the channel dim. This behavior will change "
+                      "in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
+                      "behavior, please switch to using dropout1d instead.", UserWarning,
+                      stacklevel=2)
+    return _feature_dropout(input, p, training, inplace, batched=True)
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
-    """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) input."""
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if input.dim() not in (4, 5):
-        warnings.warn(f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is "
-                      "deprecated and will result in an error in a future release. To retain "
-                      "the behavior and silence this warning, please use dropout instead. Note "
-                      "that dropout3d exists to provide channel-wise dropout on inputs with 3 "
-                      "spatial dimensions, a channel dimension, and an optional batch dimension "
-                      "(i.e. 4D or 5D inputs).", UserWarning, stacklevel=2)
-    if not training or p == 0.0:
-        return input
-    return _channel_dropout(input, p, min(3, max(input.dim() - 1, 0)), inplace)
+    """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) input; other
+    ranks warn and are taken as unbatched (channels along dim 0)."""
+    _check_p(p)
+    ndim = input.dim()
+    if ndim not in (4, 5):
+        _rank_warning("dropout3d", ndim, 3)
+    return _feature_dropout(input, p, training, inplace, batched=ndim == 5)
 
 
 # the 3-d/transposed convolution and pooling, resampling and padding,
 # embedding_bag and margin/likelihood losses live in files of their own
 from . import _functional_convpool, _functional_embedding, _functional_losses  # noqa: E402
-from . import _functional_resample  # noqa: E402
+from . import _functional_pixelshuffle, _functional_resample  # noqa: E402
 from ._functional_convpool import *  # noqa: E402,F401,F403
 from ._functional_embedding import *  # noqa: E402,F401,F403
 from ._functional_losses import *  # noqa: E402,F401,F403
 from ._functional_resample import *  # noqa: E402,F401,F403
+from ._functional_pixelshuffle import *  # noqa: E402,F401,F403
 
 __all__ += (["dropout1d", "dropout3d"] + _functional_convpool.__all__
             + _functional_resample.__all__ + _functional_embedding.__all__
-            + _functional_losses.__all__)
+            + _functional_losses.__all__ + _functional_pixelshuffle.__all__)
 __all__ = list(dict.fromkeys(__all__))
 
 
