@@ -19,3 +19,8 @@ from .transformer import __all__ as _transformer
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
            "ParameterDict"] + _layers + _losses + _padding + _upsampling + _pixelshuffle + _rnn + [
     "MultiheadAttention"] + _transformer
+
+# PyTorch's module paths (ember.nn.modules.linear.Linear, ...): importing them
+# makes each class report its PyTorch-style module, for pickled whole models
+from . import (activation, batchnorm, conv, dropout, flatten, instancenorm,  # noqa: E402,F401
+               linear, normalization, pooling, sparse)
