@@ -15,7 +15,7 @@ def _false(self):
 
 for _name in _ALWAYS_FALSE:
     if not hasattr(Tensor, _name):  # a backend that has such tensors defines its own
-        setattr(Tensor, _name, property(_false, doc=f"False: Ember has no such tensors."))
+        setattr(Tensor, _name, property(_false, doc="False: Ember has no such tensors."))
 
 
 def is_neg(self):
