@@ -101,6 +101,16 @@ CASES = [
      'F.softplus(t([0., -30., 30., 25.], 1)).sum()'),
     ("normalize_zero_row",
      'F.normalize(t([[0., 0.], [3., 4.]], 1)).sum()'),
+    ("triplet_distance_fn_zero",
+     'F.triplet_margin_with_distance_loss(t([[1., 2.]], 1), t([[1., 2.]], 1), '
+     't([[1., 2.]], 1))'),
+    ("multi_margin_p2_at_margin",
+     'F.multi_margin_loss(t([[1., 0., 0.5]], 1), L([0]), p=2)'),
+    ("gaussian_nll_var_at_eps",
+     'F.gaussian_nll_loss(t([0., 1.], 1), t([1., 1.]), t([1e-6, 1e-6], 1))'),
+    ("huber_none_at_delta",
+     'F.huber_loss(t([1., -1., 0.5], 1), t([0., 0., 0.]), reduction="none", '
+     'delta=1.0).sum()'),
 ]
 
 
@@ -189,6 +199,16 @@ TORCH_2_13 = {
     "softplus_edges": (55.69314718056004, [[0.5, 9.3576229688393e-14, 1.0, 1.0]]),
     "normalize_zero_row":
         (1.4, [[[1000000000000.0, 1000000000000.0], [0.032, -0.02400000000000002]]]),
+    "triplet_distance_fn_zero":
+        (1.0,
+         [[[0.0, 0.0]],
+          [[-0.7071067811865476, -0.7071067811865476]],
+          [[0.7071067811865476, 0.7071067811865476]]]),
+    "multi_margin_p2_at_margin":
+        (0.08333333333333333, [[[-0.3333333333333333, 0.0, 0.3333333333333333]]]),
+    "gaussian_nll_var_at_eps":
+        (249993.09224472102, [[-500000.0, 0.0], [-249999750000.0, 250000.0]]),
+    "huber_none_at_delta": (1.125, [[1.0, -1.0, 0.5]]),
 }
 
 
