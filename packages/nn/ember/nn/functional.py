@@ -859,6 +859,9 @@ class _BinaryCrossEntropy(ember.autograd.Function):
         return gx, gy, None
 
 
+_BinaryCrossEntropy.__name__ = "BinaryCrossEntropy"   # grad_fn=<BinaryCrossEntropyBackward>
+
+
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
                                      reduce=None, reduction="mean", pos_weight=None):
     """BCE of sigmoid(input), computed stably: (1 - t) x + (1 + (pw - 1) t)
