@@ -2,6 +2,7 @@
 index_select, gather, the scatter and index_* families, masked_*,
 take/put, index_put, and the values of sort/topk/kthvalue."""
 import collections
+import collections.abc
 import warnings
 
 import numpy as np
