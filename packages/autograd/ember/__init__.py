@@ -53,6 +53,9 @@ from .backends.cuda import (get_float32_matmul_precision,  # noqa: E402
 from ember.th import Size, default_generator, set_printoptions  # noqa: E402
 
 globals().update(_ops.NAMESPACE)
+from . import _tensor_flags  # noqa: E402,F401  (Tensor.is_xpu, is_mps, ...)
+from ._legacy_types import CPU_TYPES as _CPU_TYPES  # noqa: E402
+globals().update(_CPU_TYPES)  # ember.FloatTensor, ember.LongTensor, ...
 Tensor.__module__ = device.__module__ = "ember"  # <class 'ember.Tensor'>, as torch
 
 
@@ -92,7 +95,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     return _load(f, map_location, pickle_module, weights_only=weights_only, mmap=mmap)
 
 
-_LAZY_SUBMODULES = ("serialization", "utils", "multiprocessing", "nn", "optim")
+_LAZY_SUBMODULES = ("serialization", "utils", "multiprocessing", "nn", "optim", "accelerator",
+                    "onnx", "distributed")
 
 
 def __getattr__(name):  # ember.utils, ember.multiprocessing: imported on first use

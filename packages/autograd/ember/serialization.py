@@ -30,7 +30,8 @@ from ember.th import dtypes as _thdt
 
 from ._tensor import Tensor, _new_like
 
-__all__ = ["save", "load", "UnpicklingError", "FORMAT_VERSION"]
+__all__ = ["save", "load", "UnpicklingError", "FORMAT_VERSION", "add_safe_globals",
+           "clear_safe_globals", "get_safe_globals", "safe_globals"]
 
 FORMAT_VERSION = "3"
 _EMBER_MARK = "ember"
@@ -288,6 +289,73 @@ def _safe_global(module, name):
 _PY2_MODULES = {"__builtin__": "builtins", "copy_reg": "copyreg"}
 
 
+def _ember_module(module):
+    """The ember module standing for a torch one: torch.nn.modules.linear ->
+    ember.nn.modules.linear, torch -> ember (classes of whole pickled
+    models, functions they hold such as torch.nn.functional.relu)."""
+    if module == "torch" or module.startswith("torch."):
+        return "ember" + module[len("torch"):]
+    return module
+
+
+# ---- globals the caller allows under weights_only ----------------------------
+_user_safe_globals = []   # objects, or (object, "module.name") pairs
+_scoped_safe_globals = []  # the same, for the safe_globals context in force
+
+
+def _check_safe_entries(entries):
+    if not isinstance(entries, (list, tuple)):
+        raise TypeError(f"safe_globals must be a list of globals or (global, name) tuples, "
+                        f"got {type(entries).__name__}")
+    for e in entries:
+        if isinstance(e, tuple) and not (len(e) == 2 and isinstance(e[1], str)):
+            raise TypeError(f"a tuple in safe_globals must be (global, 'module.name'), got {e!r}")
+    return list(entries)
+
+
+def add_safe_globals(safe_globals):
+    """Marks globals (classes, functions) as allowed under weights_only=True.
+    An entry is the object, or (object, "module.name") to allow it under
+    another name (e.g. a class saved under an older module path)."""
+    _user_safe_globals.extend(_check_safe_entries(safe_globals))
+
+
+def get_safe_globals():
+    """The globals add_safe_globals allowed, in order."""
+    return list(_user_safe_globals)
+
+
+def clear_safe_globals():
+    """Forgets every global add_safe_globals allowed."""
+    _user_safe_globals.clear()
+
+
+class safe_globals:
+    """Context manager: the given globals are allowed under weights_only=True
+    inside the block only."""
+
+    def __init__(self, safe_globals):
+        self.safe_globals = _check_safe_entries(safe_globals)
+
+    def __enter__(self):
+        _scoped_safe_globals.extend(self.safe_globals)
+
+    def __exit__(self, *exc_info):
+        del _scoped_safe_globals[len(_scoped_safe_globals) - len(self.safe_globals):]
+
+
+def _allowed_by_user(module, name):
+    """The allowed object whose name is module.name (or its ember twin),
+    by name only: nothing is imported for a global that is not allowed."""
+    wanted = {f"{module}.{name}", f"{_ember_module(module)}.{name}"}
+    for entry in _user_safe_globals + _scoped_safe_globals:
+        obj, full = entry if isinstance(entry, tuple) else \
+            (entry, f"{getattr(entry, '__module__', '')}.{getattr(entry, '__qualname__', '')}")
+        if full in wanted:
+            return obj
+    return None
+
+
 class _Unpickler(pickle.Unpickler):
     def __init__(self, file, storages, weights_only):
         super().__init__(file)
@@ -301,10 +369,23 @@ class _Unpickler(pickle.Unpickler):
         if fn is not None:
             return fn
         if self._weights_only:
+            obj = _allowed_by_user(module, name)
+            if obj is not None:
+                return obj
             raise UnpicklingError(
                 f"Weights only load failed: ember.load refuses the global '{module}.{name}' "
                 f"(only tensors, containers and primitive types are allowed by default). "
-                f"If you trust the file, pass weights_only=False to load it.")
+                f"If you trust the file, pass weights_only=False to load it, or allow the "
+                f"global with ember.serialization.add_safe_globals([{name}]) or the "
+                f"ember.serialization.safe_globals([{name}]) context manager.")
+        twin = _ember_module(module)
+        if twin != module:
+            try:
+                return super().find_class(twin, name)
+            except (ImportError, AttributeError):
+                raise UnpicklingError(
+                    f"ember.load: the checkpoint holds {module}.{name}, and Ember has no "
+                    f"{twin}.{name} to stand for it") from None
         return super().find_class(module, name)
 
     def persistent_load(self, pid):

@@ -216,10 +216,13 @@ def test_densenet_reads_the_older_key_layout(tmp_path):
         load_weights(fresh, path)                    # without the renaming
 
 
-def test_weights_errors(tmp_path):
+def test_weights_errors(tmp_path, monkeypatch):
+    monkeypatch.setenv("EMBER_HOME", str(tmp_path / "ember"))   # no cached files
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
     with pytest.raises(FileNotFoundError, match="downloads nothing"):
         models.resnet18(weights="IMAGENET1K_V1")
-    with pytest.raises(TypeError, match="weights must be None or the path"):
+    with pytest.raises(TypeError, match="weights must be None, a weights enum member or the "
+                                        "path"):
         models.resnet18(weights=True)
     path = tmp_path / "list.pt"
     ember.save([1, 2, 3], path)

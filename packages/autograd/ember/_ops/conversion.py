@@ -106,11 +106,25 @@ for _method, _dtype in (("float", "float32"), ("double", "float64"), ("half", "f
 
 
 def type_(self, dtype=None, non_blocking=False, **kwargs):
-    """The type string ('ember.FloatTensor') or a conversion to `dtype`."""
+    """The type string ('ember.FloatTensor') or a conversion to a dtype, a
+    type name ('torch.cuda.LongTensor', 'ember.DoubleTensor', ...) or a
+    legacy class (ember.FloatTensor)."""
+    from .. import _dtypes
+    from .._legacy_types import parse_type
     if dtype is None:
         name = TYPE_TITLES.get(self.dtype.name, self.dtype.name)
         return f"ember.{'cuda.' if self.device.type == 'cuda' else ''}{name}Tensor"
-    return to(self, dtype)
+    if isinstance(dtype, _dtypes.dtype):
+        return to(self, dtype)
+    parsed = parse_type(dtype)
+    if parsed is None:
+        if isinstance(dtype, str):
+            raise ValueError(f"invalid type: '{dtype}'")
+        raise TypeError("dtype must be a type, str, or dtype object")
+    dt, device_type = parsed
+    if device_type == self.device.type:
+        return to(self, dt)
+    return to(self, device_type, dt, non_blocking=non_blocking)
 
 
 Tensor.to = to

@@ -2,6 +2,8 @@
 index_select, gather, the scatter and index_* families, masked_*,
 take/put, index_put, and the values of sort/topk/kthvalue."""
 import collections
+import collections.abc
+import warnings
 
 import numpy as np
 
@@ -16,6 +18,71 @@ from .shape import _ViewOf, broadcast_shapes, view_scatter
 
 _mode = grad_mode.state
 _ADVANCED = (Tensor, list, tuple, np.ndarray)
+
+
+_SCALARS = (int, slice, type(None), type(Ellipsis))
+
+
+def _is_sequence(x):
+    return isinstance(x, (list, tuple, range, np.ndarray, collections.abc.Sequence))
+
+
+def _as_tuple(seq):
+    """PyTorch's (and old NumPy's) rule for a non-tuple sequence index:
+    x[[0, slice(1, 3)]] means x[0, 1:3] when a short sequence holds a
+    tensor, a sequence, a slice, Ellipsis or None; x[[0, 2]] stays one
+    index.  NumPy arrays are always one index."""
+    if isinstance(seq, np.ndarray) or len(seq) >= 32:
+        return False
+    return any(isinstance(i, (Tensor, slice)) or i is None or i is Ellipsis or _is_sequence(i)
+               for i in seq)
+
+
+def _sequence_index(seq):
+    """One index element that is a sequence (range, deque, nested tuple,
+    list of floats, ...) as an int64 array; bool and uint8 stay masks."""
+    if isinstance(seq, list) and all(i.__class__ is int for i in seq):
+        return seq
+    if isinstance(seq, str):
+        raise TypeError(f"new(): invalid data type '{type(seq).__name__}'")
+    a = seq if isinstance(seq, np.ndarray) else np.asarray(list(seq))
+    if a.dtype == np.bool_ or a.dtype == np.uint8:
+        return a
+    if a.dtype.kind in "iuf" or a.size == 0:
+        return a.astype(np.int64)   # floats truncate, as PyTorch's index conversion
+    bad = next((i for i in a.reshape(-1) if not isinstance(i, (int, float, np.number))), a)
+    if isinstance(bad, np.generic):
+        bad = bad.item()   # np.str_ -> str, as the message names Python types
+    raise TypeError(f"new(): invalid data type '{type(bad).__name__}'")
+
+
+def _element(i):
+    if isinstance(i, (_SCALARS, Tensor, np.ndarray, np.integer, np.bool_)):
+        return i
+    if _is_sequence(i):
+        return _sequence_index(i)
+    return i
+
+
+def _normalize_index(idx):
+    """An index in the forms the backend takes: ranges and other sequences
+    become index arrays, short sequences holding slices/None/... become
+    tuples (see _as_tuple)."""
+    if isinstance(idx, tuple):
+        if all(isinstance(i, _SCALARS) or isinstance(i, Tensor) for i in idx):
+            return idx
+        return tuple(_element(i) for i in idx)
+    if isinstance(idx, Tensor) or not _is_sequence(idx):
+        return idx
+    if isinstance(idx, str):
+        raise TypeError(f"new(): invalid data type '{type(idx).__name__}'")
+    if _as_tuple(idx):
+        warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated; "
+                      "use x[tuple(seq)] instead of x[seq]. A future release will interpret it "
+                      "as a tensor index, x[ember.tensor(seq)], which will result either in an "
+                      "error or a different result", UserWarning, stacklevel=3)
+        return tuple(_element(i) for i in idx)
+    return _element(idx)
 
 
 def _raw_index(idx):
@@ -62,6 +129,7 @@ def getitem(self, idx):
             t._base = self if base is None else base
             return t
         return _basic_index(self, idx)
+    idx = _normalize_index(idx)
     raw_idx, basic = _raw_index(idx)
     if basic:
         return _basic_index(self, idx)
@@ -102,6 +170,7 @@ def _shape(x):
 
 
 def setitem(self, idx, value):
+    idx = _normalize_index(idx)
     raw_idx, basic = _raw_index(idx)
     value_is_tensor = isinstance(value, Tensor)
     if not (_mode.enabled and (self._requires_grad or

@@ -202,5 +202,5 @@ def missing_features(backend: TensorBackend) -> list[str]:
     return missing
 
 
-# PyTorch's switch modules (ember.backends.cudnn, ember.backends.cuda)
-from . import cuda, cudnn  # noqa: E402,F401
+# PyTorch's switch modules (ember.backends.cudnn, ember.backends.cuda, ember.backends.mps)
+from . import cuda, cudnn, mps  # noqa: E402,F401

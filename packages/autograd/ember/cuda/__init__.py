@@ -202,6 +202,10 @@ def mem_get_info(device=None):
 
 
 def __getattr__(name):
+    if name.endswith("Tensor"):  # ember.cuda.FloatTensor, ...: legacy typed classes
+        from .._legacy_types import CUDA_TYPES
+        if name in CUDA_TYPES:
+            return CUDA_TYPES[name]
     if name == "amp":  # ember.cuda.amp: imported on first use
         import importlib
         return importlib.import_module(f"{__name__}.amp")

@@ -25,6 +25,12 @@ def _reduction(size_average, reduce, reduction):
     return "sum" if size_average is False else "mean"
 
 
+def _hinge(z):
+    """max(z, 0) with no gradient at z = 0 (PyTorch's multi-margin kernels
+    count a term only where it is positive; clamp would pass it)."""
+    return z * (z > 0).to(z.dtype)
+
+
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """‖x1 − x2 + eps‖_p over the last dimension."""
     dim = max(x1.dim(), x2.dim()) - 1
@@ -113,7 +119,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if n and (int(t.min()) < 0 or int(t.max()) >= c):
         raise RuntimeError("target out of range")
     picked = x.gather(1, t)
-    z = (margin - picked + x).clamp(min=0)
+    z = _hinge(margin - picked + x)
     if p == 2:
         z = z * z
     # the target's own term is left out
@@ -191,7 +197,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
             ember.arange(c, device=t.device).view(1, 1, c)).long()
     is_target = (hits * before_end.unsqueeze(2)).sum(1) > 0     # (sample, class)
     pairs = is_target.unsqueeze(2) & ~is_target.unsqueeze(1)   # (sample, target j, other i)
-    margins = (1 - (x.unsqueeze(2) - x.unsqueeze(1))).clamp(min=0)
+    margins = _hinge(1 - (x.unsqueeze(2) - x.unsqueeze(1)))
     loss = (margins * pairs.to(x.dtype)).sum((1, 2)) / c
     if input.dim() < 2:
         loss = loss.reshape(())

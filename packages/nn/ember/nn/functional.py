@@ -142,8 +142,11 @@ def silu(input, inplace=False):
 
 
 def _softplus1(x):
-    # log(1 + e^x) without overflow in value or gradient
-    return x.relu() + (-x.abs()).exp().log1p()
+    # log(1 + e^x) without overflow in value or gradient: m + log1p(e^(x - 2m))
+    # with m = max(x, 0); clamp passes the gradient at x = 0, so the slope
+    # there is 1 - 2 * 0.5 = 0.5 (relu + abs would give 0)
+    m = x.clamp(min=0)
+    return m + (x - 2 * m).exp().log1p()
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -538,68 +541,92 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     return out
 
 
-def dropout2d(input, p=0.5, training=True, inplace=False):
-    """Zeroes whole channels of (N, C, H, W) or (C, H, W) input."""
+def _check_p(p):
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _feature_dropout(input, p, training, inplace, batched):
+    """Zeroes whole features: one Bernoulli draw per (sample, channel) of a
+    batched input, per channel (dim 0) of an unbatched one, as PyTorch's
+    feature dropout (which adds the batch dimension to unbatched input)."""
     if not training or p == 0.0:
         return input
-    if input.dim() not in (3, 4):
-        raise RuntimeError(f"dropout2d: expected 3D or 4D input, got {input.dim()}D")
-    return _channel_dropout(input, p, 2, inplace)
-
-
-def _channel_dropout(input, p, spatial, inplace):
-    """Zeroes whole channels: one Bernoulli draw per (sample, channel)."""
-    shape = tuple(input.shape[:-spatial]) + (1,) * spatial
-    mask = ember.empty(shape, dtype=input.dtype,
-                       device=input.device).bernoulli_(1.0 - p) / (1.0 - p) \
-        if p < 1 else ember.zeros(shape, dtype=input.dtype, device=input.device)
+    lead = 2 if batched else 1
+    if p < 1.0 and input.dim() + 2 - lead < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    lead = min(lead, input.dim())
+    shape = tuple(input.shape[:lead]) + (1,) * (input.dim() - lead)
+    if p == 1.0:
+        mask = ember.zeros(shape, dtype=input.dtype, device=input.device)
+    else:
+        mask = ember.empty(shape, dtype=input.dtype, device=input.device) \
+            .bernoulli_(1.0 - p) / (1.0 - p)
     return input.mul_(mask) if inplace else input * mask
+
+
+def _rank_warning(name, ndim, spatial):
+    warnings.warn(f"{name}: Received a {ndim}-D input to {name}, which is deprecated and will "
+                  f"result in an error in a future release. To retain the behavior and silence "
+                  f"this warning, please use dropout instead. Note that {name} exists to "
+                  f"provide channel-wise dropout on inputs with {spatial} spatial dimensions, a "
+                  f"channel dimension, and an optional batch dimension (i.e. {spatial + 1}D or "
+                  f"{spatial + 2}D inputs).", UserWarning, stacklevel=3)
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
     """Zeroes whole channels of (N, C, L) or (C, L) input."""
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    _check_p(p)
     if input.dim() not in (2, 3):
         raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D "
                            "input. Note that dropout1d exists to provide channel-wise dropout "
                            "on inputs with 1 spatial dimension, a channel dimension, and an "
                            "optional batch dimension (i.e. 2D or 3D inputs).")
-    if not training or p == 0.0:
-        return input
-    return _channel_dropout(input, p, 1, inplace)
+    return _feature_dropout(input, p, training, inplace, batched=input.dim() == 3)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of (N, C, H, W) input.  As PyTorch, other ranks
+    warn and proceed: 3-D input is taken as (N, C, L), 2-D as (N, C) (each
+    element its own channel), others with their first two dims as (N, C)."""
+    _check_p(p)
+    ndim = input.dim()
+    if ndim not in (3, 4):
+        _rank_warning("dropout2d", ndim, 2)
+    if ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
+                      "channel-wise 1D dropout behavior is desired - input is interpreted as "
+                      "shape (N, C, L), where C is the channel dim. This behavior will change "
+                      "in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
+                      "behavior, please switch to using dropout1d instead.", UserWarning,
+                      stacklevel=2)
+    return _feature_dropout(input, p, training, inplace, batched=True)
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
-    """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) input."""
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if input.dim() not in (4, 5):
-        warnings.warn(f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is "
-                      "deprecated and will result in an error in a future release. To retain "
-                      "the behavior and silence this warning, please use dropout instead. Note "
-                      "that dropout3d exists to provide channel-wise dropout on inputs with 3 "
-                      "spatial dimensions, a channel dimension, and an optional batch dimension "
-                      "(i.e. 4D or 5D inputs).", UserWarning, stacklevel=2)
-    if not training or p == 0.0:
-        return input
-    return _channel_dropout(input, p, min(3, max(input.dim() - 1, 0)), inplace)
+    """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) input; other
+    ranks warn and are taken as unbatched (channels along dim 0)."""
+    _check_p(p)
+    ndim = input.dim()
+    if ndim not in (4, 5):
+        _rank_warning("dropout3d", ndim, 3)
+    return _feature_dropout(input, p, training, inplace, batched=ndim == 5)
 
 
 # the 3-d/transposed convolution and pooling, resampling and padding,
 # embedding_bag and margin/likelihood losses live in files of their own
 from . import _functional_convpool, _functional_embedding, _functional_losses  # noqa: E402
-from . import _functional_resample  # noqa: E402
+from . import _functional_pixelshuffle, _functional_resample  # noqa: E402
 from ._functional_convpool import *  # noqa: E402,F401,F403
 from ._functional_embedding import *  # noqa: E402,F401,F403
 from ._functional_losses import *  # noqa: E402,F401,F403
 from ._functional_resample import *  # noqa: E402,F401,F403
+from ._functional_pixelshuffle import *  # noqa: E402,F401,F403
 
 __all__ += (["dropout1d", "dropout3d"] + _functional_convpool.__all__
             + _functional_resample.__all__ + _functional_embedding.__all__
-            + _functional_losses.__all__)
+            + _functional_losses.__all__ + _functional_pixelshuffle.__all__)
 __all__ = list(dict.fromkeys(__all__))
 
 
@@ -726,8 +753,18 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         w = w * weight.index_select(0, safe.reshape(-1)).reshape(safe.shape)
     loss = -picked * w
     if reduction == "mean":
-        return loss.sum() / w.sum()
+        return _weighted_mean(loss.sum(), w.sum())
     return _reduce(loss, reduction)
+
+
+def _weighted_mean(total, weight_sum):
+    """total / weight_sum; when every entry is ignored (weight_sum 0) the
+    value is NaN, as PyTorch's, but the gradient 0 rather than NaN."""
+    empty = weight_sum == 0
+    safe = ember.where(empty, ember.ones_like(weight_sum), weight_sum)
+    nan = ember.where(empty, ember.full_like(weight_sum, float("nan")),
+                      ember.zeros_like(weight_sum))
+    return total / safe + nan
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
@@ -770,11 +807,11 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     smooth = -prod.sum(cdim) * keep.to(input.dtype)
     if reduction == "mean":
         if weight is None:
-            smooth = smooth.sum() / keep.sum()
+            smooth = _weighted_mean(smooth.sum(), keep.to(smooth.dtype).sum())
         else:
             safe = ember.where(keep, target, ember.zeros_like(target))
             w = weight.index_select(0, safe.reshape(-1)).reshape(safe.shape)
-            smooth = smooth.sum() / (w * keep.to(w.dtype)).sum()
+            smooth = _weighted_mean(smooth.sum(), (w * keep.to(w.dtype)).sum())
     else:
         smooth = _reduce(smooth, reduction)
     return (1 - label_smoothing) * nll + smooth * (label_smoothing / c)
@@ -791,12 +828,38 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         lo, hi = float(input.detach().min()), float(input.detach().max())
         if lo < 0 or hi > 1 or lo != lo or hi != hi:
             raise RuntimeError("all elements of input should be between 0 and 1")
-    # log clamped at -100, as PyTorch, so that log(0) stays finite
-    loss = -(target * input.log().clamp(min=-100)
-             + (1 - target) * (1 - input).log().clamp(min=-100))
     if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+        weight = weight.expand_as(input)
+    return _reduce(_BinaryCrossEntropy.apply(input, target, weight), reduction)
+
+
+class _BinaryCrossEntropy(ember.autograd.Function):
+    """Pointwise BCE with PyTorch's edge handling: the logs are clamped at
+    -100 (so log(0) stays finite) and the input gradient's denominator
+    x(1 - x) at 1e-12, so a saturated input (exactly 0 or 1) gives a large
+    finite gradient instead of NaN.  The backward is written with ember ops,
+    so it differentiates again."""
+
+    @staticmethod
+    def forward(ctx, x, y, w):
+        ctx.save_for_backward(x, y, w)
+        loss = -(y * x.log().clamp(min=-100) + (1 - y) * (-x).log1p().clamp(min=-100))
+        return loss if w is None else loss * w
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y, w = ctx.saved_tensors
+        if w is not None:
+            g = g * w
+        gx = gy = None
+        if ctx.needs_input_grad[0]:
+            gx = g * (x - y) / ((1 - x) * x).clamp(min=1e-12)
+        if ctx.needs_input_grad[1]:  # unclamped, as PyTorch: infinite at x = 0 or 1
+            gy = g * ((-x).log1p() - x.log())
+        return gx, gy, None
+
+
+_BinaryCrossEntropy.__name__ = "BinaryCrossEntropy"   # grad_fn=<BinaryCrossEntropyBackward>
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,

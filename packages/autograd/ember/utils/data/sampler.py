@@ -152,7 +152,8 @@ class DistributedSampler(Sampler):
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
                  drop_last=False):
         if num_replicas is None or rank is None:
-            raise RuntimeError("ember has no distributed package: pass num_replicas and rank")
+            # as PyTorch built without distributed support
+            raise RuntimeError("Requires distributed package to be available")
         if rank >= num_replicas or rank < 0:
             raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
                              f"[0, {num_replicas - 1}]")

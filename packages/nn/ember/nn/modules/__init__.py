@@ -8,6 +8,8 @@ from .padding import *  # noqa: F401,F403
 from .padding import __all__ as _padding
 from .upsampling import *  # noqa: F401,F403
 from .upsampling import __all__ as _upsampling
+from .pixelshuffle import *  # noqa: F401,F403
+from .pixelshuffle import __all__ as _pixelshuffle
 from .rnn import *  # noqa: F401,F403
 from .rnn import __all__ as _rnn
 from .attention import MultiheadAttention
@@ -15,5 +17,10 @@ from .transformer import *  # noqa: F401,F403
 from .transformer import __all__ as _transformer
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
-           "ParameterDict"] + _layers + _losses + _padding + _upsampling + _rnn + [
+           "ParameterDict"] + _layers + _losses + _padding + _upsampling + _pixelshuffle + _rnn + [
     "MultiheadAttention"] + _transformer
+
+# PyTorch's module paths (ember.nn.modules.linear.Linear, ...): importing them
+# makes each class report its PyTorch-style module, for pickled whole models
+from . import (activation, batchnorm, conv, dropout, flatten, instancenorm,  # noqa: E402,F401
+               linear, normalization, pooling, sparse)

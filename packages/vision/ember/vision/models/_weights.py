@@ -1,8 +1,9 @@
 """Loading the ``weights=`` argument of the model constructors.
 
-Ember downloads nothing: ``weights`` is ``None`` (random initialisation) or
+Ember downloads nothing: ``weights`` is ``None`` (random initialisation),
 the path of a local file holding a state_dict written by ``ember.save`` or
-``torch.save`` (``ember.load`` reads both).  A checkpoint written by
+``torch.save`` (``ember.load`` reads both), or a weights enum member whose
+file is found locally (see _weights_enum).  A checkpoint written by
 ``ember-vision train`` (a dict with a ``"model"`` state_dict) works too.
 """
 import os
@@ -34,15 +35,19 @@ def _fill_batches_tracked(model, state):
 
 
 def load_weights(model, weights, remap=None):
-    """Load ``weights`` (None or a file path) into ``model``; return the model.
+    """Load ``weights`` (None, a file path, or a weights enum member, whose
+    file is looked for locally) into ``model``; return the model.
 
     ``remap`` optionally rewrites the keys of an older checkpoint layout
     before the strict ``load_state_dict``."""
     if weights is None:
         return model
+    from ._weights_enum import WeightsEnum
+    if isinstance(weights, WeightsEnum):
+        weights = weights.local_path()
     if isinstance(weights, bool) or not isinstance(weights, (str, bytes, os.PathLike)):
-        raise TypeError("weights must be None or the path of a state_dict file, "
-                        f"got {type(weights).__name__}")
+        raise TypeError("weights must be None, a weights enum member or the path of a "
+                        f"state_dict file, got {type(weights).__name__}")
     path = os.fspath(weights)
     if not os.path.isfile(path):
         raise FileNotFoundError(

@@ -4,6 +4,7 @@ import ember
 import ember.nn as nn
 
 from ._weights import load_weights
+from ._weights_enum import with_weights
 
 __all__ = ["AlexNet", "alexnet"]
 
@@ -48,6 +49,7 @@ class AlexNet(nn.Module):
         return self.classifier(x)
 
 
+@with_weights
 def alexnet(*, weights=None, progress=True, **kwargs):
     """AlexNet (Krizhevsky et al., 2012) as in torchvision; ``weights``:
     None or a local state_dict file."""

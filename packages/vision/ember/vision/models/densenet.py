@@ -7,6 +7,7 @@ import ember.nn as nn
 import ember.nn.functional as F
 
 from ._weights import load_weights
+from ._weights_enum import with_weights
 
 __all__ = ["DenseNet", "densenet121"]
 
@@ -120,6 +121,7 @@ def _rename_old_keys(state):
     return renamed
 
 
+@with_weights
 def densenet121(*, weights=None, progress=True, **kwargs):
     """DenseNet-121: growth rate 32, blocks of (6, 12, 24, 16) layers.  A
     weights file in the older "norm.1"-style key layout is renamed on load."""

@@ -4,6 +4,7 @@ import ember.nn as nn
 import ember.nn.functional as F
 
 from ._weights import load_weights
+from ._weights_enum import with_weights
 
 __all__ = ["MobileNetV2", "InvertedResidual", "Conv2dNormActivation", "mobilenet_v2"]
 
@@ -135,6 +136,7 @@ class MobileNetV2(nn.Module):
         return self.classifier(x)
 
 
+@with_weights
 def mobilenet_v2(*, weights=None, progress=True, **kwargs):
     """MobileNetV2 (width 1.0 unless ``width_mult`` says otherwise)."""
     return load_weights(MobileNetV2(**kwargs), weights)

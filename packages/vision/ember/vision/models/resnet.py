@@ -5,6 +5,7 @@ import ember
 import ember.nn as nn
 
 from ._weights import load_weights
+from ._weights_enum import with_weights
 
 __all__ = ["ResNet", "BasicBlock", "Bottleneck", "resnet18", "resnet34", "resnet50",
            "resnet101", "resnet152"]
@@ -160,26 +161,31 @@ def _resnet(block, layers, weights, kwargs):
     return load_weights(ResNet(block, layers, **kwargs), weights)
 
 
+@with_weights
 def resnet18(*, weights=None, progress=True, **kwargs):
     """ResNet-18: BasicBlock × (2, 2, 2, 2)."""
     return _resnet(BasicBlock, [2, 2, 2, 2], weights, kwargs)
 
 
+@with_weights
 def resnet34(*, weights=None, progress=True, **kwargs):
     """ResNet-34: BasicBlock × (3, 4, 6, 3)."""
     return _resnet(BasicBlock, [3, 4, 6, 3], weights, kwargs)
 
 
+@with_weights
 def resnet50(*, weights=None, progress=True, **kwargs):
     """ResNet-50: Bottleneck × (3, 4, 6, 3)."""
     return _resnet(Bottleneck, [3, 4, 6, 3], weights, kwargs)
 
 
+@with_weights
 def resnet101(*, weights=None, progress=True, **kwargs):
     """ResNet-101: Bottleneck × (3, 4, 23, 3)."""
     return _resnet(Bottleneck, [3, 4, 23, 3], weights, kwargs)
 
 
+@with_weights
 def resnet152(*, weights=None, progress=True, **kwargs):
     """ResNet-152: Bottleneck × (3, 8, 36, 3)."""
     return _resnet(Bottleneck, [3, 8, 36, 3], weights, kwargs)

@@ -3,6 +3,7 @@ import ember
 import ember.nn as nn
 
 from ._weights import load_weights
+from ._weights_enum import with_weights
 
 __all__ = ["SqueezeNet", "Fire", "squeezenet1_0", "squeezenet1_1"]
 
@@ -91,11 +92,13 @@ class SqueezeNet(nn.Module):
         return ember.flatten(x, 1)
 
 
+@with_weights
 def squeezenet1_0(*, weights=None, progress=True, **kwargs):
     """SqueezeNet 1.0."""
     return load_weights(SqueezeNet("1_0", **kwargs), weights)
 
 
+@with_weights
 def squeezenet1_1(*, weights=None, progress=True, **kwargs):
     """SqueezeNet 1.1."""
     return load_weights(SqueezeNet("1_1", **kwargs), weights)

@@ -4,6 +4,7 @@ import ember
 import ember.nn as nn
 
 from ._weights import load_weights
+from ._weights_enum import with_weights
 
 __all__ = ["VGG", "vgg11", "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn",
            "vgg19", "vgg19_bn"]
@@ -78,41 +79,49 @@ def _vgg(config, batch_norm, weights, kwargs):
     return load_weights(model, weights)
 
 
+@with_weights
 def vgg11(*, weights=None, progress=True, **kwargs):
     """VGG-11 (configuration A)."""
     return _vgg("A", False, weights, kwargs)
 
 
+@with_weights
 def vgg11_bn(*, weights=None, progress=True, **kwargs):
     """VGG-11 with batch normalisation."""
     return _vgg("A", True, weights, kwargs)
 
 
+@with_weights
 def vgg13(*, weights=None, progress=True, **kwargs):
     """VGG-13 (configuration B)."""
     return _vgg("B", False, weights, kwargs)
 
 
+@with_weights
 def vgg13_bn(*, weights=None, progress=True, **kwargs):
     """VGG-13 with batch normalisation."""
     return _vgg("B", True, weights, kwargs)
 
 
+@with_weights
 def vgg16(*, weights=None, progress=True, **kwargs):
     """VGG-16 (configuration D)."""
     return _vgg("D", False, weights, kwargs)
 
 
+@with_weights
 def vgg16_bn(*, weights=None, progress=True, **kwargs):
     """VGG-16 with batch normalisation."""
     return _vgg("D", True, weights, kwargs)
 
 
+@with_weights
 def vgg19(*, weights=None, progress=True, **kwargs):
     """VGG-19 (configuration E)."""
     return _vgg("E", False, weights, kwargs)
 
 
+@with_weights
 def vgg19_bn(*, weights=None, progress=True, **kwargs):
     """VGG-19 with batch normalisation."""
     return _vgg("E", True, weights, kwargs)
