@@ -36,7 +36,7 @@ class DatasetSpec:
     mean: tuple
     std: tuple
     augment: tuple            # callables building the training-only transforms
-    folder: str               # sub-folder tried under --root (/work/…/data/mnist layout)
+    folder: str               # sub-folder tried under --root: <root>/<folder>/ holding the files
 
 
 DATASETS = {
