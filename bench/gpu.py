@@ -8,7 +8,7 @@ PyTorch CUDA, in one run.
     python bench/gpu.py --smoke          # tiny sizes on whatever device there is (tests the harness)
     python bench/gpu.py --list           # the workloads
 
-The workloads and their targets (the GPU issue's):
+The workloads and their targets:
 
 - `a + b` over 2^26 float32 (GB/s, 12 bytes per element) at >= 0.9x PyTorch's
   GB/s, and at >= 0.8x the device-to-device copy bandwidth (`b.copy_(a)`,

@@ -6,7 +6,7 @@ timing.Stmt for library `lib` ("ember", "torch" or "numpy"; `mod` is the
 imported module: ember.th, torch or numpy), or raises Unsupported when that
 library has no form of the workload.
 
-scale is "full" (the sizes the issue names), or "smoke" (tiny sizes: used by
+scale is "full" (the sizes the figures are quoted for), or "smoke" (tiny sizes: used by
 bench/tests to exercise the harness; its figures mean nothing).
 
 To add a family (autograd overhead, conv2d, LeNet/MLP steps, import time,

@@ -1,4 +1,4 @@
-"""The ember front's per-op overhead (issue 3), against PyTorch:
+"""The ember front's per-op overhead, against PyTorch:
 
 - tiny add with autograd front: `a + b` on 1-element float32 `ember.Tensor`s
   (no grad required): what every op costs above libTH.

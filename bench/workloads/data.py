@@ -1,4 +1,4 @@
-"""DataLoader throughput (issue 5): one epoch of 100 shuffled batches of
+"""DataLoader throughput: one epoch of 100 shuffled batches of
 64x1x28x28 float32 (plus int64 labels) from a TensorDataset, with 0 and 2
 worker processes (the 2-worker epoch includes starting the workers, as a
 user's loop does).  Reported in ms per epoch; Ember/PyTorch time below 1

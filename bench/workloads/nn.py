@@ -1,4 +1,4 @@
-"""ember.nn on libTHNN against torch.nn (issue 4's figures):
+"""ember.nn on libTHNN against torch.nn:
 
 - conv2d forward+backward: 64x1x28x28 with 20x1x5x5 (LeNet's first layer)
   and 8x64x56x56 with 64x64x3x3, padding 1 (a ResNet stage);

@@ -1,4 +1,4 @@
-"""libTH's workloads (issue 2): matmul, element-wise and reduction bandwidth,
+"""libTH's workloads: matmul, element-wise and reduction bandwidth,
 and the cost of one tiny operation from Python.
 
 - matmul n=1024, 2048 (float32, `a @ b`, allocating): GFLOP/s = 2 n^3 / time.

@@ -1,4 +1,4 @@
-"""ResNet-18 (issue 6's figure): forward and forward+backward at batch 8,
+"""ResNet-18: forward and forward+backward at batch 8,
 3x224x224, ember.vision.models.resnet18 against the same network in
 torch.nn (torchvision's layout, built here so that torchvision is not
 needed), both holding the same weights.  Training mode (batch statistics),
