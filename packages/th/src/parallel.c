@@ -65,8 +65,12 @@ int th_set_num_threads(int n) {
 
 void th_parallel_for(int64_t n, int64_t grain, th_range_fn fn, void *ctx) {
     (void)grain;
-    if (n > 0)
-        fn(0, n, ctx);
+    if (n <= 0)
+        return;
+    int was = in_region;
+    in_region = 1;
+    fn(0, n, ctx);
+    in_region = was;
 }
 
 int th_parallel_info(char *buf, int64_t size) {
@@ -260,9 +264,11 @@ static void work_on(uint32_t gen) {
 }
 
 static void *worker_main(void *arg) {
-    (void)arg;
     in_region = 1; /* kernels called here never start nested regions */
-    uint32_t seen = T_GEN(__atomic_load_n(&P.ticket, __ATOMIC_ACQUIRE));
+    /* the generation when the owner started us, before it published the
+     * job we are started for: reading the ticket here could already see
+     * that job and wait past it */
+    uint32_t seen = (uint32_t)(uintptr_t)arg;
     for (;;) {
         uint32_t gen = seen;
         int64_t until = now_ns() + spin_ns;
@@ -293,7 +299,8 @@ static int ensure_workers(int want) {
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
         pthread_t th;
-        int rc = pthread_create(&th, &attr, worker_main, NULL);
+        uint32_t gen = T_GEN(__atomic_load_n(&P.ticket, __ATOMIC_RELAXED));
+        int rc = pthread_create(&th, &attr, worker_main, (void *)(uintptr_t)gen);
         pthread_attr_destroy(&attr);
         if (rc != 0)
             break; /* run with the workers there are */
@@ -407,13 +414,16 @@ void th_parallel_for(int64_t n, int64_t grain, th_range_fn fn, void *ctx) {
     int64_t max_chunks = n / grain;
     if (width > max_chunks)
         width = (int)max_chunks;
-    if (width <= 1) {
-        fn(0, n, ctx);
-        return;
-    }
-    if (!acquire_pool()) { /* another thread's region has the cores */
+    int serial = width <= 1;
+    if (!serial && !acquire_pool()) { /* another thread's region has the cores */
         __atomic_add_fetch(&P.serial_busy, 1, __ATOMIC_RELAXED);
+        serial = 1;
+    }
+    if (serial) {
+        int was = in_region;
+        in_region = 1;
         fn(0, n, ctx);
+        in_region = was;
         return;
     }
     int64_t nchunks = TH_MIN(max_chunks, (int64_t)width * CHUNKS_PER_THREAD);
@@ -456,9 +466,22 @@ static void *blas_thread(void *arg) {
     return NULL;
 }
 
-/* OpenBLAS's jobs wait for each other, so all must run at once: on the
- * pool when it is free and has a worker per job, else (a nested call, or
- * the pool taken by another thread) on threads made for this call. */
+/* Starts a thread, retrying for a while when the system is out of them
+ * (EAGAIN is usually transient). */
+static int start_thread(pthread_t *th, void *(*fn)(void *), void *arg) {
+    for (int tries = 0; tries < 2000; tries++) {
+        if (pthread_create(th, NULL, fn, arg) == 0)
+            return 1;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    return 0;
+}
+
+/* OpenBLAS's jobs wait for each other, so all must run at once.  They run
+ * on the pool, waiting for another thread's region to end if need be;
+ * only a call from inside a region (OpenBLAS keeps products that small
+ * on one thread, so this is rare) gets threads made for it. */
 static void blas_threads(int sync, blas_dojob_fn dojob, int numjobs,
                          size_t elsize, void *jobdata, int arg) {
     (void)sync;
@@ -467,7 +490,9 @@ static void blas_threads(int sync, blas_dojob_fn dojob, int numjobs,
         blas_range(0, numjobs, &g);
         return;
     }
-    if (!in_region && numjobs <= MAX_THREADS && acquire_pool()) {
+    if (!in_region && numjobs <= MAX_THREADS) {
+        while (!acquire_pool())
+            sched_yield();
         if (ensure_workers(numjobs - 1) >= numjobs - 1) {
             in_region = 1;
             P.gangs++;
@@ -485,12 +510,16 @@ static void blas_threads(int sync, blas_dojob_fn dojob, int numjobs,
     int started = 1; /* job 0 runs on this thread */
     for (int i = 1; i < numjobs && i < MAX_THREADS; i++) {
         one[i] = (blas_one){&g, i};
-        if (pthread_create(&th[i], NULL, blas_thread, &one[i]) != 0)
+        if (!start_thread(&th[i], blas_thread, &one[i]))
             break;
         started++;
     }
-    if (started < numjobs) { /* cannot happen with spare threads; never deadlock */
-        fprintf(stderr, "libTH: could not start threads for OpenBLAS\n");
+    if (started < numjobs) {
+        /* OpenBLAS's jobs would wait for each other forever, and its
+         * callback has no way to report an error: the one place libTH
+         * ends the process, after two seconds without a thread */
+        fprintf(stderr, "libTH: cannot start threads for an OpenBLAS product "
+                        "(system thread limit reached)\n");
         abort();
     }
     int was = in_region;

@@ -1,0 +1,154 @@
+/* libTH's thread pool: th_parallel_for covers every index once, from one
+ * thread or several at once, nested, and in a forked child. */
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+typedef struct {
+    int64_t n;
+    unsigned char *hits; /* one counter per index */
+    int64_t grain;
+    int bad_range;       /* a range shorter than allowed, or misaligned */
+} cover_ctx;
+
+static void cover(int64_t b, int64_t e, void *p) {
+    cover_ctx *c = p;
+    if (b < 0 || e > c->n || b >= e)
+        __atomic_store_n(&c->bad_range, 1, __ATOMIC_RELAXED);
+    if (c->grain >= 64 && b % 64 != 0)
+        __atomic_store_n(&c->bad_range, 1, __ATOMIC_RELAXED);
+    for (int64_t i = b; i < e; i++)
+        __atomic_add_fetch(&c->hits[i], 1, __ATOMIC_RELAXED);
+}
+
+/* 1 if every index of [0, n) was covered exactly once */
+static int covers_once(int64_t n, int64_t grain) {
+    cover_ctx c = {n, calloc((size_t)(n ? n : 1), 1), grain, 0};
+    th_parallel_for(n, grain, cover, &c);
+    int ok = !c.bad_range;
+    for (int64_t i = 0; i < n; i++)
+        ok &= c.hits[i] == 1;
+    free(c.hits);
+    return ok;
+}
+
+static void *cover_many(void *arg) {
+    (void)arg;
+    for (int r = 0; r < 200; r++)
+        if (!covers_once(100000 + r, 1000))
+            return (void *)1;
+    return NULL;
+}
+
+typedef struct {
+    int nested_ok;
+} nest_ctx;
+
+static void inner(int64_t b, int64_t e, void *p) {
+    (void)b; (void)e; (void)p;
+}
+
+static void outer(int64_t b, int64_t e, void *p) {
+    nest_ctx *c = p;
+    if (!th_in_parallel())
+        __atomic_store_n(&c->nested_ok, 0, __ATOMIC_RELAXED);
+    for (int64_t i = b; i < e; i++)
+        if (!covers_once(5000, 10)) /* a nested call runs serially */
+            __atomic_store_n(&c->nested_ok, 0, __ATOMIC_RELAXED);
+    th_parallel_for(100, 1, inner, NULL);
+}
+
+/* Two chunks that each wait (up to 5 s) for the other to start: they only
+ * finish when two threads take part. */
+typedef struct {
+    int started;
+    int timed_out;
+} pair_ctx;
+
+#include <time.h>
+static void wait_for_partner(int64_t b, int64_t e, void *p) {
+    pair_ctx *c = p;
+    (void)e;
+    __atomic_add_fetch(&c->started, 1, __ATOMIC_SEQ_CST);
+    if (b != 0)
+        return;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (__atomic_load_n(&c->started, __ATOMIC_SEQ_CST) < 2) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t.tv_sec - t0.tv_sec > 5) {
+            __atomic_store_n(&c->timed_out, 1, __ATOMIC_SEQ_CST);
+            return;
+        }
+    }
+}
+
+int main(void) {
+    /* settings */
+    CHECK(th_get_num_threads() >= 1);
+    CHECK(th_set_num_threads(0) == TH_ERR_VALUE);
+    CHECK(th_set_num_threads(-3) == TH_ERR_VALUE);
+    CHECK(th_set_num_threads(100000) == (th_has_threads() ? TH_ERR_VALUE : TH_OK));
+    CHECK(th_set_num_threads(4) == TH_OK);
+    CHECK(th_get_num_threads() == (th_has_threads() ? 4 : 1));
+    CHECK(!th_in_parallel());
+
+    /* a worker started for a region joins that region (it once waited
+     * for the next one instead: OpenBLAS's first product then hung) */
+    if (th_has_threads()) {
+        for (int n = 2; n <= 4; n++) {
+            CHECK(th_set_num_threads(n) == TH_OK);
+            pair_ctx pc = {0, 0};
+            th_parallel_for(2, 1, wait_for_partner, &pc);
+            CHECK(!pc.timed_out);
+        }
+        CHECK(th_set_num_threads(4) == TH_OK);
+    }
+
+    /* coverage over sizes and grains, including tiny and unaligned ones */
+    const int64_t sizes[] = {0, 1, 2, 63, 64, 65, 127, 1000, 4097, 100003, 1 << 20};
+    const int64_t grains[] = {-5, 0, 1, 3, 64, 100, 32768};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        for (size_t j = 0; j < sizeof grains / sizeof *grains; j++)
+            CHECK(covers_once(sizes[i], grains[j]));
+
+    /* several threads calling at once: one gets the pool, the others run
+     * serially; every call still covers its range once */
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++)
+        CHECK(pthread_create(&th[i], NULL, cover_many, NULL) == 0);
+    for (int i = 0; i < 3; i++) {
+        void *rc;
+        pthread_join(th[i], &rc);
+        CHECK(rc == NULL);
+    }
+
+    /* nested regions */
+    nest_ctx nc = {1};
+    th_parallel_for(64, 1, outer, &nc);
+    CHECK(nc.nested_ok);
+    CHECK(!th_in_parallel());
+
+    /* a forked child (the parent's pool is running) starts its own pool */
+    CHECK(covers_once(1 << 20, 1000));
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(30); /* a hang fails the test instead of blocking it */
+        int ok = covers_once(1 << 20, 1000) && covers_once(777, 1);
+        th_set_num_threads(2);
+        ok &= covers_once(1 << 20, 1000);
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+    char info[2048];
+    CHECK(th_parallel_info(info, sizeof info) == TH_OK);
+    CHECK(strstr(info, th_has_threads() ? "thread pool" : "single-threaded") != NULL);
+    CHECK(th_parallel_info(NULL, 10) == TH_ERR_VALUE);
+    return check_report("test_parallel");
+}
