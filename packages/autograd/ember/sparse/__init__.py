@@ -370,6 +370,30 @@ def sum(input, dim=None, dtype=None):
     return out if dtype is None else out.to(dtype)
 
 
+def add_to_dense_(dense, sparse, alpha=1):
+    """dense += alpha * sparse, in place, without autograd (optimizers)."""
+    raw = sparse._data
+    if raw.shape != dense.shape:
+        raise RuntimeError(f"add_: expected 'self' and 'other' to have same size, but self has "
+                           f"size {list(dense.shape)} while other has size {list(raw.shape)}")
+    vals = _make(raw.values)
+    if alpha != 1:
+        vals = vals * alpha
+    idx = _make(raw.indices)
+    if idx.shape[1]:
+        dense.index_put_(tuple(idx), vals.to(dense.dtype), accumulate=True)
+    return dense
+
+
+def sparse_mask(self, mask):
+    """The entries of dense self at sparse mask's indices, as a sparse
+    tensor with mask's indices."""
+    raw = _need_sparse(mask, "sparse_mask")
+    if tuple(self.shape) != tuple(raw.shape):
+        raise RuntimeError("sparse_mask(): expected self and mask to have the same shape")
+    return _sparse_mask(self.detach(), raw)
+
+
 # ---- Tensor methods and properties ---------------------------------------------
 def _layout(self):
     return sparse_coo if self._data.__class__ is SparseCOO else strided
@@ -406,7 +430,7 @@ def _install():
     Tensor.layout = property(_layout)
     Tensor.is_sparse = property(_is_sparse)
     for f in (to_sparse, to_sparse_coo, to_dense, coalesce, is_coalesced, values, _values,
-              indices, _indices, sparse_dim, dense_dim, _nnz):
+              indices, _indices, sparse_dim, dense_dim, _nnz, sparse_mask):
         setattr(Tensor, f.__name__, f)
     # products with a sparse first operand; the dense path pays one class test
     dense_mm, dense_matmul, dense_t = Tensor.mm, Tensor.matmul, Tensor.t

@@ -122,11 +122,39 @@ class SparseCOO:
             raise RuntimeError(f"add: expected both sparse tensors to have the same dtype, got "
                                f"{self.dtype} and {other.dtype}")
         values = other.values if alpha == 1 else other.values.mul(alpha)
-        return coalesce(SparseCOO(_cat(self.indices, other.indices, 1),
-                                  _cat(self.values, values, 0), self.shape, False))
+        out = SparseCOO(_cat(self.indices, other.indices, 1), _cat(self.values, values, 0),
+                        self.shape, False)
+        # as PyTorch: the sum of coalesced tensors is coalesced, else entries concatenate
+        return coalesce(out) if self.coalesced and other.coalesced else out
 
     def sub(self, other, alpha=1):
         return self.add(other, -alpha)
+
+    # in place (optimizer states and accumulated gradients)
+    def mul_(self, other):
+        self._set(self.mul(other))
+        return self
+
+    def div_(self, other, rounding_mode=None):
+        self._set(self.div(other))
+        return self
+
+    def add_(self, other, alpha=1):
+        self._set(self.add(other, alpha))
+        return self
+
+    def sub_(self, other, alpha=1):
+        return self.add_(other, -alpha)
+
+    def zero_(self):
+        import ember
+        self.indices = ember.zeros((self.indices.shape[0], 0), dtype=ember.int64)._data
+        self.values = ember.zeros((0,) + tuple(self.values.shape[1:]), dtype=self.dtype)._data
+        self.coalesced = True
+        return self
+
+    def _set(self, other):
+        self.indices, self.values, self.coalesced = other.indices, other.values, other.coalesced
 
     __add__ = add
     __sub__ = sub
