@@ -146,6 +146,7 @@ def _sparse_mask(dense, raw):
     """The entries of dense at raw's indices, as a sparse tensor with them."""
     if is_sparse_tensor(dense):
         dense = dense.to_dense()
+    raw = _coalesce_raw(raw)  # one entry per position, so to_dense() does not add twice
     return _sparse(raw.indices, dense[tuple(_make(raw.indices))], raw.shape, raw.coalesced)
 
 
@@ -218,8 +219,9 @@ class Values(Function):
 
 
 def _values(self):
-    _need_sparse(self, "values", "sparse tensor layout")
-    return Values.apply(self)
+    """The stored values, duplicates included (not differentiable, as in
+    PyTorch; values() of the coalesced tensor is)."""
+    return _make(_need_sparse(self, "values", "sparse tensor layout").values)
 
 
 def values(self):
@@ -366,7 +368,7 @@ def sum(input, dim=None, dtype=None):
     if dim is not None:
         raise NotImplementedError("ember.sparse.sum over dimensions is not supported; only "
                                   "the full sum (dim=None)")
-    out = Values.apply(input).sum()
+    out = Values.apply(coalesce(input)).sum()
     return out if dtype is None else out.to(dtype)
 
 
