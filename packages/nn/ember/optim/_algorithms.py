@@ -484,6 +484,8 @@ class Rprop(Optimizer):
                     state["prev"] = ember.zeros_like(p)
                     state["step_size"] = ember.full_like(p, group["lr"])
                 _step_tensor(state)
+                if p.grad.is_sparse:
+                    raise RuntimeError("Rprop does not support sparse gradients")
                 g = -p.grad if group["maximize"] else p.grad
                 agree = (g * state["prev"]).sign()
                 factor = ember.where(agree > 0, ember.full_like(g, etaplus),
