@@ -244,26 +244,6 @@ def indices(self):
     return _make(raw.indices)
 
 
-class Transpose(Function):
-    @staticmethod
-    def forward(ctx, s):
-        raw = s._data
-        idx = _make(raw.indices).flip(0).contiguous()
-        return _sparse(idx, raw.values, type(raw.shape)(tuple(raw.shape)[::-1]), False)
-
-    @staticmethod
-    def backward(ctx, g):
-        return g.t()
-
-
-def t(self):
-    raw = _need_sparse(self, "t")
-    if len(raw.shape) != 2 or raw.indices.shape[0] != 2:
-        raise RuntimeError(f"t() expects a 2-D sparse tensor with 2 sparse dimensions, but "
-                           f"self is {len(raw.shape)}D")
-    return Transpose.apply(self)
-
-
 # ---- products ----------------------------------------------------------------------
 _CHUNK = 1 << 16   # entries per step of the product, to bound its temporaries
 
@@ -319,7 +299,7 @@ class _SparseDenseProduct(Function):
         raw = s._data
         gs = gd = None
         if ctx.needs_input_grad[1]:
-            gd = _spmm_forward(Transpose.apply(s)._data, g)
+            gd = _spmm_forward(raw.t(), g)
         if ctx.needs_input_grad[0]:
             if cls.masked:
                 rows, cols = _make(raw.indices)
@@ -435,7 +415,7 @@ def _install():
               indices, _indices, sparse_dim, dense_dim, _nnz, sparse_mask):
         setattr(Tensor, f.__name__, f)
     # products with a sparse first operand; the dense path pays one class test
-    dense_mm, dense_matmul, dense_t = Tensor.mm, Tensor.matmul, Tensor.t
+    dense_mm, dense_matmul = Tensor.mm, Tensor.matmul
     fn_mm, fn_matmul = NAMESPACE["mm"], NAMESPACE["matmul"]
 
     def mm_method(self, mat2):
@@ -461,7 +441,9 @@ def _install():
     def matmul_operator(self, other):
         if not isinstance(other, Tensor):
             return NotImplemented
-        return matmul_method(self, other)
+        if self._data.__class__ is SparseCOO:
+            return _dense_gradient_mm(self, other, "matmul")
+        return fn_matmul(self, other)
 
     def rmatmul_operator(self, other):
         if not isinstance(other, Tensor):
@@ -470,12 +452,7 @@ def _install():
             raise _unsupported("matmul (dense @ sparse)")
         return dense_matmul(other, self)
 
-    def t_method(self):
-        if self._data.__class__ is SparseCOO:
-            return t(self)
-        return dense_t(self)
-
-    for f, name in ((mm_method, "mm"), (matmul_method, "matmul"), (t_method, "t")):
+    for f, name in ((mm_method, "mm"), (matmul_method, "matmul")):
         f.__name__ = name
         setattr(Tensor, name, f)
     Tensor.__matmul__ = matmul_operator

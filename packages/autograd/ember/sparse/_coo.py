@@ -130,6 +130,13 @@ class SparseCOO:
     def sub(self, other, alpha=1):
         return self.add(other, -alpha)
 
+    def t(self):
+        if len(self.shape) != 2 or self.indices.shape[0] != 2:
+            raise RuntimeError(f"t() expects a 2-D sparse tensor with 2 sparse dimensions, but "
+                               f"self is {len(self.shape)}D")
+        return SparseCOO(self.indices.flip(0).contiguous(), self.values,
+                         type(self.shape)(tuple(self.shape)[::-1]), False)
+
     # in place (optimizer states and accumulated gradients)
     def mul_(self, other):
         self._set(self.mul(other))
