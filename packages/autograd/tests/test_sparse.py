@@ -122,6 +122,13 @@ def test_add_mul_t_and_mixed_errors():
     np.testing.assert_allclose((-a).to_dense().numpy(), -da)
     np.testing.assert_allclose(a.t().to_dense().numpy(), da.T)
     assert (a.coalesce() + b.coalesce()).is_coalesced()
+    dense = ember.tensor(rng.standard_normal((3, 4)))
+    np.testing.assert_allclose((dense + a).numpy(), dense.numpy() + da)
+    assert not (dense + a).is_sparse
+    c = ember.tensor(rng.standard_normal((3, 2)))
+    np.testing.assert_allclose(ember.sparse.addmm(c, a, ember.ones(4, 2, dtype=a.dtype),
+                                                  beta=0.5, alpha=2.0).numpy(),
+                               0.5 * c.numpy() + 2.0 * da @ np.ones((4, 2)))
     with pytest.raises(RuntimeError, match=r"add\(sparse, dense\) is not supported"):
         a + ember.ones(3, 4)
     with pytest.raises(RuntimeError, match="expected 'self' and 'other' to have same size"):

@@ -69,7 +69,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         values = values.to(dtype)
     if indices.dtype is not ember.int64:
         if indices.is_floating_point():
-            raise RuntimeError(f"indices must be an int64 tensor")
+            raise RuntimeError("indices must be an int64 tensor")
         indices = indices.long()
     if indices.dim() != 2:
         raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(indices.shape)}")
@@ -344,7 +344,7 @@ def addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0):
 def sum(input, dim=None, dtype=None):
     """The sum of all entries (dim=None) of a sparse tensor; its gradient
     is sparse with input's pattern."""
-    raw = _need_sparse(input, "sparse.sum", "sparse tensor layout")
+    _need_sparse(input, "sparse.sum", "sparse tensor layout")
     if dim is not None:
         raise NotImplementedError("ember.sparse.sum over dimensions is not supported; only "
                                   "the full sum (dim=None)")

@@ -169,6 +169,17 @@ class SparseCOO:
     __truediv__ = div
     __neg__ = neg
 
+    def __radd__(self, other):
+        """dense + sparse (the + operator): a dense result, as PyTorch."""
+        if not hasattr(other, "shape"):
+            return NotImplemented
+        if tuple(other.shape) != tuple(self.shape):
+            raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self "
+                               f"has size {list(other.shape)} while other has size "
+                               f"{list(self.shape)}")
+        from . import _to_dense
+        return other + _to_dense(self)._data
+
     def __rmul__(self, other):
         return self.mul(other)
 
