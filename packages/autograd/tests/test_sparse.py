@@ -125,6 +125,11 @@ def test_add_mul_t_and_mixed_errors():
     dense = ember.tensor(rng.standard_normal((3, 4)))
     np.testing.assert_allclose((dense + a).numpy(), dense.numpy() + da)
     assert not (dense + a).is_sparse
+    np.testing.assert_allclose(ember.add(dense, a).numpy(), dense.numpy() + da)
+    m = dense.sparse_mask(a)
+    ci = a.coalesce().indices()
+    assert m.is_sparse and ember.equal(m.indices(), ci)
+    np.testing.assert_allclose(m.values().numpy(), dense.numpy()[tuple(ci.numpy())])
     c = ember.tensor(rng.standard_normal((3, 2)))
     np.testing.assert_allclose(ember.sparse.addmm(c, a, ember.ones(4, 2, dtype=a.dtype),
                                                   beta=0.5, alpha=2.0).numpy(),
