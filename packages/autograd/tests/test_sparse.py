@@ -216,6 +216,27 @@ def test_gradients_of_products():
                                2 * np.where(mask, np.ones((4, 3)) @ d.detach().numpy().T, 0))
 
 
+def test_double_backward_refused():
+    s = ember.sparse_coo_tensor(ember.tensor([[0, 1], [1, 0]]), ember.ones(2), (2, 2),
+                                requires_grad=True)
+    d = ember.randn(2, 2, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="SparseAddmmBackward0: double backward"):
+        ember.autograd.grad(ember.sparse.mm(s, d).sum(), d, create_graph=True)
+
+
+def test_product_errors():
+    s = ember.sparse_coo_tensor(ember.tensor([[0, 1], [1, 0]]), ember.ones(2), (2, 2))
+    h = ember.sparse_coo_tensor(ember.tensor([[0, 1]]), ember.ones(2, 2), (2, 2))
+    with pytest.raises(NotImplementedError, match="hybrid"):
+        h @ ember.ones(2, 2)
+    with pytest.raises(NotImplementedError, match="sparse @ sparse"):
+        ember.sparse.mm(s, s)
+    with pytest.raises(NotImplementedError, match="dense @ sparse"):
+        ember.ones(2, 2) @ s
+    with pytest.raises(RuntimeError, match="expected mat1 and mat2 to have the same dtype"):
+        s @ ember.ones(2, 2, dtype=ember.float64)
+
+
 def test_gradients_of_conversions():
     x = ember.tensor(np.random.default_rng(2).standard_normal((3, 4)), requires_grad=True)
     assert gradcheck(lambda x: x.to_sparse().to_dense() * 2, (x,))

@@ -13,7 +13,8 @@ raises NotImplementedError naming the op.
 """
 from .._layout import sparse_coo, strided
 from .._tensor import Tensor, _make
-from ..autograd.function import Function
+from ..autograd import grad_mode
+from ..autograd.function import Function, _node_class
 from ._coo import SparseCOO, _unsupported, coalesce as _coalesce_raw
 
 __all__ = ["mm", "sum", "addmm"]
@@ -35,6 +36,19 @@ def _need_sparse(t, name, what="sparse coordinate tensor layout"):
     return t._data
 
 
+def _first_order(backward):
+    """These backwards are written on raw indices and values: refuse
+    create_graph rather than give a graph that misses their dependencies."""
+    def wrapper(ctx, *grads):
+        if grad_mode.state.enabled:
+            raise NotImplementedError(
+                f"{type(ctx).__name__}: double backward (create_graph=True) through sparse "
+                "COO operations is not supported")
+        return backward(ctx, *grads)
+    wrapper.__name__ = backward.__name__
+    return wrapper
+
+
 # ---- construction ----------------------------------------------------------------
 class SparseCooTensor(Function):
     """indices, values -> sparse; differentiable in values."""
@@ -45,6 +59,7 @@ class SparseCooTensor(Function):
         return _sparse(indices, values.detach(), shape, coalesced)
 
     @staticmethod
+    @_first_order
     def backward(ctx, g):
         indices, = ctx.saved_tensors
         if is_sparse_tensor(g):
@@ -123,6 +138,7 @@ class ToDense(Function):
         return _to_dense(s._data)
 
     @staticmethod
+    @_first_order
     def backward(ctx, g):
         s, = ctx.saved_tensors
         return _sparse_mask(g, s._data)
@@ -212,6 +228,7 @@ class Values(Function):
         return _make(s._data.values)
 
     @staticmethod
+    @_first_order
     def backward(ctx, g):
         s, = ctx.saved_tensors
         raw = s._data
@@ -288,20 +305,21 @@ class _SparseDenseProduct(Function):
 
     masked = True
 
-    @classmethod
-    def forward(cls, ctx, s, d):
+    @staticmethod
+    def forward(ctx, s, d):
         ctx.save_for_backward(s.detach(), d.detach())
         return _spmm_forward(s._data, d)
 
-    @classmethod
-    def backward(cls, ctx, g):
+    @staticmethod
+    @_first_order
+    def backward(ctx, g):
         s, d = ctx.saved_tensors
         raw = s._data
         gs = gd = None
         if ctx.needs_input_grad[1]:
             gd = _spmm_forward(raw.t(), g)
         if ctx.needs_input_grad[0]:
-            if cls.masked:
+            if ctx._function.masked:
                 rows, cols = _make(raw.indices)
                 gv = (g.index_select(0, rows) * d.index_select(0, cols)).sum(1)
                 gs = _sparse(raw.indices, gv, raw.shape, raw.coalesced)
@@ -316,6 +334,14 @@ class SparseAddmm(_SparseDenseProduct):
 
 class Mm(_SparseDenseProduct):
     masked = False
+
+
+# grad_fn names as PyTorch's
+for _fn, _name in ((SparseCooTensor, "SparseCooTensorWithDimsAndTensorsBackward0"),
+                   (ToDense, "ToDenseBackward0"), (ToSparse, "ToSparseBackward0"),
+                   (Coalesce, "CoalesceBackward0"), (Values, "ValuesBackward0"),
+                   (SparseAddmm, "SparseAddmmBackward0"), (Mm, "MmBackward0")):
+    _node_class(_fn).__name__ = _node_class(_fn).__qualname__ = _name
 
 
 def mm(mat1, mat2, reduce="sum"):
@@ -406,6 +432,11 @@ def sparse_resize_(self, *args):
     raise _unsupported("sparse_resize_")
 
 
+def _refuse_sparse_second(other, name):
+    if is_sparse_tensor(other):
+        raise _unsupported(f"{name} (dense @ sparse)") from None
+
+
 def _install():
     import ember
     from .._ops.define import NAMESPACE
@@ -418,39 +449,59 @@ def _install():
     dense_mm, dense_matmul = Tensor.mm, Tensor.matmul
     fn_mm, fn_matmul = NAMESPACE["mm"], NAMESPACE["matmul"]
 
+    # a sparse second operand reaches the dense op, which refuses its raw data
+    # with a TypeError: say what is unsupported instead (no cost on success)
     def mm_method(self, mat2):
         if self._data.__class__ is SparseCOO:
             return _dense_gradient_mm(self, mat2, "mm")
-        return dense_mm(self, mat2)
+        try:
+            return dense_mm(self, mat2)
+        except TypeError:
+            _refuse_sparse_second(mat2, "mm")
+            raise
 
     def matmul_method(self, other):
         if self._data.__class__ is SparseCOO:
             return _dense_gradient_mm(self, other, "matmul")
-        return dense_matmul(self, other)
+        try:
+            return dense_matmul(self, other)
+        except TypeError:
+            _refuse_sparse_second(other, "matmul")
+            raise
 
     def mm_fn(input, mat2, **kwargs):
         if getattr(input, "_data", None).__class__ is SparseCOO and not kwargs:
             return _dense_gradient_mm(input, mat2, "mm")
-        return fn_mm(input, mat2, **kwargs)
+        try:
+            return fn_mm(input, mat2, **kwargs)
+        except TypeError:
+            _refuse_sparse_second(mat2, "mm")
+            raise
 
     def matmul_fn(input, other, **kwargs):
         if getattr(input, "_data", None).__class__ is SparseCOO and not kwargs:
             return _dense_gradient_mm(input, other, "matmul")
-        return fn_matmul(input, other, **kwargs)
+        try:
+            return fn_matmul(input, other, **kwargs)
+        except TypeError:
+            _refuse_sparse_second(other, "matmul")
+            raise
 
     def matmul_operator(self, other):
         if not isinstance(other, Tensor):
             return NotImplemented
         if self._data.__class__ is SparseCOO:
             return _dense_gradient_mm(self, other, "matmul")
-        return fn_matmul(self, other)
+        try:
+            return fn_matmul(self, other)
+        except TypeError:
+            _refuse_sparse_second(other, "matmul")
+            raise
 
     def rmatmul_operator(self, other):
         if not isinstance(other, Tensor):
             return NotImplemented
-        if self._data.__class__ is SparseCOO:
-            raise _unsupported("matmul (dense @ sparse)")
-        return dense_matmul(other, self)
+        return matmul_fn(other, self)
 
     for f, name in ((mm_method, "mm"), (matmul_method, "matmul")):
         f.__name__ = name
