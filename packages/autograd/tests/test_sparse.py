@@ -173,6 +173,27 @@ def test_sparse_dense_products(dtype, nnz):
         s @ ember.ones(5, 3, dtype=dtype)
 
 
+def test_dense_at_sparse_and_dtype_conversion():
+    rng = np.random.default_rng(8)
+    idx, vals = random_coo(rng, (4, 5), 9)
+    s = ember.sparse_coo_tensor(ember.tensor(idx), ember.tensor(vals), (4, 5))
+    a = ember.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    want = a.detach().numpy() @ dense_of(idx, vals, (4, 5))
+    for out in (a @ s, ember.mm(a, s), a.mm(s), ember.matmul(a, s), a.matmul(s)):
+        assert not out.is_sparse
+        np.testing.assert_allclose(out.detach().numpy(), want, rtol=1e-12)
+    assert gradcheck(lambda a: a @ s, (a,))
+    with pytest.raises(RuntimeError, match=r"shapes cannot be multiplied \(3x5 and 4x5\)"):
+        ember.ones(3, 5, dtype=ember.float64) @ s
+    f = s.float()
+    assert f.is_sparse and f.dtype is ember.float32 and s.to("cpu") is s
+    np.testing.assert_allclose(f.to_dense().numpy(), dense_of(idx, vals, (4, 5)), rtol=1e-6)
+    i = ember.sparse_coo_tensor(ember.tensor(idx), ember.ones(9), (4, 5), dtype=ember.int64)
+    assert i.dtype is ember.int64
+    np.testing.assert_allclose((ember.eye(4, 5) + i).numpy(),
+                               np.eye(4, 5) + dense_of(idx, np.ones(9), (4, 5)))
+
+
 def test_product_chunks_match(monkeypatch):
     import ember.sparse as sp
     monkeypatch.setattr(sp, "_CHUNK", 3)
@@ -231,8 +252,8 @@ def test_product_errors():
         h @ ember.ones(2, 2)
     with pytest.raises(NotImplementedError, match="sparse @ sparse"):
         ember.sparse.mm(s, s)
-    with pytest.raises(NotImplementedError, match="dense @ sparse"):
-        ember.ones(2, 2) @ s
+    with pytest.raises(NotImplementedError, match="dense @ sparse with a 1-D"):
+        ember.ones(2) @ s
     with pytest.raises(RuntimeError, match="expected mat1 and mat2 to have the same dtype"):
         s @ ember.ones(2, 2, dtype=ember.float64)
 

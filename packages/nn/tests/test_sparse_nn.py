@@ -173,3 +173,63 @@ def test_gcn_matches_torch():
                 torch.tensor(x), weights, torch.tensor(labels))
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+def _graph_pipeline(lib, edges, words, labels, weights, steps=3):
+    """A GCN pipeline written the way PyTorch's GCN example writes it: an
+    int64 sparse adjacency from an int32 edge array, self-loops added with a
+    dense eye, D^-1/2 A D^-1/2 with sparse diagonal matrices on both sides,
+    sparse row-normalised features, graph convolutions as mm + spmm, Adam
+    with weight decay."""
+    n = words.shape[0]
+    features = lib.tensor(words, dtype=lib.float32)
+    scale = 1 / lib.sum(features, dim=1)
+    scale[scale == float("inf")] = 0
+    features = lib.diag(scale).to_sparse() @ features
+    adj = lib.sparse_coo_tensor(edges.T, lib.ones(edges.shape[0]), (n, n), dtype=lib.int64)
+    adj = lib.eye(n) + adj
+    degree = lib.sqrt(1 / lib.sum(adj, dim=1))
+    degree[degree == float("inf")] = 0
+    degree = lib.diag(degree).to_sparse()
+    adj = (degree @ adj @ degree).to_sparse().to("cpu")
+    features = features.to_sparse().to("cpu")
+
+    class GraphConv(lib.nn.Module):
+        def __init__(self, w, b):
+            super().__init__()
+            self.kernel = lib.nn.Parameter(lib.tensor(w))
+            self.bias = lib.nn.Parameter(lib.tensor(b))
+
+        def forward(self, x, a):
+            return lib.spmm(a, lib.mm(x, self.kernel)) + self.bias
+
+    gc1, gc2 = GraphConv(*weights[:2]), GraphConv(*weights[2:])
+    params = list(gc1.parameters()) + list(gc2.parameters())
+    opt = lib.optim.Adam(params, lr=0.05, weight_decay=5e-4)
+    target = lib.tensor(labels)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        out = lib.nn.functional.log_softmax(gc2(lib.relu(gc1(features, adj)), adj), dim=1)
+        loss = lib.nn.NLLLoss()(out, target)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return [losses, out.detach().numpy()] + [p.detach().numpy() for p in params]
+
+
+@live
+def test_gcn_example_pipeline_matches_torch():
+    rng = np.random.default_rng(9)
+    n, f, h, c = 30, 12, 8, 4
+    edges = rng.integers(0, n, (60, 2)).astype(np.int32)
+    words = (rng.random((n, f)) < 0.3).astype(np.int32)
+    words[0] = 0  # a node without words: its scale is inf, set to 0
+    labels = rng.integers(0, c, n)
+    weights = [rng.standard_normal(s).astype(np.float32) * 0.4
+               for s in ((f, h), (h,), (h, c), (c,))]
+    got = _graph_pipeline(ember, edges, words, labels, weights)
+    want = _graph_pipeline(torch, edges, words, labels, weights)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5)
+    for g, w in zip(got[1:], want[1:]):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)

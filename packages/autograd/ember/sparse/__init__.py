@@ -432,9 +432,18 @@ def sparse_resize_(self, *args):
     raise _unsupported("sparse_resize_")
 
 
-def _refuse_sparse_second(other, name):
-    if is_sparse_tensor(other):
-        raise _unsupported(f"{name} (dense @ sparse)") from None
+def _dense_sparse_product(a, b, name):
+    """dense a @ sparse b, as (b.t() @ a.t()).t() (dense result and a dense
+    gradient for b, as PyTorch's MmBackward0); None when b is not sparse."""
+    if not is_sparse_tensor(b):
+        return None
+    if not isinstance(a, Tensor) or a.dim() != 2:
+        raise _unsupported(f"{name} (dense @ sparse with a {getattr(a, 'ndim', 0)}-D first "
+                           "operand; only matrices)") from None
+    if b.dim() != 2 or a.shape[1] != b.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x"
+                           f"{a.shape[1]} and {'x'.join(map(str, b.shape))})") from None
+    return _dense_gradient_mm(b.t(), a.t(), name).t()
 
 
 def _install():
@@ -450,15 +459,17 @@ def _install():
     fn_mm, fn_matmul = NAMESPACE["mm"], NAMESPACE["matmul"]
 
     # a sparse second operand reaches the dense op, which refuses its raw data
-    # with a TypeError: say what is unsupported instead (no cost on success)
+    # with a TypeError: then dense @ sparse runs here (no cost on the dense path)
     def mm_method(self, mat2):
         if self._data.__class__ is SparseCOO:
             return _dense_gradient_mm(self, mat2, "mm")
         try:
             return dense_mm(self, mat2)
         except TypeError:
-            _refuse_sparse_second(mat2, "mm")
-            raise
+            r = _dense_sparse_product(self, mat2, "mm")
+            if r is None:
+                raise
+        return r
 
     def matmul_method(self, other):
         if self._data.__class__ is SparseCOO:
@@ -466,8 +477,10 @@ def _install():
         try:
             return dense_matmul(self, other)
         except TypeError:
-            _refuse_sparse_second(other, "matmul")
-            raise
+            r = _dense_sparse_product(self, other, "matmul")
+            if r is None:
+                raise
+        return r
 
     def mm_fn(input, mat2, **kwargs):
         if getattr(input, "_data", None).__class__ is SparseCOO and not kwargs:
@@ -475,8 +488,10 @@ def _install():
         try:
             return fn_mm(input, mat2, **kwargs)
         except TypeError:
-            _refuse_sparse_second(mat2, "mm")
-            raise
+            r = _dense_sparse_product(input, mat2, "mm")
+            if r is None:
+                raise
+        return r
 
     def matmul_fn(input, other, **kwargs):
         if getattr(input, "_data", None).__class__ is SparseCOO and not kwargs:
@@ -484,8 +499,10 @@ def _install():
         try:
             return fn_matmul(input, other, **kwargs)
         except TypeError:
-            _refuse_sparse_second(other, "matmul")
-            raise
+            r = _dense_sparse_product(input, other, "matmul")
+            if r is None:
+                raise
+        return r
 
     def matmul_operator(self, other):
         if not isinstance(other, Tensor):
@@ -495,8 +512,10 @@ def _install():
         try:
             return fn_matmul(self, other)
         except TypeError:
-            _refuse_sparse_second(other, "matmul")
-            raise
+            r = _dense_sparse_product(self, other, "matmul")
+            if r is None:
+                raise
+        return r
 
     def rmatmul_operator(self, other):
         if not isinstance(other, Tensor):

@@ -93,6 +93,13 @@ class SparseCOO:
     def clone(self, memory_format=None):
         return SparseCOO(self.indices.clone(), self.values.clone(), self.shape, self.coalesced)
 
+    def to(self, dtype, *args, **kwargs):
+        """The values converted to `dtype` (Tensor.to reaches here for dtypes
+        only; another device raises)."""
+        if not hasattr(dtype, "is_floating_point"):
+            raise _unsupported("to (another device)")
+        return SparseCOO(self.indices, self.values.to(dtype), self.shape, self.coalesced)
+
     def contiguous(self, memory_format=None):
         return self
 
