@@ -233,6 +233,27 @@ def _rebuild_sparse_coo(indices, values, size, is_coalesced, requires_grad):
                                    requires_grad=requires_grad)
 
 
+def _torch_layout(name):
+    """torch.serialization._get_layout: the layout a PyTorch checkpoint names."""
+    from ._layout import sparse_coo, strided
+    layout = {"torch.sparse_coo": sparse_coo, "torch.strided": strided}.get(name)
+    if layout is None:
+        raise NotImplementedError(f"ember.load: the checkpoint holds a tensor of layout {name}, "
+                                  "which Ember does not have")
+    return layout
+
+
+def _rebuild_sparse_tensor(layout, data):
+    """torch._utils._rebuild_sparse_tensor: a sparse COO tensor of a PyTorch
+    checkpoint, (indices, values, size[, is_coalesced])."""
+    from ._layout import sparse_coo
+    if layout != sparse_coo:
+        raise NotImplementedError(f"ember.load: sparse layout {layout!r} is not supported")
+    indices, values, size = data[:3]
+    is_coalesced = data[3] if len(data) > 3 else None
+    return _rebuild_sparse_coo(indices, values, size, is_coalesced, False)
+
+
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False,
                        backward_hooks=None, metadata=None):
     return _rebuild_tensor(storage, storage_offset, size, stride, requires_grad)
@@ -276,6 +297,8 @@ _SAFE_GLOBALS = {
     ("ember.th._core", "Size"): _thcore.Size,
     ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
     ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+    ("torch._utils", "_rebuild_sparse_tensor"): _rebuild_sparse_tensor,
+    ("torch.serialization", "_get_layout"): _torch_layout,
     ("torch", "Size"): _torch_size,
 }
 

@@ -314,6 +314,18 @@ def test_save_load_and_pickle(tmp_path):
 
 
 @live
+def test_load_torch_saved_sparse(tmp_path):
+    idx, vals = [[0, 1, 1], [2, 0, 2]], [3., 4., 5.]
+    t = torch.sparse_coo_tensor(torch.tensor(idx), torch.tensor(vals), (2, 3))
+    torch.save({"adj": t, "c": t.coalesce()}, tmp_path / "t.pt")
+    back = ember.load(tmp_path / "t.pt")
+    for key in ("adj", "c"):
+        assert back[key].is_sparse and back[key].shape == ember.Size([2, 3])
+        np.testing.assert_array_equal(back[key].to_dense().numpy(), t.to_dense().numpy())
+    assert back["c"].is_coalesced()
+
+
+@live
 def test_repr_matches_torch():
     idx = [[0, 1, 1, 0], [2, 0, 2, 2]]
     vals = [3., 4., 5., 1.]
