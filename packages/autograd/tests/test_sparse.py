@@ -237,6 +237,23 @@ def test_gradients_of_products():
                                2 * np.where(mask, np.ones((4, 3)) @ d.detach().numpy().T, 0))
 
 
+def test_mixed_sparse_dense_accumulation_raises_and_keeps_grad():
+    s = ember.sparse_coo_tensor(ember.tensor([[0, 1], [1, 0]]), ember.ones(2), (2, 2),
+                                requires_grad=True)
+    d = ember.randn(2, 2)
+    ember.sparse.mm(s, d).sum().backward()
+    kept = s.grad.to_dense().clone()
+    with pytest.raises(RuntimeError, match=r"add\(sparse, dense\) is not supported"):
+        ember.mm(s, d).sum().backward()
+    assert s.grad.is_sparse and ember.equal(s.grad.to_dense(), kept)
+    s.grad = None
+    ember.mm(s, d).sum().backward()
+    kept = s.grad.clone()
+    with pytest.raises(TypeError, match="SparseCOO"):
+        ember.sparse.mm(s, d).sum().backward()
+    assert ember.equal(s.grad, kept)
+
+
 def test_double_backward_refused():
     s = ember.sparse_coo_tensor(ember.tensor([[0, 1], [1, 0]]), ember.ones(2), (2, 2),
                                 requires_grad=True)
