@@ -281,6 +281,12 @@ def test_gradients_of_conversions():
     v = ember.tensor(np.random.default_rng(3).standard_normal(5), requires_grad=True)
     it = ember.tensor([[0, 1, 0, 2, 2], [1, 1, 1, 0, 3]])
     assert gradcheck(lambda v: ember.sparse_coo_tensor(it, v, (3, 4)).to_dense(), (v,))
+    s = ember.sparse_coo_tensor(it, v.detach(), (3, 4), requires_grad=True)
+    s.to_dense(masked_grad=False).sum().backward()
+    assert s.grad.is_sparse and s.grad.to_dense().tolist() == [[1.0] * 4] * 3
+    s.grad = None
+    s.to_dense().sum().backward()
+    assert s.grad.is_sparse and s.grad._nnz() == 4
     assert gradcheck(lambda v: ember.sparse_coo_tensor(it, v, (3, 4)).coalesce().values(),
                      (v,))
     assert gradcheck(lambda v: (ember.sparse_coo_tensor(it, v, (3, 4)).t() * 3).to_dense(),

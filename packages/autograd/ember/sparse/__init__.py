@@ -133,15 +133,18 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
 # ---- conversions -----------------------------------------------------------------
 class ToDense(Function):
     @staticmethod
-    def forward(ctx, s):
+    def forward(ctx, s, masked_grad):
         ctx.save_for_backward(s.detach())
+        ctx.masked_grad = masked_grad
         return _to_dense(s._data)
 
     @staticmethod
     @_first_order
     def backward(ctx, g):
         s, = ctx.saved_tensors
-        return _sparse_mask(g, s._data)
+        if not ctx.masked_grad:  # the full gradient, in s's layout (as PyTorch)
+            return (g if is_sparse_tensor(g) else g.to_sparse()), None
+        return _sparse_mask(g, s._data), None
 
 
 def _to_dense(raw):
@@ -171,7 +174,7 @@ class ToSparse(Function):
     def forward(ctx, x, sparse_dim):
         import ember
         sd = x.dim() if sparse_dim is None else sparse_dim
-        if sd > x.dim() or sd < 1 and x.dim() > 0:
+        if not 1 <= sd <= x.dim():
             raise RuntimeError(f"sparse_dim must be in [1, {x.dim()}] but got {sd}")
         nz = x.reshape(tuple(x.shape[:sd]) + (-1,)).ne(0).any(-1) if sd < x.dim() else x.ne(0)
         idx = nz.nonzero().t().contiguous()
@@ -200,7 +203,7 @@ def to_sparse_coo(self):
 def to_dense(self, dtype=None, *, masked_grad=True):
     if not is_sparse_tensor(self):
         return self if dtype is None else self.to(dtype)
-    out = ToDense.apply(self)
+    out = ToDense.apply(self, bool(masked_grad))
     return out if dtype is None else out.to(dtype)
 
 
