@@ -54,6 +54,9 @@ from ember.th import Size, default_generator, set_printoptions  # noqa: E402
 
 globals().update(_ops.NAMESPACE)
 from . import _tensor_flags  # noqa: E402,F401  (Tensor.is_xpu, is_mps, ...)
+from . import sparse  # noqa: E402  (sparse COO tensors; ember.sparse_coo_tensor)
+from .sparse import sparse_coo_tensor  # noqa: E402
+from ._layout import layout, sparse_coo, strided  # noqa: E402
 from ._legacy_types import CPU_TYPES as _CPU_TYPES  # noqa: E402
 globals().update(_CPU_TYPES)  # ember.FloatTensor, ember.LongTensor, ...
 Tensor.__module__ = device.__module__ = "ember"  # <class 'ember.Tensor'>, as torch

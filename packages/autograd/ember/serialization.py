@@ -28,6 +28,7 @@ from ember.th._lib import ffi, lib
 from ember.th import _core as _thcore
 from ember.th import dtypes as _thdt
 
+from . import _tensor
 from ._tensor import Tensor, _new_like
 
 __all__ = ["save", "load", "UnpicklingError", "FORMAT_VERSION", "add_safe_globals",
@@ -122,6 +123,10 @@ class _Pickler(pickle.Pickler):
 
     def _reduce_tensor(self, t):
         data = t._data
+        if data.__class__.__name__ == "SparseCOO":  # its indices and values are saved
+            return (_rebuild_sparse_coo, (_tensor._make(data.indices),
+                                          _tensor._make(data.values), tuple(data.shape),
+                                          data.coalesced, bool(t.requires_grad)))
         location = str(t.device)
         if location != "cpu":   # written from a host copy, loaded back to the device
             data = data.to("cpu") if hasattr(data, "to") else data.cpu()
@@ -222,6 +227,33 @@ class _TorchStorageType:
         self.dtype_name = dtype_name
 
 
+def _rebuild_sparse_coo(indices, values, size, is_coalesced, requires_grad):
+    import ember
+    return ember.sparse_coo_tensor(indices, values, size, is_coalesced=is_coalesced,
+                                   requires_grad=requires_grad)
+
+
+def _torch_layout(name):
+    """torch.serialization._get_layout: the layout a PyTorch checkpoint names."""
+    from ._layout import sparse_coo, strided
+    layout = {"torch.sparse_coo": sparse_coo, "torch.strided": strided}.get(name)
+    if layout is None:
+        raise NotImplementedError(f"ember.load: the checkpoint holds a tensor of layout {name}, "
+                                  "which Ember does not have")
+    return layout
+
+
+def _rebuild_sparse_tensor(layout, data):
+    """torch._utils._rebuild_sparse_tensor: a sparse COO tensor of a PyTorch
+    checkpoint, (indices, values, size[, is_coalesced])."""
+    from ._layout import sparse_coo
+    if layout != sparse_coo:
+        raise NotImplementedError(f"ember.load: sparse layout {layout!r} is not supported")
+    indices, values, size = data[:3]
+    is_coalesced = data[3] if len(data) > 3 else None
+    return _rebuild_sparse_coo(indices, values, size, is_coalesced, False)
+
+
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False,
                        backward_hooks=None, metadata=None):
     return _rebuild_tensor(storage, storage_offset, size, stride, requires_grad)
@@ -260,10 +292,13 @@ _SAFE_GLOBALS = {
     ("builtins", "range"): range,
     ("_codecs", "encode"): _codecs.encode,  # bytes under protocol 2
     ("ember.serialization", "_rebuild_tensor"): _rebuild_tensor,
+    ("ember.serialization", "_rebuild_sparse_coo"): _rebuild_sparse_coo,
     ("ember.th.dtypes", "_by_name"): _thdt._by_name,
     ("ember.th._core", "Size"): _thcore.Size,
     ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
     ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+    ("torch._utils", "_rebuild_sparse_tensor"): _rebuild_sparse_tensor,
+    ("torch.serialization", "_get_layout"): _torch_layout,
     ("torch", "Size"): _torch_size,
 }
 

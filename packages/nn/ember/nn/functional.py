@@ -241,9 +241,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
                            "following scalar types: Long, Int; but got "
                            f"ember.{_type_name(input)} instead (while checking arguments "
                            "for embedding)")
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: scale_grad_by_freq and sparse are not "
-                                  "supported yet")
+    if scale_grad_by_freq:
+        raise NotImplementedError("embedding: scale_grad_by_freq is not supported yet")
     n = weight.shape[0]
     if padding_idx is not None:
         if padding_idx < 0:
@@ -258,6 +257,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             scale = ember.where(norms > max_norm, max_norm / (norms + 1e-7),
                                 ember.ones_like(norms))
             weight[flat] = rows * scale
+    if sparse:  # the weight's gradient is a sparse COO tensor
+        from ._sparse_embedding import embedding_sparse
+        return embedding_sparse(weight, flat, padding_idx).reshape(*input.shape, weight.shape[1])
     out = weight.index_select(0, flat)
     if padding_idx is not None:
         mask = (flat == padding_idx).unsqueeze(1)

@@ -3,6 +3,7 @@ rules, in place, without building a graph."""
 import math
 
 import ember
+from ember.sparse import add_to_dense_
 
 from .optimizer import Optimizer, _closure_loss, _use_no_grad, required
 
@@ -22,10 +23,14 @@ def _step_tensor(state):
     return float(state["step"])
 
 
-def _grad(p, group):
+def _grad(p, group, opt):
     """p's gradient as the update uses it: negated to maximize, with L2 weight
     decay added, or (decoupled_weight_decay, as AdamW) p shrunk in place."""
     g = p.grad
+    if g.is_sparse:  # SGD and Adagrad take theirs before coming here
+        name = "Adam" if isinstance(opt, Adam) else type(opt).__name__
+        hint = ", please consider SparseAdam instead" if name == "Adam" else ""
+        raise RuntimeError(f"{name} does not support sparse gradients{hint}")
     if group.get("maximize"):
         g = -g
     wd = group.get("weight_decay", 0)
@@ -61,7 +66,10 @@ class SGD(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                d_p = _grad(p, group)
+                if p.grad.is_sparse:
+                    _sgd_sparse(p, group, self.state[p])
+                    continue
+                d_p = _grad(p, group, self)
                 if momentum != 0:
                     state = self.state[p]
                     buf = state.get("momentum_buffer")
@@ -72,6 +80,27 @@ class SGD(Optimizer):
                     d_p = d_p.add(buf, alpha=momentum) if nesterov else buf
                 p.add_(d_p, alpha=-lr)
         return loss
+
+
+def _sgd_sparse(p, group, state):
+    """SGD's step with a sparse gradient: only the rows it holds move (a
+    momentum buffer is kept sparse, as PyTorch does)."""
+    g = p.grad
+    if group["weight_decay"]:
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
+                           "instead.")
+    if group["maximize"]:
+        g = -g
+    momentum = group["momentum"]
+    if momentum != 0:
+        buf = state.get("momentum_buffer")
+        if buf is None:
+            buf = g.clone().detach()
+        else:
+            buf = buf * momentum + g * (1 - group["dampening"])
+        state["momentum_buffer"] = buf
+        g = g + buf * momentum if group["nesterov"] else buf
+    add_to_dense_(p, g, -group["lr"])
 
 
 class Adam(Optimizer):
@@ -112,7 +141,7 @@ class Adam(Optimizer):
                     if amsgrad:
                         state["max_exp_avg_sq"] = ember.zeros_like(p)
                 step = _step_tensor(state)
-                g = _grad(p, group)
+                g = _grad(p, group, self)
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
                 exp_avg.lerp_(g, 1 - beta1)
                 exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
@@ -173,7 +202,7 @@ class RMSprop(Optimizer):
                     if centered:
                         state["grad_avg"] = ember.zeros_like(p)
                 _step_tensor(state)
-                g = _grad(p, group)
+                g = _grad(p, group, self)
                 sq = state["square_avg"]
                 sq.mul_(alpha).addcmul_(g, g, value=1 - alpha)
                 if centered:
@@ -222,12 +251,31 @@ class Adagrad(Optimizer):
                     continue
                 state = self.state[p]
                 step = _step_tensor(state)
-                g = _grad(p, group)
                 clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
+                if p.grad.is_sparse:
+                    _adagrad_sparse(p, group, state["sum"], clr)
+                    continue
+                g = _grad(p, group, self)
                 state["sum"].addcmul_(g, g, value=1)
                 std = state["sum"].sqrt().add_(group["eps"])
                 p.addcdiv_(g, std, value=-clr)
         return loss
+
+
+def _adagrad_sparse(p, group, total, clr):
+    """Adagrad's step with a sparse gradient: the squared-gradient sum and
+    the parameter change only at the gradient's (coalesced) indices."""
+    if group["weight_decay"]:
+        raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+    g = p.grad.coalesce()
+    idx, vals = tuple(g._indices()), g._values()
+    if group["maximize"]:
+        vals = -vals
+    if not vals.shape[0]:
+        return
+    total.index_put_(idx, vals * vals, accumulate=True)
+    std = total[idx].sqrt().add_(group["eps"])
+    p.index_put_(idx, vals / std * -clr, accumulate=True)
 
 
 def _check_betas(betas):
@@ -263,7 +311,7 @@ class Adadelta(Optimizer):
                     state["square_avg"] = ember.zeros_like(p)
                     state["acc_delta"] = ember.zeros_like(p)
                 _step_tensor(state)
-                g = _grad(p, group)
+                g = _grad(p, group, self)
                 sq, acc = state["square_avg"], state["acc_delta"]
                 sq.mul_(rho).addcmul_(g, g, value=1 - rho)
                 std = sq.add(eps).sqrt_()
@@ -301,7 +349,7 @@ class Adamax(Optimizer):
                     state["exp_avg"] = ember.zeros_like(p)
                     state["exp_inf"] = ember.zeros_like(p)
                 step = _step_tensor(state)
-                g = _grad(p, group)
+                g = _grad(p, group, self)
                 state["exp_avg"].lerp_(g, 1 - beta1)
                 inf = state["exp_inf"]
                 inf.copy_(ember.maximum(inf.mul_(beta2), g.abs().add_(eps)))
@@ -342,7 +390,7 @@ class NAdam(Optimizer):
                     state["exp_avg"] = ember.zeros_like(p)
                     state["exp_avg_sq"] = ember.zeros_like(p)
                 step = _step_tensor(state)
-                g = _grad(p, group)
+                g = _grad(p, group, self)
                 bc2 = 1 - beta2 ** step
                 mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * decay))
                 mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * decay))
@@ -388,7 +436,7 @@ class RAdam(Optimizer):
                     state["exp_avg"] = ember.zeros_like(p)
                     state["exp_avg_sq"] = ember.zeros_like(p)
                 step = _step_tensor(state)
-                g = _grad(p, group)
+                g = _grad(p, group, self)
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
                 exp_avg.lerp_(g, 1 - beta1)
                 exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
@@ -436,6 +484,8 @@ class Rprop(Optimizer):
                     state["prev"] = ember.zeros_like(p)
                     state["step_size"] = ember.full_like(p, group["lr"])
                 _step_tensor(state)
+                if p.grad.is_sparse:
+                    raise RuntimeError("Rprop does not support sparse gradients")
                 g = -p.grad if group["maximize"] else p.grad
                 agree = (g * state["prev"]).sign()
                 factor = ember.where(agree > 0, ember.full_like(g, etaplus),
@@ -479,7 +529,7 @@ class ASGD(Optimizer):
                     state["mu"] = ember.tensor(1.0)
                     state["ax"] = ember.zeros_like(p)
                 step = _step_tensor(state)
-                g = _grad(p, group)
+                g = _grad(p, group, self)
                 eta = float(state["eta"])
                 p.mul_(1 - lambd * eta)
                 p.add_(g, alpha=-eta)
