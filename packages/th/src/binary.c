@@ -88,10 +88,14 @@ static inline int64_t ipow(int64_t b, int64_t e) {
 #define FMIN(x, y) (((x) < (y) || (x) != (x)) ? (x) : (y))
 #define BITS(T) ((int64_t)sizeof(T) * 8)
 
-TH_FLOATS_A(SAME, add, x + y) TH_INTS_A(SAME, add, x + y)
+/* Integer + - * wrap in two's complement like PyTorch's; computed in
+ * uint64 since signed overflow is undefined in C (int8/int16 promote to
+ * int and never overflow, int32/int64 can). */
+#define IWRAP(x, y, OP) ((__typeof__(x))((uint64_t)(x) OP (uint64_t)(y)))
+TH_FLOATS_A(SAME, add, x + y) TH_INTS_A(SAME, add, IWRAP(x, y, +))
 BLOOP(add_b8, th_bool_t, th_bool_t, x | y)
-TH_FLOATS_A(SAME, sub, x - y) TH_INTS_A(SAME, sub, x - y)
-TH_FLOATS_A(SAME, mul, x * y) TH_INTS_A(SAME, mul, x * y)
+TH_FLOATS_A(SAME, sub, x - y) TH_INTS_A(SAME, sub, IWRAP(x, y, -))
+TH_FLOATS_A(SAME, mul, x * y) TH_INTS_A(SAME, mul, IWRAP(x, y, *))
 BLOOP(mul_b8, th_bool_t, th_bool_t, x & y)
 TH_FLOATS_A(SAME, div, x / y)
 TH_FLOATS_A(SAME, floordiv, fl_floordiv(x, y))
