@@ -52,13 +52,36 @@ int th__checked_extent(int ndim, const int64_t *sizes, const int64_t *strides,
     return TH_OK;
 }
 
-int th__checked_nbytes(int64_t n, int64_t itemsize, int64_t *nbytes) {
-    if (n < 0 || th__mul_ovf(n, itemsize, nbytes))
-        return th__error(TH_ERR_RUNTIME,
-                         "Storage size calculation overflowed: %s elements "
-                         "of %lld bytes do not fit in int64",
-                         n < 0 ? "more than 2**63 - 1" : "that many",
-                         (long long)itemsize);
+/* PyTorch's words for a storage whose byte count does not fit */
+static int storage_overflow(int ndim, const int64_t *sizes,
+                            const int64_t *strides) {
+    char b1[256], b2[256];
+    if (!strides)
+        return th__error(TH_ERR_RUNTIME, "Storage size calculation "
+                         "overflowed with sizes=%s",
+                         th__shape_str(ndim, sizes, b1));
+    return th__error(TH_ERR_RUNTIME, "Storage size calculation overflowed "
+                     "with sizes=%s and strides=%s",
+                     th__shape_str(ndim, sizes, b1),
+                     th__shape_str(ndim, strides, b2));
+}
+
+int th__storage_nbytes(int ndim, const int64_t *sizes, const int64_t *strides,
+                       int dtype, int64_t *nbytes) {
+    int64_t n = 1, lo = 0, hi = -1, item = th_dtype_itemsize(dtype);
+    if (!strides) {
+        for (int i = 0; i < ndim && n != 0; i++)
+            if (sizes[i] == 0) n = 0;
+        for (int i = 0; i < ndim && n != 0; i++)
+            if (th__mul_ovf(n, sizes[i], &n))
+                return storage_overflow(ndim, sizes, NULL);
+    } else {
+        if (th__checked_extent(ndim, sizes, strides, 0, &lo, &hi) ||
+            th__add_ovf(hi, 1, &n))
+            return storage_overflow(ndim, sizes, strides);
+    }
+    if (th__mul_ovf(n, item, nbytes))
+        return storage_overflow(ndim, sizes, strides);
     return TH_OK;
 }
 
@@ -74,9 +97,8 @@ int th__check_in_storage(const char *what, int ndim, const int64_t *sizes,
     if (!wraps && hi < lo) return TH_OK; /* no element: nothing addressed */
     wraps = wraps || th__add_ovf(hi, 1, &end) || th__mul_ovf(end, item, &end);
     if (!wraps && lo >= 0 && end <= nbytes) return TH_OK;
-    if (wraps)
-        snprintf(need, sizeof need, "beyond the int64 range");
-    else if (lo < 0)
+    if (wraps) return storage_overflow(ndim, sizes, strides);
+    if (lo < 0)
         snprintf(need, sizeof need, "that starts at element %lld",
                  (long long)lo);
     else

@@ -33,9 +33,11 @@ int th__checked_numel(int ndim, const int64_t *sizes, int64_t *numel);
  * not fit in int64. */
 int th__checked_extent(int ndim, const int64_t *sizes, const int64_t *strides,
                        int64_t offset, int64_t *lo, int64_t *hi);
-/* Bytes of n elements of `itemsize` bytes; error status on overflow (n < 0
- * stands for a count beyond int64). */
-int th__checked_nbytes(int64_t n, int64_t itemsize, int64_t *nbytes);
+/* Bytes of a fresh storage for sizes (contiguous when strides is NULL,
+ * else strides >= 0) of `dtype`; PyTorch's "Storage size calculation
+ * overflowed" RuntimeError when they do not fit in int64. */
+int th__storage_nbytes(int ndim, const int64_t *sizes, const int64_t *strides,
+                       int dtype, int64_t *nbytes);
 /* Error unless sizes, strides and offset address only elements inside a
  * storage of `nbytes` bytes (`what` names the caller in the message). */
 int th__check_in_storage(const char *what, int ndim, const int64_t *sizes,

@@ -1,9 +1,13 @@
 /* Tensor lifetime, metadata, creation and views. */
 #include "th_internal.h"
 
+/* A tensor's element count is checked when it is made, but a product of
+ * some of its sizes can still exceed int64 when another size is 0 (e.g.
+ * the dims after the first of a [0, 2**40, 2**40] tensor): wrap, never
+ * undefined; such a tensor has no element to address. */
 int64_t th__prod(int n, const int64_t *v) {
     int64_t p = 1;
-    for (int i = 0; i < n; i++) p *= v[i];
+    for (int i = 0; i < n; i++) p = th__wrap_mul(p, v[i]);
     return p;
 }
 
@@ -50,16 +54,15 @@ static int check_shape(int ndim, const int64_t *sizes, int dtype) {
                              th__shape_str(ndim, sizes, b));
         }
     }
-    int64_t n;
-    return th__checked_numel(ndim, sizes, &n);
+    return TH_OK;
 }
 
 th_tensor *th_empty(int ndim, const int64_t *sizes, int dtype) {
     if (check_shape(ndim, sizes, dtype) != TH_OK) return NULL;
     int64_t strides[TH_MAX_DIMS];
     th__contiguous_strides(ndim, sizes, strides);
-    int64_t n = th__prod(ndim, sizes), nbytes; /* n checked above */
-    if (th__checked_nbytes(n, th_dtype_itemsize(dtype), &nbytes)) return NULL;
+    int64_t nbytes;
+    if (th__storage_nbytes(ndim, sizes, NULL, dtype, &nbytes)) return NULL;
     th_storage *s = th_storage_new(nbytes);
     if (!s) return NULL;
     th_tensor *t = th__wrap(s, 0, ndim, sizes, strides, dtype);
@@ -71,8 +74,10 @@ th_tensor *th_tensor_from_storage(th_storage *s, int64_t offset, int ndim,
                                   const int64_t *sizes, const int64_t *strides,
                                   int dtype) {
     if (!s) return th__error_null(TH_ERR_VALUE, "storage is NULL");
-    if (check_shape(ndim, sizes, dtype) != TH_OK) return NULL;
-    int64_t cstrides[TH_MAX_DIMS];
+    int64_t n, cstrides[TH_MAX_DIMS];
+    if (check_shape(ndim, sizes, dtype) != TH_OK ||
+        th__checked_numel(ndim, sizes, &n) != TH_OK)
+        return NULL;
     if (!strides) {
         th__contiguous_strides(ndim, sizes, cstrides);
         strides = cstrides;
@@ -86,16 +91,12 @@ th_tensor *th_tensor_from_storage(th_storage *s, int64_t offset, int ndim,
 th_tensor *th_empty_strided(int ndim, const int64_t *sizes,
                             const int64_t *strides, int dtype) {
     if (check_shape(ndim, sizes, dtype) != TH_OK) return NULL;
-    int64_t lo = 0, hi = -1, nbytes;
+    int64_t nbytes;
     for (int i = 0; i < ndim; i++)
         if (strides[i] < 0)
             return th__error_null(TH_ERR_VALUE, "empty_strided: negative "
                                   "strides are not supported");
-    if (th__checked_extent(ndim, sizes, strides, 0, &lo, &hi)) return NULL;
-    /* hi == INT64_MAX: n = -1, which th__checked_nbytes refuses */
-    if (th__checked_nbytes(hi < INT64_MAX ? hi + 1 : -1,
-                           th_dtype_itemsize(dtype), &nbytes))
-        return NULL;
+    if (th__storage_nbytes(ndim, sizes, strides, dtype, &nbytes)) return NULL;
     th_storage *s = th_storage_new(nbytes);
     if (!s) return NULL;
     th_tensor *t = th__wrap(s, 0, ndim, sizes, strides, dtype);
