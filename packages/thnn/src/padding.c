@@ -37,7 +37,9 @@ static int geometry(const char *fn, const char *name, int mode, int k,
                                name, thnn__shape(in, a));
     g->k = k;
     g->planes = 1;
-    for (int i = 0; i < in->ndim - k; i++) g->planes *= in->sizes[i];
+    for (int i = 0; i < in->ndim - k; i++)
+        if (thnn__mul_ovf(g->planes, in->sizes[i], &g->planes))
+            return thnn__size_overflow(fn, "the number of planes");
     for (int j = 0; j < 3; j++) { g->in[j] = g->out[j] = 1; g->before[j] = 0; }
     for (int j = 0; j < k; j++) {            /* j = 0: last dim */
         const int dim = in->ndim - 1 - j, slot = 2 - j;
@@ -47,7 +49,9 @@ static int geometry(const char *fn, const char *name, int mode, int k,
                                "less than the corresponding input dimension, but got: "
                                "padding (%lld, %lld) at dimension %d of input %s",
                                (long long)pb, (long long)pa, dim, thnn__shape(in, a));
-        const int64_t o = n + pb + pa;
+        int64_t o;
+        if (thnn__add_ovf(n, pb, &o) || thnn__add_ovf(o, pa, &o))
+            return thnn__size_overflow(fn, "the padded size");
         if (o < 1)
             return thnn__error(TH_ERR_RUNTIME, "%s: input size %lld at dimension %d of "
                                "input %s is too small for padding (%lld, %lld): the "

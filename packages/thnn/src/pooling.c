@@ -23,13 +23,16 @@ static int pool_geometry(const char *fn, const th_tensor *input,
         return thnn__error(TH_ERR_RUNTIME, "%s: Expected 3D or 4D (batch mode) "
                            "tensor for input, but got: %s", fn, thnn__shape(input, a));
     int d = input->ndim;
-    g->planes = d == 4 ? input->sizes[0] * input->sizes[1] : input->sizes[0];
+    g->planes = input->sizes[0];
+    if (d == 4 && thnn__mul_ovf(input->sizes[0], input->sizes[1], &g->planes))
+        return thnn__size_overflow(fn, "the number of planes");
     g->H = input->sizes[d - 2]; g->W = input->sizes[d - 1];
     g->kh = kernel[0]; g->kw = kernel[1];
     g->sh = stride[0]; g->sw = stride[1];
     g->ph = padding[0]; g->pw = padding[1];
     g->dh = dilation ? dilation[0] : 1; g->dw = dilation ? dilation[1] : 1;
-    if (g->ph * 2 > g->kh || g->pw * 2 > g->kw)
+    /* pad * 2 > kernel, without the product (pad may be huge) */
+    if (g->ph > g->kh / 2 || g->pw > g->kw / 2)
         return thnn__error(TH_ERR_RUNTIME, "%s: pad should be at most half of "
                            "effective kernel size, but got pad=%lld, kernel_size=%lld",
                            fn, (long long)(g->ph > g->pw ? g->ph : g->pw),

@@ -31,7 +31,9 @@ static int pool3d_geometry(const char *fn, const th_tensor *input,
                                "dimensions to have positive length, but input has a "
                                "shape of %s and non-batch dimension %d has length zero!",
                                fn, thnn__shape(input, a), i);
-    g->planes = d == 5 ? input->sizes[0] * input->sizes[1] : input->sizes[0];
+    g->planes = input->sizes[0];
+    if (d == 5 && thnn__mul_ovf(input->sizes[0], input->sizes[1], &g->planes))
+        return thnn__size_overflow(fn, "the number of planes");
     for (int i = 0; i < 3; i++) {
         g->in[i] = input->sizes[d - 3 + i];
         g->k[i] = kernel[i];
@@ -40,7 +42,7 @@ static int pool3d_geometry(const char *fn, const th_tensor *input,
         g->dl[i] = dilation ? dilation[i] : 1;
     }
     for (int i = 0; i < 3; i++)
-        if (g->k[i] >= 1 && g->p[i] * 2 > g->k[i])
+        if (g->k[i] >= 1 && g->p[i] > g->k[i] / 2) /* pad * 2 > kernel */
             return thnn__error(TH_ERR_RUNTIME, "%s: pad should be at most half of "
                                "kernel size, but got padding [%lld, %lld, %lld] and "
                                "kernel_size [%lld, %lld, %lld]", fn,
