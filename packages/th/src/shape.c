@@ -58,7 +58,10 @@ th_tensor *th_cat(int n, th_tensor *const *tensors, int dim) {
                                       "got size %lld for tensor number %d in "
                                       "the list.", d, (long long)r0->sizes[k],
                                       (long long)t->sizes[k], i);
-        sizes[d] += t->sizes[d];
+        if (th__add_ovf(sizes[d], t->sizes[d], &sizes[d]))
+            return th__error_null(TH_ERR_RUNTIME, "torch.cat(): the sizes of "
+                                  "dimension %d add up to more than int64 "
+                                  "(at tensor number %d)", d, i);
     }
     th_tensor *r = th_empty(r0->ndim, sizes, dtype);
     if (!r) return NULL;

@@ -49,6 +49,12 @@ static void test_sizes(void) {
     CHECK(ok && th_numel(ok) == ((int64_t)1 << 42));
     th_tensor_release(ok);
     ERR(!th_repeat(one, 2, SZ(INT64_MAX, 3)), TH_ERR_RUNTIME, "");
+    th_tensor *one1 = th_view(one, 1, SZ(1));
+    th_tensor *half = th_expand(one1, 1, SZ((int64_t)1 << 62));
+    th_tensor *parts[2] = {half, half};
+    ERR(!th_cat(2, parts, 0), TH_ERR_RUNTIME, "add up to more than int64");
+    th_tensor_release(half);
+    th_tensor_release(one1);
     th_tensor *two = th_empty(1, SZ(2), TH_FLOAT32);
     ERR(!th_repeat(two, 1, SZ(INT64_MAX)), TH_ERR_RUNTIME, "overflow");
     ERR(!th_view(two, 3, SZ((int64_t)1 << 32, (int64_t)1 << 32, 4)),
