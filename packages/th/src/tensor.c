@@ -214,14 +214,22 @@ th_tensor *th_arange(double start, double end, double step, int dtype) {
         return th__error_null(TH_ERR_RUNTIME, "arange would create %g elements",
                               count);
     int64_t n = (int64_t)count;
+    /* converting a double outside int64 to int64 is undefined */
+    if (dtype == TH_INT64 && (start < -0x1p63 || start >= 0x1p63 ||
+                              (n > 1 && (step < -0x1p63 || step >= 0x1p63))))
+        return th__error_null(TH_ERR_RUNTIME, "arange: start %g and step %g must "
+                              "fit in int64 for an int64 result", start, step);
     th_tensor *t = th_empty(1, &n, dtype);
     if (!t) return NULL;
     char *p = th__ptr(t);
     int64_t item = th_dtype_itemsize(dtype);
     int integral = th_dtype_is_integral(dtype);
     for (int64_t i = 0; i < n; i++) {
+        /* start and step lie inside int64 (checked above); the sums and
+           products wrap, never undefined */
         if (integral && dtype == TH_INT64)
-            ((int64_t *)p)[i] = (int64_t)start + i * (int64_t)step;
+            ((int64_t *)p)[i] = th__wrap_add((int64_t)start,
+                                             th__wrap_mul(i, (int64_t)step));
         else
             th__store_double(p + i * item, dtype, start + (double)i * step);
     }
@@ -449,7 +457,7 @@ th_tensor *th_narrow(const th_tensor *t, int dim, int64_t start, int64_t length)
                               (long long)-size, (long long)size,
                               (long long)start);
     if (start < 0) start += size;
-    if (length < 0 || start + length > size)
+    if (length < 0 || length > size - start) /* start + length may wrap */
         return th__error_null(TH_ERR_RUNTIME,
                               "start (%lld) + length (%lld) exceeds dimension "
                               "size (%lld).", (long long)start,

@@ -73,6 +73,14 @@ static void test_sizes(void) {
     th_tensor_release(two);
     th_tensor_release(x);
 
+    /* narrow: start + length would wrap */
+    th_tensor *y = th_arange(0, 10, 1, TH_FLOAT64);
+    ERR(!th_narrow(y, 0, 5, INT64_MAX), TH_ERR_RUNTIME, "exceeds dimension size");
+    th_tensor_release(y);
+    ERR(!th_arange(1e19, 2e19, 1e18, TH_INT64), TH_ERR_RUNTIME, "fit in int64");
+    y = th_arange(-9.2e18, 9.2e18, 6e18, TH_INT64); /* no UB on the way */
+    CHECK(y && y->sizes[0] == 4);
+    th_tensor_release(y);
     th_storage *st = th_storage_new(16);
     ERR(!th_tensor_from_storage(st, INT64_MAX, 1, SZ(1), NULL, TH_FLOAT32),
         TH_ERR_RUNTIME, "");
