@@ -85,6 +85,15 @@ th_tensor *th_tensor_from_storage(th_storage *s, int64_t offset, int ndim,
     if (th__check_in_storage("setStorage", ndim, sizes, strides, offset,
                              dtype, s->nbytes))
         return NULL;
+    /* kernels load elements through typed (vectorised) pointers, which C
+       requires to be aligned; libTH's own storages always are, wrapped
+       external memory may not be */
+    int64_t item = th_dtype_itemsize(dtype);
+    if (n > 0 && (uintptr_t)s->data % (uintptr_t)item != 0)
+        return th__error_null(TH_ERR_VALUE, "setStorage: the storage's data "
+                              "address is not a multiple of the %lld-byte "
+                              "elements of %s", (long long)item,
+                              th_dtype_name(dtype));
     return th__wrap(s, offset, ndim, sizes, strides, dtype);
 }
 

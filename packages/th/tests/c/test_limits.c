@@ -89,6 +89,15 @@ static void test_sizes(void) {
     th_storage_release(st);
     th_clear_error();
     CHECK(!th_storage_new(-8));
+    /* misaligned external memory is refused for wider elements */
+    static double buf[4];
+    th_storage *w = th_storage_wrap((char *)buf + 1, 16, NULL, NULL);
+    ERR(!th_tensor_from_storage(w, 0, 1, SZ(2), NULL, TH_FLOAT64), TH_ERR_VALUE,
+        "not a multiple of the 8-byte elements of float64");
+    th_tensor *u8 = th_tensor_from_storage(w, 0, 1, SZ(16), NULL, TH_UINT8);
+    CHECK(u8 != NULL);
+    th_tensor_release(u8);
+    th_storage_release(w);
 }
 
 static void test_bincount(void) {
