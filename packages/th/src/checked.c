@@ -37,15 +37,8 @@ int th__checked_extent(int ndim, const int64_t *sizes, const int64_t *strides,
         int64_t span;
         if (sizes[i] == 1) continue; /* its stride addresses nothing */
         if (th__mul_ovf(sizes[i] - 1, strides[i], &span) ||
-            (span > 0 ? th__add_ovf(h, span, &h) : th__add_ovf(l, span, &l))) {
-            char b1[256], b2[256];
-            return th__error(TH_ERR_RUNTIME,
-                             "sizes %s and strides %s with storage offset "
-                             "%lld address elements beyond the int64 range",
-                             th__shape_str(ndim, sizes, b1),
-                             th__shape_str(ndim, strides, b2),
-                             (long long)offset);
-        }
+            (span > 0 ? th__add_ovf(h, span, &h) : th__add_ovf(l, span, &l)))
+            return 1; /* the callers word the error */
     }
     *lo = l;
     *hi = h;

@@ -29,8 +29,8 @@ static inline int64_t th__wrap_mul(int64_t a, int64_t b) {
  * makes the count 0 whatever the others. */
 int th__checked_numel(int ndim, const int64_t *sizes, int64_t *numel);
 /* Element offsets [lo, hi] addressed by sizes/strides from `offset`
- * (hi < lo when the tensor is empty).  Error status if any offset does
- * not fit in int64. */
+ * (hi < lo when the tensor is empty).  Returns 1, without setting an
+ * error, if an offset does not fit in int64; else 0. */
 int th__checked_extent(int ndim, const int64_t *sizes, const int64_t *strides,
                        int64_t offset, int64_t *lo, int64_t *hi);
 /* Bytes of a fresh storage for sizes (contiguous when strides is NULL,
