@@ -30,7 +30,8 @@ typedef struct conv_geom {
  * inside [0, W) */
 static inline void valid_range(int64_t off, int64_t stride, int64_t W,
                                int64_t OW, int64_t *lo, int64_t *hi) {
-    int64_t l = off < 0 ? (-off + stride - 1) / stride : 0;
+    /* ceil(-off / stride) without -off + stride - 1 (stride may be huge) */
+    int64_t l = off < 0 ? (-off - 1) / stride + 1 : 0;
     int64_t h = W - 1 - off >= 0 ? (W - 1 - off) / stride + 1 : 0;
     if (h > OW) h = OW;
     if (l > h) l = h;

@@ -54,7 +54,8 @@ static void out_shape(const th_tensor *input, const pool_geom *g, int64_t *s) {
    `dil` apart, k of them) that fall inside [0, size) */
 static inline void window_range(int64_t start, int64_t dil, int64_t k,
                                 int64_t size, int64_t *t0, int64_t *t1) {
-    int64_t lo = start < 0 ? (-start + dil - 1) / dil : 0;
+    /* ceil(-start / dil) without -start + dil - 1 (dil may be huge) */
+    int64_t lo = start < 0 ? (-start - 1) / dil + 1 : 0;
     int64_t hi = start + (k - 1) * dil >= size ? (size - 1 - start) / dil + 1 : k;
     if (start > size - 1) hi = 0;
     *t0 = lo;

@@ -56,3 +56,19 @@ def test_conv_transpose2d_huge_stride_raises():
     # int64 there already (libTHNN's own check is in C test_limits)
     with pytest.raises((RuntimeError, OverflowError)):
         thnn.conv_transpose2d_forward(x, w, stride=HUGE)
+
+
+def test_conv2d_stride_at_int64_max_is_one_window():
+    """A stride of 2**63 - 1 with padding: one output column, computed
+    without overflowing the first-valid-position arithmetic (-off + stride)."""
+    x = th.arange(1 * 2 * 5 * 5, dtype=th.float64).reshape(1, 2, 5, 5)
+    w = th.arange(1 * 2 * 2 * 2, dtype=th.float64).reshape(1, 2, 2, 2)
+    huge = thnn.conv2d_forward(x, w, stride=(1, I64_MAX), padding=2)
+    ref = thnn.conv2d_forward(x, w, stride=(1, 1000), padding=2)
+    assert huge.shape == ref.shape == (1, 1, 8, 1)
+    assert huge.tolist() == ref.tolist()
+    gi = thnn.conv2d_backward_input(th.ones(1, 1, 8, 1, dtype=th.float64), x.shape, w,
+                                    stride=(1, I64_MAX), padding=2)
+    gr = thnn.conv2d_backward_input(th.ones(1, 1, 8, 1, dtype=th.float64), x.shape, w,
+                                    stride=(1, 1000), padding=2)
+    assert gi.tolist() == gr.tolist()
