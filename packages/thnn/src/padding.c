@@ -89,7 +89,10 @@ static int check_padded(const char *fn, const char *name, const th_tensor *padde
 
 /* source index of output position o along a dim of n inputs */
 static inline int64_t src_index(int mode, int64_t o, int64_t n, int64_t before) {
-    int64_t i = o - before;
+    int64_t i;
+    /* a crop beyond int64 (before near INT64_MIN with a huge after) lands
+       past the last input: clamp instead of wrapping */
+    if (__builtin_sub_overflow(o, before, &i)) i = before < 0 ? INT64_MAX : INT64_MIN;
     if (mode == REPLICATE) return i < 0 ? 0 : i >= n ? n - 1 : i;
     if (i < 0) i = -i;
     if (i >= n) i = 2 * (n - 1) - i;

@@ -100,7 +100,7 @@ static inline void window_range(int64_t start, int64_t dil, int64_t k,
             maxpool2x2_##T(out, ind, x, g);                                    \
             return;                                                            \
         }                                                                      \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * g->OH * g->OW * g->kh * g->kw > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(thnn__work(g->planes * g->OH * g->OW, thnn__work(g->kh, g->kw)) > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             const T *xp = x + p * g->H * g->W;                                 \
             T *op = out + p * g->OH * g->OW;                                   \
@@ -149,7 +149,7 @@ static inline void window_range(int64_t start, int64_t dil, int64_t k,
     /* forward (bwd = 0): out = avg(x); backward (bwd = 1): x += gout / n */  \
     static void avgpool_##T(T *out, T *x, const pool_geom *g, int cip,         \
                             int bwd) {                                         \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * g->OH * g->OW * g->kh * g->kw > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(thnn__work(g->planes * g->OH * g->OW, thnn__work(g->kh, g->kw)) > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             T *xp = x + p * g->H * g->W;                                       \
             for (int64_t oh = 0; oh < g->OH; oh++)                             \
@@ -158,12 +158,13 @@ static inline void window_range(int64_t start, int64_t dil, int64_t k,
                     int64_t h1 = h0 + g->kh, w1 = w0 + g->kw;                  \
                     if (h1 > g->H + g->ph) h1 = g->H + g->ph;                  \
                     if (w1 > g->W + g->pw) w1 = g->W + g->pw;                  \
-                    const int64_t padded = (h1 - h0) * (w1 - w0);              \
+                    /* double: a huge kernel's padded area overflows int64 */ \
+                    const double padded = (double)(h1 - h0) * (double)(w1 - w0); \
                     if (h0 < 0) h0 = 0;                                        \
                     if (w0 < 0) w0 = 0;                                        \
                     if (h1 > g->H) h1 = g->H;                                  \
                     if (w1 > g->W) w1 = g->W;                                  \
-                    const int64_t n = cip ? padded : (h1 - h0) * (w1 - w0);    \
+                    const double n = cip ? padded : (double)((h1 - h0) * (w1 - w0)); \
                     T *o = out + (p * g->OH + oh) * g->OW + ow;                \
                     if (h0 >= h1 || w0 >= w1 || n <= 0) {                      \
                         if (!bwd) *o = 0;                                      \

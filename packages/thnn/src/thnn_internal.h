@@ -53,6 +53,12 @@ static inline int thnn__mul_ovf(int64_t a, int64_t b, int64_t *r) {
 static inline int thnn__add_ovf(int64_t a, int64_t b, int64_t *r) {
     return __builtin_add_overflow(a, b, r);
 }
+/* a * b for work estimates (OpenMP `if` clauses), saturating at INT64_MAX:
+ * a kernel's size may be huge while its output is small */
+static inline int64_t thnn__work(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
 /* RuntimeError "<fn>: <what> overflows int64"; returns its status */
 int thnn__size_overflow(const char *fn, const char *what);
 

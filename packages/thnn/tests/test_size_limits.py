@@ -72,3 +72,30 @@ def test_conv2d_stride_at_int64_max_is_one_window():
     gr = thnn.conv2d_backward_input(th.ones(1, 1, 8, 1, dtype=th.float64), x.shape, w,
                                     stride=(1, 1000), padding=2)
     assert gi.tolist() == gr.tolist()
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+def test_avg_pool_huge_kernel_divisor(dims):
+    """A kernel of 2**42 per dim with padding 2**41: the padded window
+    area (2**84) does not fit in int64; the divisor is computed in double."""
+    k, p = 2 ** 42, 2 ** 41
+    if dims == 2:
+        x = th.ones(1, 1, 5, 5, dtype=th.float64)
+        pool = lambda cip: thnn.avg_pool2d_forward(x, k, 1, p, count_include_pad=cip)  # noqa: E731
+    else:
+        x = th.ones(1, 1, 1, 5, 5, dtype=th.float64)
+        pool = lambda cip: thnn.avg_pool3d_forward(x, (1, k, k), 1, (0, p, p),  # noqa: E731
+                                                   count_include_pad=cip)
+    inside = pool(False).numpy()
+    assert inside.shape[-2:] == (6, 6)
+    assert ((inside == 1.0) | (inside == 0.0)).all() and (inside == 1.0).any()
+    padded = pool(True).numpy()
+    assert (padded >= 0).all() and (padded < 1e-20).all() and (padded > 0).any()
+
+
+def test_replication_pad_crop_beyond_int64():
+    """padding (-2**63, 2**63 - 1) keeps 4 of 5 columns; every output maps
+    past the last input (o + 2**63 would wrap), so it replicates the last."""
+    x = th.arange(5, dtype=th.float32).reshape(1, 1, 5)
+    y = thnn.replication_pad1d_forward(x, [-2 ** 63, I64_MAX])
+    assert y.tolist() == [[[4.0, 4.0, 4.0, 4.0]]]
