@@ -108,3 +108,16 @@ def test_from_numpy_unaligned_refused_as_tensor_copies():
     s = th.from_numpy(b)
     b_w = np.frombuffer(memoryview(buf), dtype=np.float64, count=5)
     assert s.data_ptr() == b_w.__array_interface__["data"][0]
+
+
+@pytest.mark.parametrize("dtype", [th.int8, th.uint8, th.int16, th.int32])
+def test_divisor_zero_in_the_compute_dtype(dtype):
+    """2**(8 * itemsize) (and 2**32) is 0 once cast to the narrow compute
+    dtype, as in PyTorch: the divisor is checked as the loops see it (a
+    hardware trap otherwise)."""
+    a = th.tensor([1, 2, 3], dtype=dtype)
+    for d in (2 ** (8 * a.element_size()), 2 ** 32):
+        for f in (lambda: a // d, lambda: a % d, lambda: a.fmod(d),
+                  lambda: th.div(a, d, rounding_mode="trunc")):
+            with err(RuntimeError, "ZeroDivisionError"):
+                f()

@@ -139,6 +139,19 @@ static void test_int_wrap(void) {
     r = th_unary(TH_SQUARE, i32);
     CHECK(r && th_get_int64(r, 0, &v) == TH_OK && v == 1);
     th_tensor_release(r);
+    /* 256 is 0 in int8, the compute dtype: refused, not a trap */
+    th_tensor *i8 = th_scalar_int64(3, TH_INT8);
+    th_tensor *i8v = th_view(i8, 1, SZ(1));
+    th_tensor *d256 = th_scalar_int64(256, TH_INT64);
+    d256->flags |= TH_TENSOR_WRAPPED_NUMBER;
+    ERR(!(r = th_binary(TH_FLOOR_DIVIDE, i8v, d256)), TH_ERR_RUNTIME,
+        "ZeroDivisionError");
+    ERR(!(r = th_binary(TH_REMAINDER, i8v, d256)), TH_ERR_RUNTIME,
+        "ZeroDivisionError");
+    th_tensor_release(r);
+    th_tensor_release(d256);
+    th_tensor_release(i8v);
+    th_tensor_release(i8);
     th_tensor_release(i32);
     th_tensor_release(mx);
     th_tensor_release(mn);
