@@ -88,10 +88,14 @@ static inline int64_t ipow(int64_t b, int64_t e) {
 #define FMIN(x, y) (((x) < (y) || (x) != (x)) ? (x) : (y))
 #define BITS(T) ((int64_t)sizeof(T) * 8)
 
-TH_FLOATS_A(SAME, add, x + y) TH_INTS_A(SAME, add, x + y)
+/* Integer + - * wrap in two's complement like PyTorch's; computed in
+ * uint64 since signed overflow is undefined in C (int8/int16 promote to
+ * int and never overflow, int32/int64 can). */
+#define IWRAP(x, y, OP) ((__typeof__(x))((uint64_t)(x) OP (uint64_t)(y)))
+TH_FLOATS_A(SAME, add, x + y) TH_INTS_A(SAME, add, IWRAP(x, y, +))
 BLOOP(add_b8, th_bool_t, th_bool_t, x | y)
-TH_FLOATS_A(SAME, sub, x - y) TH_INTS_A(SAME, sub, x - y)
-TH_FLOATS_A(SAME, mul, x * y) TH_INTS_A(SAME, mul, x * y)
+TH_FLOATS_A(SAME, sub, x - y) TH_INTS_A(SAME, sub, IWRAP(x, y, -))
+TH_FLOATS_A(SAME, mul, x * y) TH_INTS_A(SAME, mul, IWRAP(x, y, *))
 BLOOP(mul_b8, th_bool_t, th_bool_t, x & y)
 TH_FLOATS_A(SAME, div, x / y)
 TH_FLOATS_A(SAME, floordiv, fl_floordiv(x, y))
@@ -258,11 +262,15 @@ static void scan_loop(char **d, const int64_t *s, int64_t n, void *vctx) {
     }
 }
 
-static int check_integer_rhs(int op, const th_tensor *b) {
+/* b is scanned as the loops see it, in the compute dtype ct: an int8
+ * tensor // 256 divides by (int8)256 == 0 (a hardware trap). */
+static int check_integer_rhs(int op, const th_tensor *b, int ct) {
     int div = op == TH_FLOOR_DIVIDE || op == TH_TRUNC_DIVIDE ||
               op == TH_REMAINDER || op == TH_FMOD;
     if (!div && op != TH_POW) return TH_OK;
-    th_tensor *b64 = th__cast(b, TH_INT64);
+    th_tensor *bc = th__cast(b, ct);
+    th_tensor *b64 = bc ? th__cast(bc, TH_INT64) : NULL;
+    th_tensor_release(bc);
     if (!b64) return th_last_status();
     scan_ctx c = {0, op == TH_POW};
     const th_tensor *ops[1] = {b64};
@@ -342,7 +350,7 @@ int th_binary_out(int op, th_tensor *out, const th_tensor *a,
     int ct = 0, rt = 0;
     if (binary_types(op, a, b, &ct, &rt)) return th_last_status();
     if (check_out(out, rt, a, b)) return th_last_status();
-    if (th_dtype_is_integral(ct) && check_integer_rhs(op, b))
+    if (th_dtype_is_integral(ct) && check_integer_rhs(op, b, ct))
         return th_last_status();
     int lt = is_bool_result(op) ? TH_BOOL : ct;
     return binary_driver(loops[op][ct], NULL, ct, lt, out, a, b);

@@ -3,12 +3,13 @@
  * contiguous run, split across threads when large. */
 #include "th_internal.h"
 
-static int64_t iabs64(int64_t v) { return v < 0 ? -v : v; }
+/* |v| as unsigned: defined for INT64_MIN too */
+static uint64_t iabs64(int64_t v) { return v < 0 ? 0 - (uint64_t)v : (uint64_t)v; }
 
 /* 1 if dim a should sit outside dim b (larger strides go outside). */
 static int outer_of(const th_iter *it, int a, int b) {
     for (int k = 0; k < it->nops; k++) {
-        int64_t sa = iabs64(it->strides[k][a]), sb = iabs64(it->strides[k][b]);
+        uint64_t sa = iabs64(it->strides[k][a]), sb = iabs64(it->strides[k][b]);
         if (sa == 0 || sb == 0 || sa == sb) continue;
         return sa > sb;
     }
@@ -47,8 +48,13 @@ void th__iter_init(th_iter *it, int nops, const th_tensor *const *ops) {
     int m = 0;
     for (int d = 1; d < n; d++) {
         int ok = 1;
-        for (int k = 0; k < nops && ok; k++)
-            ok = it->strides[k][m] == it->strides[k][d] * it->shape[d];
+        for (int k = 0; k < nops && ok; k++) {
+            /* a product beyond int64 cannot be a stride that addresses
+             * memory: such dims never coalesce */
+            int64_t span;
+            ok = !th__mul_ovf(it->strides[k][d], it->shape[d], &span) &&
+                 it->strides[k][m] == span;
+        }
         if (ok) {
             it->shape[m] *= it->shape[d];
             for (int k = 0; k < nops; k++) it->strides[k][m] = it->strides[k][d];

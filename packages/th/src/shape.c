@@ -58,7 +58,10 @@ th_tensor *th_cat(int n, th_tensor *const *tensors, int dim) {
                                       "got size %lld for tensor number %d in "
                                       "the list.", d, (long long)r0->sizes[k],
                                       (long long)t->sizes[k], i);
-        sizes[d] += t->sizes[d];
+        if (th__add_ovf(sizes[d], t->sizes[d], &sizes[d]))
+            return th__error_null(TH_ERR_RUNTIME, "torch.cat(): the sizes of "
+                                  "dimension %d add up to more than int64 "
+                                  "(at tensor number %d)", d, i);
     }
     th_tensor *r = th_empty(r0->ndim, sizes, dtype);
     if (!r) return NULL;
@@ -269,7 +272,14 @@ th_tensor *th_repeat(const th_tensor *a, int nrep, const int64_t *repeats) {
         }
         xs[i] = i < lead ? 1 : a->sizes[i - lead];
         xst[i] = i < lead ? 0 : a->strides[i - lead];
-        out[i] = xs[i] * repeats[i];
+        if (th__mul_ovf(xs[i], repeats[i], &out[i])) {
+            char b1[256], b2[256];
+            return th__error_null(TH_ERR_RUNTIME,
+                                  "repeat: sizes %s repeated %s overflow "
+                                  "int64 at dimension %d",
+                                  th__shape_str(a->ndim, a->sizes, b1),
+                                  th__shape_str(nrep, repeats, b2), i);
+        }
     }
     th_tensor *r = th_empty(nrep, out, a->dtype);
     if (!r || th_numel(r) == 0) return r;

@@ -689,6 +689,12 @@ th_tensor *th_bincount(const th_tensor *a, const th_tensor *weights,
         }
         hi = TH_MAX(hi, xv[i]);
     }
+    if (hi == INT64_MAX) { /* hi + 1 bins do not fit in int64 */
+        th_tensor_release(x);
+        return th__error_null(TH_ERR_RUNTIME, "maximum value of input "
+                              "overflowed, it should be < %lld but got %lld",
+                              (long long)INT64_MAX, (long long)hi);
+    }
     int64_t nbins = TH_MAX(minlength, hi + 1);
     /* PyTorch: float32 weights give float32, any other weights float64;
      * an empty input gives int64 zeros whatever the weights */

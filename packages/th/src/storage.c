@@ -127,6 +127,9 @@ th_storage *th_storage_new_shared(int64_t nbytes) {
 }
 
 th_storage *th_storage_open_shared(const char *name, int64_t nbytes) {
+    if (nbytes < 0)
+        return th__error_null(TH_ERR_VALUE, "negative storage size %lld",
+                              (long long)nbytes);
     th_storage *s = new_struct();
     if (!s) return NULL;
     int fd = shm_open(name, O_RDWR, 0600);
@@ -156,6 +159,9 @@ th_storage *th_storage_open_shared(const char *name, int64_t nbytes) {
 }
 
 th_storage *th_storage_new_file(const char *path, int64_t nbytes, int create) {
+    if (nbytes < 0)
+        return th__error_null(TH_ERR_VALUE, "negative storage size %lld",
+                              (long long)nbytes);
     th_storage *s = new_struct();
     if (!s) return NULL;
     int fd = open(path, O_RDWR | (create ? O_CREAT : 0), 0600);
@@ -192,6 +198,9 @@ th_storage *th_storage_wrap(void *data, int64_t nbytes, th_release_fn release,
                             void *ctx) {
     if (!data && nbytes > 0)
         return th__error_null(TH_ERR_VALUE, "cannot wrap a NULL pointer");
+    if (nbytes < 0)
+        return th__error_null(TH_ERR_VALUE, "negative storage size %lld",
+                              (long long)nbytes);
     th_storage *s = new_struct();
     if (!s) return NULL;
     s->data = data;

@@ -1,9 +1,13 @@
 /* Tensor lifetime, metadata, creation and views. */
 #include "th_internal.h"
 
+/* A tensor's element count is checked when it is made, but a product of
+ * some of its sizes can still exceed int64 when another size is 0 (e.g.
+ * the dims after the first of a [0, 2**40, 2**40] tensor): wrap, never
+ * undefined; such a tensor has no element to address. */
 int64_t th__prod(int n, const int64_t *v) {
     int64_t p = 1;
-    for (int i = 0; i < n; i++) p *= v[i];
+    for (int i = 0; i < n; i++) p = th__wrap_mul(p, v[i]);
     return p;
 }
 
@@ -11,7 +15,8 @@ void th__contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides) {
     int64_t s = 1;
     for (int i = ndim - 1; i >= 0; i--) {
         strides[i] = s;
-        s *= sizes[i] > 1 ? sizes[i] : 1;
+        /* wraps only when another size is 0 (no element, strides unused) */
+        s = th__wrap_mul(s, sizes[i] > 1 ? sizes[i] : 1);
     }
 }
 
@@ -40,17 +45,15 @@ static int check_shape(int ndim, const int64_t *sizes, int dtype) {
         return th__error(TH_ERR_VALUE,
                          "number of dimensions must be in [0, %d], got %d",
                          TH_MAX_DIMS, ndim);
-    double total = 1;
     for (int i = 0; i < ndim; i++) {
-        if (sizes[i] < 0)
+        if (sizes[i] < 0) {
+            char b[256];
             return th__error(TH_ERR_RUNTIME,
                              "Trying to create tensor with negative dimension "
-                             "%lld: [%lld]", (long long)sizes[i],
-                             (long long)sizes[i]);
-        total *= (double)sizes[i];
+                             "%lld: %s", (long long)sizes[i],
+                             th__shape_str(ndim, sizes, b));
+        }
     }
-    if (total * (double)th_dtype_itemsize(dtype) > 9.0e18)
-        return th__error(TH_ERR_RUNTIME, "tensor size overflows int64");
     return TH_OK;
 }
 
@@ -58,60 +61,52 @@ th_tensor *th_empty(int ndim, const int64_t *sizes, int dtype) {
     if (check_shape(ndim, sizes, dtype) != TH_OK) return NULL;
     int64_t strides[TH_MAX_DIMS];
     th__contiguous_strides(ndim, sizes, strides);
-    int64_t n = th__prod(ndim, sizes);
-    th_storage *s = th_storage_new(n * th_dtype_itemsize(dtype));
+    int64_t nbytes;
+    if (th__storage_nbytes(ndim, sizes, NULL, dtype, &nbytes)) return NULL;
+    th_storage *s = th_storage_new(nbytes);
     if (!s) return NULL;
     th_tensor *t = th__wrap(s, 0, ndim, sizes, strides, dtype);
     th_storage_release(s);
     return t;
 }
 
-/* Largest and smallest element offsets reachable from `offset`. */
-static void extent(int ndim, const int64_t *sizes, const int64_t *strides,
-                   int64_t offset, int64_t *lo, int64_t *hi) {
-    *lo = *hi = offset;
-    for (int i = 0; i < ndim; i++) {
-        if (sizes[i] == 0) { *hi = offset - 1; return; }
-        int64_t span = (sizes[i] - 1) * strides[i];
-        if (span > 0) *hi += span; else *lo += span;
-    }
-}
-
 th_tensor *th_tensor_from_storage(th_storage *s, int64_t offset, int ndim,
                                   const int64_t *sizes, const int64_t *strides,
                                   int dtype) {
     if (!s) return th__error_null(TH_ERR_VALUE, "storage is NULL");
-    if (check_shape(ndim, sizes, dtype) != TH_OK) return NULL;
-    int64_t cstrides[TH_MAX_DIMS];
+    int64_t n, cstrides[TH_MAX_DIMS];
+    if (check_shape(ndim, sizes, dtype) != TH_OK ||
+        th__checked_numel(ndim, sizes, &n) != TH_OK)
+        return NULL;
     if (!strides) {
         th__contiguous_strides(ndim, sizes, cstrides);
         strides = cstrides;
     }
-    int64_t lo, hi, item = th_dtype_itemsize(dtype);
-    extent(ndim, sizes, strides, offset, &lo, &hi);
-    if (hi >= lo && (lo < 0 || (hi + 1) * item > s->nbytes)) {
-        char b1[256];
-        return th__error_null(TH_ERR_RUNTIME,
-                              "setStorage: sizes %s, strides and storage "
-                              "offset %lld require elements [%lld, %lld] but "
-                              "the storage holds %lld bytes",
-                              th__shape_str(ndim, sizes, b1), (long long)offset,
-                              (long long)lo, (long long)hi,
-                              (long long)s->nbytes);
-    }
+    if (th__check_in_storage("setStorage", ndim, sizes, strides, offset,
+                             dtype, s->nbytes))
+        return NULL;
+    /* kernels load elements through typed (vectorised) pointers, which C
+       requires to be aligned; libTH's own storages always are, wrapped
+       external memory may not be */
+    int64_t item = th_dtype_itemsize(dtype);
+    if (n > 0 && (uintptr_t)s->data % (uintptr_t)item != 0)
+        return th__error_null(TH_ERR_VALUE, "setStorage: the storage's data "
+                              "address is not a multiple of the %lld-byte "
+                              "elements of %s", (long long)item,
+                              th_dtype_name(dtype));
     return th__wrap(s, offset, ndim, sizes, strides, dtype);
 }
 
 th_tensor *th_empty_strided(int ndim, const int64_t *sizes,
                             const int64_t *strides, int dtype) {
     if (check_shape(ndim, sizes, dtype) != TH_OK) return NULL;
-    int64_t lo, hi;
+    int64_t nbytes;
     for (int i = 0; i < ndim; i++)
         if (strides[i] < 0)
             return th__error_null(TH_ERR_VALUE, "empty_strided: negative "
                                   "strides are not supported");
-    extent(ndim, sizes, strides, 0, &lo, &hi);
-    th_storage *s = th_storage_new((hi + 1) * th_dtype_itemsize(dtype));
+    if (th__storage_nbytes(ndim, sizes, strides, dtype, &nbytes)) return NULL;
+    th_storage *s = th_storage_new(nbytes);
     if (!s) return NULL;
     th_tensor *t = th__wrap(s, 0, ndim, sizes, strides, dtype);
     th_storage_release(s);
@@ -228,14 +223,22 @@ th_tensor *th_arange(double start, double end, double step, int dtype) {
         return th__error_null(TH_ERR_RUNTIME, "arange would create %g elements",
                               count);
     int64_t n = (int64_t)count;
+    /* converting a double outside int64 to int64 is undefined */
+    if (dtype == TH_INT64 && (start < -0x1p63 || start >= 0x1p63 ||
+                              (n > 1 && (step < -0x1p63 || step >= 0x1p63))))
+        return th__error_null(TH_ERR_RUNTIME, "arange: start %g and step %g must "
+                              "fit in int64 for an int64 result", start, step);
     th_tensor *t = th_empty(1, &n, dtype);
     if (!t) return NULL;
     char *p = th__ptr(t);
     int64_t item = th_dtype_itemsize(dtype);
     int integral = th_dtype_is_integral(dtype);
     for (int64_t i = 0; i < n; i++) {
+        /* start and step lie inside int64 (checked above); the sums and
+           products wrap, never undefined */
         if (integral && dtype == TH_INT64)
-            ((int64_t *)p)[i] = (int64_t)start + i * (int64_t)step;
+            ((int64_t *)p)[i] = th__wrap_add((int64_t)start,
+                                             th__wrap_mul(i, (int64_t)step));
         else
             th__store_double(p + i * item, dtype, start + (double)i * step);
     }
@@ -290,8 +293,17 @@ th_tensor *th_eye(int64_t n, int64_t m, int dtype) {
 }
 
 /* ---- views --------------------------------------------------------- */
+/* Every view is made here: its element count must fit in int64 and every
+ * element it addresses must lie in t's storage (expand and as_strided can
+ * ask for anything; the views derived from an in-bounds tensor stay in
+ * bounds, and this check keeps it so). */
 static th_tensor *view_of(const th_tensor *t, int64_t offset, int ndim,
                           const int64_t *sizes, const int64_t *strides) {
+    int64_t n;
+    if (th__checked_numel(ndim, sizes, &n) ||
+        th__check_in_storage("view", ndim, sizes, strides, offset, t->dtype,
+                             t->storage->nbytes))
+        return NULL;
     return th__wrap(t->storage, offset, ndim, sizes, strides, t->dtype);
 }
 
@@ -305,7 +317,7 @@ static int infer_shape(const th_tensor *t, int ndim, const int64_t *in,
     if (ndim < 0 || ndim > TH_MAX_DIMS)
         return th__error(TH_ERR_VALUE, "shape has %d dimensions, more than "
                          "the %d supported", ndim, TH_MAX_DIMS);
-    int infer = -1;
+    int infer = -1, overflow = 0;
     int64_t prod = 1, numel = th_numel(t);
     for (int i = 0; i < ndim; i++) {
         out[i] = in[i];
@@ -317,13 +329,17 @@ static int infer_shape(const th_tensor *t, int ndim, const int64_t *in,
         } else if (in[i] < 0) {
             return th__error(TH_ERR_RUNTIME, "invalid shape dimension %lld",
                              (long long)in[i]);
-        } else {
-            prod *= in[i];
+        } else if (in[i] == 0) {
+            prod = 0;
+            overflow = 0;
+        } else if (prod != 0 && th__mul_ovf(prod, in[i], &prod)) {
+            overflow = 1; /* cannot equal numel (unless a 0 follows) */
         }
     }
     char b1[256];
+    if (overflow) prod = -1;
     if (infer >= 0) {
-        if (prod == 0 || numel % prod != 0)
+        if (prod <= 0 || numel % prod != 0)
             return th__error(TH_ERR_RUNTIME,
                              "shape '%s' is invalid for input of size %lld",
                              th__shape_str(ndim, in, b1), (long long)numel);
@@ -351,9 +367,11 @@ static int view_strides(const th_tensor *t, int ndim, const int64_t *sizes,
     for (int ti = t->ndim - 1; ti >= 0; ti--) {
         tensor_numel *= t->sizes[ti];
         if (ti == 0 || (t->sizes[ti - 1] != 1 &&
-                        t->strides[ti - 1] != tensor_numel * chunk_base_stride)) {
+                        t->strides[ti - 1] !=
+                            th__wrap_mul(tensor_numel, chunk_base_stride))) {
             while (vi >= 0 && (view_numel < tensor_numel || sizes[vi] == 1)) {
-                strides[vi] = view_numel * chunk_base_stride;
+                /* view_of checks the result against the storage */
+                strides[vi] = th__wrap_mul(view_numel, chunk_base_stride);
                 view_numel *= sizes[vi];
                 vi--;
             }
@@ -448,7 +466,7 @@ th_tensor *th_narrow(const th_tensor *t, int dim, int64_t start, int64_t length)
                               (long long)-size, (long long)size,
                               (long long)start);
     if (start < 0) start += size;
-    if (length < 0 || start + length > size)
+    if (length < 0 || length > size - start) /* start + length may wrap */
         return th__error_null(TH_ERR_RUNTIME,
                               "start (%lld) + length (%lld) exceeds dimension "
                               "size (%lld).", (long long)start,
@@ -497,9 +515,13 @@ th_tensor *th_slice(const th_tensor *t, int dim, int64_t start, int64_t stop,
     stop = TH_MIN(TH_MAX(stop, start), size);
     th_tensor *r = th_alias(t);
     if (!r) return NULL;
+    int64_t len = stop == start ? 0 : (stop - start - 1) / step + 1;
+    if (th__view_stride(t->strides[dim], step, len, &r->strides[dim])) {
+        th_tensor_release(r);
+        return NULL;
+    }
     r->offset += start * t->strides[dim];
-    r->sizes[dim] = (stop - start + step - 1) / step;
-    r->strides[dim] = t->strides[dim] * step;
+    r->sizes[dim] = len;
     return r;
 }
 
@@ -608,7 +630,9 @@ th_tensor *th_unsqueeze(const th_tensor *t, int dim) {
     for (int i = 0, j = 0; i <= t->ndim; i++) {
         if (i == dim) {
             sizes[i] = 1;
-            strides[i] = dim < t->ndim ? t->sizes[dim] * t->strides[dim] : 1;
+            /* any stride is valid for a size-1 dim: wrap, never fail */
+            strides[i] = dim < t->ndim ? th__wrap_mul(t->sizes[dim],
+                                                      t->strides[dim]) : 1;
         } else {
             sizes[i] = t->sizes[j];
             strides[i] = t->strides[j++];
@@ -639,7 +663,8 @@ th_tensor *th_unfold(const th_tensor *t, int dim, int64_t size, int64_t step) {
     int n = t->ndim ? t->ndim : 0;
     if (t->ndim) {
         sizes[dim] = (dsize - size) / step + 1;
-        strides[dim] = dstride * step;
+        if (th__view_stride(dstride, step, sizes[dim], &strides[dim]))
+            return NULL;
     }
     sizes[n] = size;
     strides[n] = dstride;
@@ -673,7 +698,7 @@ th_tensor *th_diagonal(const th_tensor *t, int64_t offset, int d0, int d1) {
         strides[n++] = t->strides[i];
     }
     sizes[n] = len;
-    strides[n++] = t->strides[d0] + t->strides[d1];
+    strides[n++] = th__wrap_add(t->strides[d0], t->strides[d1]);
     return view_of(t, off, n, sizes, strides);
 }
 

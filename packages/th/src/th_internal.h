@@ -13,6 +13,7 @@
 #pragma GCC visibility push(default)
 #include "th.h"
 #pragma GCC visibility pop
+#include "checked.h"
 
 #define TH_PI 3.14159265358979323846
 #define TH_ALIGN 64

@@ -24,15 +24,29 @@
         }                                                                     \
     }
 
-/* ops defined for every native dtype */
+/* ops defined for every native dtype; integers negate and square in
+ * uint64, wrapping like PyTorch (-INT64_MIN == INT64_MIN) where signed
+ * overflow would be undefined */
+#define INEG(x) ((__typeof__(x))(0 - (uint64_t)(x)))
+#define IMUL(x, y) ((__typeof__(x))((uint64_t)(x) * (uint64_t)(y)))
 #define DEF_FOR_TYPES(E, T_, S)               \
-    LOOP(neg_##S, T_, T_, -x)                 \
-    LOOP(abs_##S, T_, T_, x < 0 ? -x : x)     \
-    LOOP(square_##S, T_, T_, x * x)           \
     LOOP(sign_##S, T_, T_, (x > 0) - (x < 0)) \
     LOOP(isnan_##S, T_, th_bool_t, x != x)    \
     LOOP(lnot_##S, T_, th_bool_t, x == 0)
 TH_FOR_NATIVE_DTYPES(DEF_FOR_TYPES)
+#define DEF_NEG_F(E, T_, S)                   \
+    LOOP(neg_##S, T_, T_, -x)                 \
+    LOOP(abs_##S, T_, T_, x < 0 ? -x : x)     \
+    LOOP(square_##S, T_, T_, x * x)
+TH_FOR_FLOAT_DTYPES(DEF_NEG_F)
+#define DEF_NEG_I(E, T_, S)                   \
+    LOOP(neg_##S, T_, T_, INEG(x))            \
+    LOOP(abs_##S, T_, T_, x < 0 ? INEG(x) : x) \
+    LOOP(square_##S, T_, T_, IMUL(x, x))
+TH_FOR_INT_DTYPES(DEF_NEG_I)
+LOOP(neg_b8, th_bool_t, th_bool_t, -x)
+LOOP(abs_b8, th_bool_t, th_bool_t, x)
+LOOP(square_b8, th_bool_t, th_bool_t, x * x)
 
 #define DEF_INT(E, T_, S) LOOP(bnot_##S, T_, T_, ~x)
 TH_FOR_INT_DTYPES(DEF_INT)

@@ -131,9 +131,18 @@ th_tensor *thnn__view(const th_tensor *t, int64_t offset, int ndim,
     return v;
 }
 
+int thnn__size_overflow(const char *fn, const char *what) {
+    return thnn__error(TH_ERR_RUNTIME, "%s: %s overflows int64", fn, what);
+}
+
 THNN_API int64_t thnn_window_output_size(int64_t in, int64_t kernel,
                                          int64_t stride, int64_t padding,
                                          int64_t dilation, int ceil_mode) {
+    if (in < 0) {
+        thnn__error(TH_ERR_VALUE, "input size must be non-negative, got %lld",
+                    (long long)in);
+        return -1;
+    }
     if (kernel < 1 || stride < 1 || dilation < 1 || padding < 0) {
         thnn__error(TH_ERR_VALUE, "kernel size, stride and dilation must be "
                     "positive and padding non-negative, but got kernel=%lld "
@@ -141,19 +150,32 @@ THNN_API int64_t thnn_window_output_size(int64_t in, int64_t kernel,
                     (long long)stride, (long long)padding, (long long)dilation);
         return -1;
     }
-    int64_t span = in + 2 * padding - dilation * (kernel - 1) - 1;
+    /* span = in + 2 * padding - dilation * (kernel - 1) - 1, checked */
+    int64_t padded, extent, span;
+    if (thnn__mul_ovf(padding, 2, &padded) || thnn__add_ovf(in, padded, &padded) ||
+        thnn__mul_ovf(dilation, kernel - 1, &extent) || extent == INT64_MAX) {
+        thnn__error(TH_ERR_RUNTIME, "window output size: input size %lld with "
+                    "padding %lld, kernel %lld and dilation %lld overflows int64",
+                    (long long)in, (long long)padding, (long long)kernel,
+                    (long long)dilation);
+        return -1;
+    }
+    span = padded - (extent + 1); /* both >= 0: cannot overflow */
     /* ceil mode keeps a window that overhangs the end: with span in
        (-stride, 0) that is one window (C's division rounds toward 0, the
        ceiling of a negative quotient) */
     if (span < 0 && !(ceil_mode && span > -stride)) {
         thnn__error(TH_ERR_RUNTIME, "Calculated output size is too small: "
                     "input size %lld (padded %lld) is smaller than the kernel "
-                    "extent %lld", (long long)in, (long long)(in + 2 * padding),
-                    (long long)(dilation * (kernel - 1) + 1));
+                    "extent %lld", (long long)in, (long long)padded,
+                    (long long)(extent + 1));
         return -1;
     }
-    int64_t out = (ceil_mode && span > 0 ? (span + stride - 1) / stride : span / stride) + 1;
-    /* the last window must start inside the input or its left padding */
-    if (ceil_mode && (out - 1) * stride >= in + padding) out--;
+    int64_t out = (ceil_mode && span > 0 ? (span - 1) / stride + 1 : span / stride) + 1;
+    /* the last window must start inside the input or its left padding
+       (in + padding <= padded fits; a start beyond int64 is past it) */
+    int64_t start;
+    if (ceil_mode && (thnn__mul_ovf(out - 1, stride, &start) || start >= in + padding))
+        out--;
     return out;
 }

@@ -30,7 +30,8 @@ typedef struct conv_geom {
  * inside [0, W) */
 static inline void valid_range(int64_t off, int64_t stride, int64_t W,
                                int64_t OW, int64_t *lo, int64_t *hi) {
-    int64_t l = off < 0 ? (-off + stride - 1) / stride : 0;
+    /* ceil(-off / stride) without -off + stride - 1 (stride may be huge) */
+    int64_t l = off < 0 ? (-off - 1) / stride + 1 : 0;
     int64_t h = W - 1 - off >= 0 ? (W - 1 - off) / stride + 1 : 0;
     if (h > OW) h = OW;
     if (l > h) l = h;
@@ -230,12 +231,15 @@ static int conv_geometry(const char *fn, const th_tensor *input,
         return thnn__error(TH_ERR_RUNTIME, "%s: out_channels (%lld) must be "
                            "divisible by groups (%lld)", fn, (long long)g->O,
                            (long long)g->G);
-    if (weight->sizes[1] * g->G != g->C)
+    int64_t want_c;
+    if (thnn__mul_ovf(weight->sizes[1], g->G, &want_c))
+        return thnn__size_overflow(fn, "weight size 1 times groups");
+    if (want_c != g->C)
         return thnn__error(TH_ERR_RUNTIME, "Given groups=%lld, weight of size "
                            "%s, expected input%s to have %lld channels, but got "
                            "%lld channels instead", (long long)g->G,
                            thnn__shape(weight, a), thnn__shape(input, b),
-                           (long long)(weight->sizes[1] * g->G), (long long)g->C);
+                           (long long)want_c, (long long)g->C);
     g->OH = thnn_window_output_size(g->H, g->kh, g->sh, g->ph, g->dh, 0);
     if (g->OH < 0) return thnn_last_status();
     g->OW = thnn_window_output_size(g->W, g->kw, g->sw, g->pw, g->dw, 0);

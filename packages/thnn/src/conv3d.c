@@ -72,28 +72,34 @@ static int conv3d_geometry(const char *fn, const th_tensor *input,
         return thnn__error(TH_ERR_RUNTIME, "%s: out_channels (%lld) must be "
                            "divisible by groups (%lld)", fn, (long long)g->O,
                            (long long)g->G);
-    if (weight->sizes[1] * g->G != g->C)
+    int64_t want_c;
+    if (thnn__mul_ovf(weight->sizes[1], g->G, &want_c))
+        return thnn__size_overflow(fn, "weight size 1 times groups");
+    if (want_c != g->C)
         return thnn__error(TH_ERR_RUNTIME, "Given groups=%lld, weight of size "
                            "%s, expected input%s to have %lld channels, but got "
                            "%lld channels instead", (long long)g->G,
                            thnn__shape(weight, a), thnn__shape(input, b),
-                           (long long)(weight->sizes[1] * g->G), (long long)g->C);
+                           (long long)want_c, (long long)g->C);
     if (u->kd < 1 || u->kh < 1 || u->kw < 1)
         return thnn__error(TH_ERR_RUNTIME, "%s: expected a non-empty kernel, but got "
                            "weight of size %s", fn, thnn__shape(weight, a));
     const int64_t in[3] = {u->D, u->H, u->W}, k[3] = {u->kd, u->kh, u->kw};
     const int64_t p[3] = {u->pd, u->ph, u->pw}, d[3] = {u->dd, u->dh, u->dw};
+    int64_t padded[3], extent[3];
     for (int i = 0; i < 3; i++)
-        if (in[i] + 2 * p[i] < d[i] * (k[i] - 1) + 1)
+        if (thnn__mul_ovf(p[i], 2, &padded[i]) || thnn__add_ovf(in[i], padded[i], &padded[i]) ||
+            thnn__mul_ovf(d[i], k[i] - 1, &extent[i]) || thnn__add_ovf(extent[i], 1, &extent[i]))
+            return thnn__size_overflow(fn, "the padded input or kernel extent");
+    for (int i = 0; i < 3; i++)
+        if (padded[i] < extent[i])
             return thnn__error(TH_ERR_RUNTIME, "Calculated padded input size per "
                                "channel: (%lld x %lld x %lld). Kernel size: (%lld x "
                                "%lld x %lld). Kernel size can't be greater than "
                                "actual input size",
-                               (long long)(in[0] + 2 * p[0]), (long long)(in[1] + 2 * p[1]),
-                               (long long)(in[2] + 2 * p[2]),
-                               (long long)(d[0] * (k[0] - 1) + 1),
-                               (long long)(d[1] * (k[1] - 1) + 1),
-                               (long long)(d[2] * (k[2] - 1) + 1));
+                               (long long)padded[0], (long long)padded[1],
+                               (long long)padded[2], (long long)extent[0],
+                               (long long)extent[1], (long long)extent[2]);
     u->OD = thnn_window_output_size(u->D, u->kd, u->sd, u->pd, u->dd, 0);
     u->OH = thnn_window_output_size(u->H, u->kh, u->sh, u->ph, u->dh, 0);
     u->OW = thnn_window_output_size(u->W, u->kw, u->sw, u->pw, u->dw, 0);

@@ -54,6 +54,15 @@ static int convt_params(const char *fn, const int64_t *stride,
     return TH_OK;
 }
 
+/* 1 if the transposed convolution's output size does not fit in int64 */
+static int transposed_size(int64_t in, int64_t s, int64_t p, int64_t d, int64_t k,
+                           int64_t op, int64_t *out) {
+    int64_t a, b, r;
+    return in < 1 || thnn__mul_ovf(in - 1, s, &a) || thnn__mul_ovf(p, 2, &b) ||
+           thnn__mul_ovf(d, k - 1, &r) || thnn__add_ovf(a - b, r, &r) ||
+           thnn__add_ovf(r, op, &r) || thnn__add_ovf(r, 1, out);
+}
+
 /* fills g from the input and weight shapes; checks them as PyTorch does */
 static int convt_geometry(const char *fn, const th_tensor *input,
                           const th_tensor *weight, convt_geom *g) {
@@ -86,7 +95,8 @@ static int convt_geometry(const char *fn, const th_tensor *input,
         return thnn__error(TH_ERR_RUNTIME, "%s: in_channels (%lld) must be "
                            "divisible by groups (%lld)", fn, (long long)g->C,
                            (long long)g->G);
-    g->O = weight->sizes[1] * g->G;
+    if (thnn__mul_ovf(weight->sizes[1], g->G, &g->O))
+        return thnn__size_overflow(fn, "out_channels (weight size 1 times groups)");
     if (g->H < 1 || g->W < 1)
         return thnn__error(TH_ERR_RUNTIME, "%s: expected input to have non-zero "
                            "size for the spatial dimensions, but got input of size %s",
@@ -94,8 +104,10 @@ static int convt_geometry(const char *fn, const th_tensor *input,
     if (g->kh < 1 || g->kw < 1)
         return thnn__error(TH_ERR_RUNTIME, "%s: expected a non-empty kernel, but "
                            "got weight of size %s", fn, thnn__shape(weight, a));
-    g->OH = (g->H - 1) * g->sh - 2 * g->ph + g->dh * (g->kh - 1) + g->oph + 1;
-    g->OW = (g->W - 1) * g->sw - 2 * g->pw + g->dw * (g->kw - 1) + g->opw + 1;
+    /* (in - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1 */
+    if (transposed_size(g->H, g->sh, g->ph, g->dh, g->kh, g->oph, &g->OH) ||
+        transposed_size(g->W, g->sw, g->pw, g->dw, g->kw, g->opw, &g->OW))
+        return thnn__size_overflow(fn, "the output size");
     if (g->OH < 1 || g->OW < 1)
         return thnn__error(TH_ERR_RUNTIME, "Given input size per channel: (%lld x "
                            "%lld). Calculated output size per channel: (%lld x %lld). "

@@ -10,7 +10,8 @@
  * [0, n) */
 static inline void valid_range(int64_t off, int64_t stride, int64_t n,
                                int64_t outs, int64_t *lo, int64_t *hi) {
-    int64_t l = off < 0 ? (-off + stride - 1) / stride : 0;
+    /* ceil(-off / stride) without -off + stride - 1 (stride may be huge) */
+    int64_t l = off < 0 ? (-off - 1) / stride + 1 : 0;
     int64_t h = n - 1 - off >= 0 ? (n - 1 - off) / stride + 1 : 0;
     if (h > outs) h = outs;
     if (l > h) l = h;

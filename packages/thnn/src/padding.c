@@ -37,7 +37,9 @@ static int geometry(const char *fn, const char *name, int mode, int k,
                                name, thnn__shape(in, a));
     g->k = k;
     g->planes = 1;
-    for (int i = 0; i < in->ndim - k; i++) g->planes *= in->sizes[i];
+    for (int i = 0; i < in->ndim - k; i++)
+        if (thnn__mul_ovf(g->planes, in->sizes[i], &g->planes))
+            return thnn__size_overflow(fn, "the number of planes");
     for (int j = 0; j < 3; j++) { g->in[j] = g->out[j] = 1; g->before[j] = 0; }
     for (int j = 0; j < k; j++) {            /* j = 0: last dim */
         const int dim = in->ndim - 1 - j, slot = 2 - j;
@@ -47,7 +49,9 @@ static int geometry(const char *fn, const char *name, int mode, int k,
                                "less than the corresponding input dimension, but got: "
                                "padding (%lld, %lld) at dimension %d of input %s",
                                (long long)pb, (long long)pa, dim, thnn__shape(in, a));
-        const int64_t o = n + pb + pa;
+        int64_t o;
+        if (thnn__add_ovf(n, pb, &o) || thnn__add_ovf(o, pa, &o))
+            return thnn__size_overflow(fn, "the padded size");
         if (o < 1)
             return thnn__error(TH_ERR_RUNTIME, "%s: input size %lld at dimension %d of "
                                "input %s is too small for padding (%lld, %lld): the "
@@ -85,7 +89,10 @@ static int check_padded(const char *fn, const char *name, const th_tensor *padde
 
 /* source index of output position o along a dim of n inputs */
 static inline int64_t src_index(int mode, int64_t o, int64_t n, int64_t before) {
-    int64_t i = o - before;
+    int64_t i;
+    /* a crop beyond int64 (before near INT64_MIN with a huge after) lands
+       past the last input: clamp instead of wrapping */
+    if (__builtin_sub_overflow(o, before, &i)) i = before < 0 ? INT64_MAX : INT64_MIN;
     if (mode == REPLICATE) return i < 0 ? 0 : i >= n ? n - 1 : i;
     if (i < 0) i = -i;
     if (i >= n) i = 2 * (n - 1) - i;

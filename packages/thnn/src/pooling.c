@@ -23,13 +23,16 @@ static int pool_geometry(const char *fn, const th_tensor *input,
         return thnn__error(TH_ERR_RUNTIME, "%s: Expected 3D or 4D (batch mode) "
                            "tensor for input, but got: %s", fn, thnn__shape(input, a));
     int d = input->ndim;
-    g->planes = d == 4 ? input->sizes[0] * input->sizes[1] : input->sizes[0];
+    g->planes = input->sizes[0];
+    if (d == 4 && thnn__mul_ovf(input->sizes[0], input->sizes[1], &g->planes))
+        return thnn__size_overflow(fn, "the number of planes");
     g->H = input->sizes[d - 2]; g->W = input->sizes[d - 1];
     g->kh = kernel[0]; g->kw = kernel[1];
     g->sh = stride[0]; g->sw = stride[1];
     g->ph = padding[0]; g->pw = padding[1];
     g->dh = dilation ? dilation[0] : 1; g->dw = dilation ? dilation[1] : 1;
-    if (g->ph * 2 > g->kh || g->pw * 2 > g->kw)
+    /* pad * 2 > kernel, without the product (pad may be huge) */
+    if (g->ph > g->kh / 2 || g->pw > g->kw / 2)
         return thnn__error(TH_ERR_RUNTIME, "%s: pad should be at most half of "
                            "effective kernel size, but got pad=%lld, kernel_size=%lld",
                            fn, (long long)(g->ph > g->pw ? g->ph : g->pw),
@@ -51,7 +54,8 @@ static void out_shape(const th_tensor *input, const pool_geom *g, int64_t *s) {
    `dil` apart, k of them) that fall inside [0, size) */
 static inline void window_range(int64_t start, int64_t dil, int64_t k,
                                 int64_t size, int64_t *t0, int64_t *t1) {
-    int64_t lo = start < 0 ? (-start + dil - 1) / dil : 0;
+    /* ceil(-start / dil) without -start + dil - 1 (dil may be huge) */
+    int64_t lo = start < 0 ? (-start - 1) / dil + 1 : 0;
     int64_t hi = start + (k - 1) * dil >= size ? (size - 1 - start) / dil + 1 : k;
     if (start > size - 1) hi = 0;
     *t0 = lo;
@@ -96,7 +100,7 @@ static inline void window_range(int64_t start, int64_t dil, int64_t k,
             maxpool2x2_##T(out, ind, x, g);                                    \
             return;                                                            \
         }                                                                      \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * g->OH * g->OW * g->kh * g->kw > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(thnn__work(g->planes * g->OH * g->OW, thnn__work(g->kh, g->kw)) > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             const T *xp = x + p * g->H * g->W;                                 \
             T *op = out + p * g->OH * g->OW;                                   \
@@ -145,7 +149,7 @@ static inline void window_range(int64_t start, int64_t dil, int64_t k,
     /* forward (bwd = 0): out = avg(x); backward (bwd = 1): x += gout / n */  \
     static void avgpool_##T(T *out, T *x, const pool_geom *g, int cip,         \
                             int bwd) {                                         \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * g->OH * g->OW * g->kh * g->kw > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(thnn__work(g->planes * g->OH * g->OW, thnn__work(g->kh, g->kw)) > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             T *xp = x + p * g->H * g->W;                                       \
             for (int64_t oh = 0; oh < g->OH; oh++)                             \
@@ -154,12 +158,13 @@ static inline void window_range(int64_t start, int64_t dil, int64_t k,
                     int64_t h1 = h0 + g->kh, w1 = w0 + g->kw;                  \
                     if (h1 > g->H + g->ph) h1 = g->H + g->ph;                  \
                     if (w1 > g->W + g->pw) w1 = g->W + g->pw;                  \
-                    const int64_t padded = (h1 - h0) * (w1 - w0);              \
+                    /* double: a huge kernel's padded area overflows int64 */ \
+                    const double padded = (double)(h1 - h0) * (double)(w1 - w0); \
                     if (h0 < 0) h0 = 0;                                        \
                     if (w0 < 0) w0 = 0;                                        \
                     if (h1 > g->H) h1 = g->H;                                  \
                     if (w1 > g->W) w1 = g->W;                                  \
-                    const int64_t n = cip ? padded : (h1 - h0) * (w1 - w0);    \
+                    const double n = cip ? padded : (double)((h1 - h0) * (w1 - w0)); \
                     T *o = out + (p * g->OH + oh) * g->OW + ow;                \
                     if (h0 >= h1 || w0 >= w1 || n <= 0) {                      \
                         if (!bwd) *o = 0;                                      \

@@ -31,7 +31,9 @@ static int pool3d_geometry(const char *fn, const th_tensor *input,
                                "dimensions to have positive length, but input has a "
                                "shape of %s and non-batch dimension %d has length zero!",
                                fn, thnn__shape(input, a), i);
-    g->planes = d == 5 ? input->sizes[0] * input->sizes[1] : input->sizes[0];
+    g->planes = input->sizes[0];
+    if (d == 5 && thnn__mul_ovf(input->sizes[0], input->sizes[1], &g->planes))
+        return thnn__size_overflow(fn, "the number of planes");
     for (int i = 0; i < 3; i++) {
         g->in[i] = input->sizes[d - 3 + i];
         g->k[i] = kernel[i];
@@ -40,7 +42,7 @@ static int pool3d_geometry(const char *fn, const th_tensor *input,
         g->dl[i] = dilation ? dilation[i] : 1;
     }
     for (int i = 0; i < 3; i++)
-        if (g->k[i] >= 1 && g->p[i] * 2 > g->k[i])
+        if (g->k[i] >= 1 && g->p[i] > g->k[i] / 2) /* pad * 2 > kernel */
             return thnn__error(TH_ERR_RUNTIME, "%s: pad should be at most half of "
                                "kernel size, but got padding [%lld, %lld, %lld] and "
                                "kernel_size [%lld, %lld, %lld]", fn,
@@ -61,21 +63,22 @@ static void out_shape(const th_tensor *input, const pool3d_geom *g, int64_t *s) 
 }
 
 /* the window of output (od, oh, ow) for average pooling, clipped to the
- * input in [lo, hi); returns its divisor (0: the window is empty) */
-static inline int64_t avg_window(const pool3d_geom *g, const int64_t *o,
-                                 int count_include_pad, int64_t divisor_override,
-                                 int64_t *lo, int64_t *hi) {
-    int64_t padded = 1, inside = 1;
+ * input in [lo, hi); returns its divisor (0: the window is empty), a double
+ * since a huge kernel's padded volume overflows int64 */
+static inline double avg_window(const pool3d_geom *g, const int64_t *o,
+                                int count_include_pad, int64_t divisor_override,
+                                int64_t *lo, int64_t *hi) {
+    double padded = 1, inside = 1;
     for (int i = 0; i < 3; i++) {
         int64_t start = o[i] * g->s[i] - g->p[i], end = start + g->k[i];
         if (end > g->in[i] + g->p[i]) end = g->in[i] + g->p[i];
-        padded *= end - start;
+        padded *= (double)(end - start);
         lo[i] = start < 0 ? 0 : start;
         hi[i] = end > g->in[i] ? g->in[i] : end;
         if (hi[i] <= lo[i]) return 0;
-        inside *= hi[i] - lo[i];
+        inside *= (double)(hi[i] - lo[i]);
     }
-    if (divisor_override) return divisor_override;
+    if (divisor_override) return (double)divisor_override;
     return count_include_pad ? padded : inside;
 }
 
@@ -84,9 +87,9 @@ static inline int64_t avg_window(const pool3d_geom *g, const int64_t *o,
                               const pool3d_geom *g) {                          \
         const int64_t vol = g->in[0] * g->in[1] * g->in[2];                    \
         const int64_t ovol = g->out[0] * g->out[1] * g->out[2];                \
-        const int64_t kvol = g->k[0] * g->k[1] * g->k[2];                      \
+        const int64_t kvol = thnn__work(thnn__work(g->k[0], g->k[1]), g->k[2]); \
         (void)kvol; /* read by the OpenMP clause only */                       \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * ovol * kvol > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(thnn__work(g->planes * ovol, kvol) > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             const T *xp = x + p * vol;                                         \
             for (int64_t oi = 0; oi < ovol; oi++) {                            \
@@ -124,9 +127,9 @@ static inline int64_t avg_window(const pool3d_geom *g, const int64_t *o,
                               int cip, int64_t divisor_override) {             \
         const int64_t vol = g->in[0] * g->in[1] * g->in[2];                    \
         const int64_t ovol = g->out[0] * g->out[1] * g->out[2];                \
-        const int64_t kvol = g->k[0] * g->k[1] * g->k[2];                      \
+        const int64_t kvol = thnn__work(thnn__work(g->k[0], g->k[1]), g->k[2]); \
         (void)kvol; /* read by the OpenMP clause only */                       \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * ovol * kvol > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(thnn__work(g->planes * ovol, kvol) > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             const T *xp = x + p * vol;                                         \
             for (int64_t oi = 0; oi < ovol; oi++) {                            \
@@ -134,7 +137,7 @@ static inline int64_t avg_window(const pool3d_geom *g, const int64_t *o,
                                       oi / g->out[2] % g->out[1],              \
                                       oi % g->out[2]};                         \
                 int64_t lo[3], hi[3];                                          \
-                const int64_t n = avg_window(g, o, cip, divisor_override, lo, hi); \
+                const double n = avg_window(g, o, cip, divisor_override, lo, hi);  \
                 T s = 0;                                                       \
                 if (n)                                                         \
                     for (int64_t id = lo[0]; id < hi[0]; id++)                 \
@@ -150,9 +153,9 @@ static inline int64_t avg_window(const pool3d_geom *g, const int64_t *o,
                                   int cip, int64_t divisor_override) {         \
         const int64_t vol = g->in[0] * g->in[1] * g->in[2];                    \
         const int64_t ovol = g->out[0] * g->out[1] * g->out[2];                \
-        const int64_t kvol = g->k[0] * g->k[1] * g->k[2];                      \
+        const int64_t kvol = thnn__work(thnn__work(g->k[0], g->k[1]), g->k[2]); \
         (void)kvol; /* read by the OpenMP clause only */                       \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * ovol * kvol > THNN_GRAIN)") \
+        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(thnn__work(g->planes * ovol, kvol) > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
             T *gp = gin + p * vol;                                             \
             for (int64_t oi = 0; oi < ovol; oi++) {                            \
@@ -160,7 +163,7 @@ static inline int64_t avg_window(const pool3d_geom *g, const int64_t *o,
                                       oi / g->out[2] % g->out[1],              \
                                       oi % g->out[2]};                         \
                 int64_t lo[3], hi[3];                                          \
-                const int64_t n = avg_window(g, o, cip, divisor_override, lo, hi); \
+                const double n = avg_window(g, o, cip, divisor_override, lo, hi);  \
                 if (!n) continue;                                              \
                 const T v = gout[p * ovol + oi] / (T)n;                        \
                 for (int64_t id = lo[0]; id < hi[0]; id++)                     \

@@ -44,6 +44,24 @@ void thnn__release(th_tensor *t); /* NULL-safe */
 th_tensor *thnn__view(const th_tensor *t, int64_t offset, int ndim,
                       const int64_t *sizes, const int64_t *strides);
 
+/* Overflow-checked int64 size arithmetic (kernel extents, paddings, output
+ * sizes): 1 when the result does not fit, which the kernels report as
+ * an error instead of computing with a wrapped (undefined) value. */
+static inline int thnn__mul_ovf(int64_t a, int64_t b, int64_t *r) {
+    return __builtin_mul_overflow(a, b, r);
+}
+static inline int thnn__add_ovf(int64_t a, int64_t b, int64_t *r) {
+    return __builtin_add_overflow(a, b, r);
+}
+/* a * b for work estimates (OpenMP `if` clauses), saturating at INT64_MAX:
+ * a kernel's size may be huge while its output is small */
+static inline int64_t thnn__work(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+/* RuntimeError "<fn>: <what> overflows int64"; returns its status */
+int thnn__size_overflow(const char *fn, const char *what);
+
 static inline void *thnn__data(const th_tensor *t) {
     return (char *)t->storage->data + t->offset * th_dtype_itemsize(t->dtype);
 }

@@ -41,6 +41,16 @@ def from_numpy(ndarray):
         raise ValueError("given numpy array strides not a multiple of the element byte size. "
                          "Copy the numpy array to reallocate the memory.")
     addr = ndarray.__array_interface__["data"][0]
+    # libTH's kernels read elements through typed pointers and vectorise
+    # on the element alignment (C requires it; UBSan reports it), so data
+    # not aligned to its element size (np.frombuffer at an odd offset, a
+    # packed record field) is refused rather than shared.  PyTorch shares
+    # such arrays; a silent copy would break the sharing promised here,
+    # and as_tensor/tensor copy instead.
+    if addr % item and ndarray.size:
+        raise ValueError(f"given numpy array's data is not aligned to its {item}-byte "
+                         f"{ndarray.dtype} elements (address % {item} == {addr % item}). "
+                         "Copy the numpy array (a.copy()) to reallocate the memory.")
     lo = hi = 0
     if 0 not in shape:
         for n, s in zip(shape, strides):
@@ -67,7 +77,10 @@ def _array_interface(self):
         "shape": tuple(p.sizes[0:p.ndim]),
         "typestr": d.numpy.str,
         "data": (int(ffi.cast("uintptr_t", lib.th_data_ptr(p))), False),
-        "strides": tuple(s * item for s in p.strides[0:p.ndim]),
+        # a size-1 dim's stride addresses nothing and may be any int64:
+        # NumPy needs byte strides that fit in int64
+        "strides": tuple(s * item if n > 1 else 0
+                         for n, s in zip(p.sizes[0:p.ndim], p.strides[0:p.ndim])),
     }
 
 
