@@ -20,7 +20,7 @@ import os
 
 from ._core import int64_array, wrap
 from ._lib import ffi, last_error, lib
-from . import dtypes as _dt
+from . import _convert, dtypes as _dt
 
 SHM_DIR = "/dev/shm"
 
@@ -120,6 +120,7 @@ def share_memory_(t):
     if s.nbytes:
         ffi.memmove(new.data, s.data, s.nbytes)
     path = _file_paths.pop(_addr(new), None) if new.kind == lib.TH_STORAGE_FILE else None
+    views = _convert.exports_of(s)
     _swap(s, new)
     _ensure_cleanup()
     if path is not None:
@@ -127,8 +128,32 @@ def share_memory_(t):
         _owned.add(path)
     else:
         _owned.add(_name(s))
-    lib.th_storage_release(new)  # frees the old memory, now in `new`
+    if not views:
+        lib.th_storage_release(new)  # frees the old memory, now in `new`
+        return t
+    # NumPy arrays (DLPack capsules, memoryviews) point into the old memory:
+    # it lives on, released with the last of them, so that they never read
+    # freed memory.  They keep the values of the move and stop following the
+    # tensor (refusing the move instead would fail inside multiprocessing's
+    # queue feeder thread, where the sender never sees the error).
+    old = ffi.gc(new, lib.th_storage_release)
+    for v in views:
+        v.old_memory = old
+    _warn(f"share_memory_(): {len(views)} NumPy array(s) (or DLPack capsules, memoryviews) "
+          f"of this tensor keep the memory it had before the move, with the values it had "
+          f"then, and no longer follow the tensor; call .numpy() again after share_memory_()")
     return t
+
+
+def _warn(msg):
+    """A RuntimeWarning pointing at the first caller outside ember."""
+    import sys
+    import warnings
+    root = os.path.dirname(os.path.dirname(__file__)) + os.sep  # the ember package
+    level, f = 2, sys._getframe(1)   # stacklevel 2 is _warn's caller
+    while f is not None and f.f_code.co_filename.startswith(root):
+        level, f = level + 1, f.f_back
+    warnings.warn(msg, RuntimeWarning, stacklevel=level)
 
 
 def empty_transient(shape, dtype):
