@@ -314,10 +314,15 @@ def _median(input, dim, keepdim, skip_nan):
     last, in order: median propagates NaN (the row's first NaN and its
     index, as PyTorch), nanmedian takes the lower median of the rest."""
     if dim is None:
+        if input.numel() == 0 and input.dtype.is_floating_point:
+            return input.new_full((), float("nan"))  # as PyTorch
         flat = input.reshape(-1)
         result = _median(flat, 0, False, skip_nan).values
         return result
     dim %= max(input.ndim, 1)
+    if input.ndim and input.shape[dim] == 0:
+        raise IndexError(f"{'nanmedian' if skip_nan else 'median'}(): Expected reduction dim "
+                         f"{dim} to have non-zero size.")
     s = sort(input, dim)
     length = input.shape[dim]
     if not input.dtype.is_floating_point:

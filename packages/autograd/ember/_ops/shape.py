@@ -210,6 +210,9 @@ def movedim(input, source, destination):
                            "dims)")
     src = [_wrap_dim(d, n) for d in src]
     dst = [_wrap_dim(d, n) for d in dst]
+    for name, dims in (("source", src), ("destination", dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
     order = [None] * n
     for s, d in zip(src, dst):
         order[d] = s
@@ -439,11 +442,11 @@ register("contiguous", method=contiguous, samples=[S(T(3, 4))])
 class flip:
     """Reverses the order along dims."""
 
-    def forward(input, dims):
-        return input._data.flip(dims)
+    def forward(input, *dims):  # flip(0, 1), flip((0, 1)) and flip([0, 1]) alike
+        return input._data.flip(_shape_args(dims))
 
-    def save(out, input, dims):
-        return (dims,)
+    def save(out, input, *dims):
+        return (_shape_args(dims),)
 
     def backward(g, dims):
         return g.flip(dims)
@@ -506,8 +509,8 @@ class repeat:
     samples = [S(T(2, 3), 2, 1), S(T(3), 2, 2), S(T(2, 1), (1, 3))]
 
 
-def tile(input, dims):
-    dims = list(dims)
+def tile(input, *dims):  # tile(2, 3), tile((2, 3)) and tile([2, 3]) alike
+    dims = list(_shape_args(dims))
     if len(dims) < input.ndim:
         dims = [1] * (input.ndim - len(dims)) + dims
     return repeat(input, dims)

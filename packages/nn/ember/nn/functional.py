@@ -243,6 +243,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
                                   "supported yet")
     n = weight.shape[0]
     if padding_idx is not None:
+        # PyTorch asserts (its wording); a padding_idx outside the rows
+        # would otherwise silently pad nothing
+        if padding_idx >= n or padding_idx < -n:
+            raise AssertionError("Padding_idx must be within num_embeddings")
         if padding_idx < 0:
             padding_idx += n
     flat = input.reshape(-1).long()
@@ -400,6 +404,11 @@ def _pool_args(name, input, kernel_size, stride, padding, dilation=1, ceil_mode=
         raise RuntimeError(f"{name}: stride should be greater than zero")
     if min(k) < 1:
         raise RuntimeError(f"{name}: kernel_size must be greater than zero")
+    if min(p) < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {min(p)}")
+    if min(d) < 1:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {d[0]} "
+                           f"dilationW: {d[1]}")
     if p[0] > k[0] // 2 or p[1] > k[1] // 2:
         raise RuntimeError(f"{name}: pad should be at most half of effective kernel size, but "
                            f"got pad={p[0] if p[0] > k[0] // 2 else p[1]}, kernel_size="
@@ -430,6 +439,8 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     x, unbatched, k, s, p, _ = _pool_args("avg_pool2d", input, kernel_size, stride, padding,
                                           ceil_mode=ceil_mode)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
     out = _kernels.kernel("avg_pool2d")(x, k, s, p, ceil_mode, count_include_pad,
                                         divisor_override)
     return out.squeeze(0) if unbatched else out
@@ -481,7 +492,8 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                       (0, _single(padding)), ceil_mode, count_include_pad).squeeze(-2)
 
 
-def _adaptive(input, output_size, name, reduce):
+def adaptive_avg_pool2d(input, output_size):
+    name = "adaptive_avg_pool2d"
     x, unbatched = _batched4d(input, name)
     h, w = x.shape[2:]
     if isinstance(output_size, numbers.Integral) or output_size is None:
@@ -489,18 +501,8 @@ def _adaptive(input, output_size, name, reduce):
     oh, ow = (h if o is None else int(o) for o in output_size)
     if oh <= 0 or ow <= 0 and not (h == 0 or w == 0):
         raise RuntimeError(f"{name}: output_size must be positive, got {list(output_size)}")
-    # PyTorch's cells: [floor(i·H/oh), ceil((i+1)·H/oh)); rows then columns
-    # (a mean of means over equal-length rows is the mean, a max of maxes the max)
-    rows = [reduce(x[:, :, (i * h) // oh:-(-((i + 1) * h) // oh)], 2) for i in range(oh)]
-    x = ember.stack(rows, 2)
-    cols = [reduce(x[:, :, :, (j * w) // ow:-(-((j + 1) * w) // ow)], 3) for j in range(ow)]
-    out = ember.stack(cols, 3)
+    out = _functional_convpool._adaptive_avg(x, (oh, ow))
     return out.squeeze(0) if unbatched else out
-
-
-def adaptive_avg_pool2d(input, output_size):
-    return _adaptive(input, output_size, "adaptive_avg_pool2d",
-                     lambda t, d: t.mean(d))
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):

@@ -156,6 +156,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         d = dtype or (_dt.bool_ if isinstance(data, bool) else _dt.int64
                       if isinstance(data, numbers.Integral) else _DTYPES[_default_float()])
         return _scalar_new(data, d)
+    _check_nesting(data)
     try:
         arr = np.asarray(data)
     except ValueError as e:
@@ -166,8 +167,19 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     return _from_array(arr, d)
 
 
-def _first_bad(data):
+def _check_nesting(data):
+    """Refuses lists nested deeper than a tensor's dimensions, such as a list
+    that holds itself, before NumPy walks them."""
+    depth = 0
     while isinstance(data, (list, tuple)) and data:
+        depth += 1
+        if depth > lib.TH_MAX_DIMS:
+            raise ValueError(f"too many dimensions '{type(data).__name__}'")
+        data = data[0]
+
+
+def _first_bad(data):
+    while isinstance(data, (list, tuple)) and data:  # bounded: _check_nesting ran
         data = data[0]
     return type(data).__name__
 
@@ -279,6 +291,8 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
+    if m is not None and int(m) < 0:  # libTH reads m < 0 as "m = n"
+        raise RuntimeError(f"m must be greater or equal to 0, got {int(m)}")
     return wrap(lib.th_eye(int(n), -1 if m is None else int(m),
                            dtype_code(dtype, _default_float())))
 
