@@ -14,9 +14,22 @@ for one receiver, which unlinks it as soon as it has mapped it: that is how
 DataLoader workers pass batches.  Segment names start with
 ``/ember_<pid>_`` of their maker, so ``sweep(pid)`` can remove whatever a
 dead process left behind.
+
+A process killed with SIGKILL runs no exit code: its segments are
+reclaimed by the next Ember process's first shared-memory use
+(``reclaim()``).  The maker holds a shared flock on each segment that
+``share_memory_`` made for as long as it lives (the kernel drops it when
+the process dies, however it dies); a segment is reclaimed only when nobody
+holds that lock, it is this user's, older than ``reclaim_after_s``, and its
+maker's pid is gone or now names a process that started after the segment
+was made (a reused pid).  That is what a normal exit would have done:
+receivers' mappings stay valid, only the name goes.
 """
 import atexit
+import fcntl
 import os
+import re
+import time
 
 from ._core import int64_array, wrap
 from ._lib import ffi, last_error, lib
@@ -68,6 +81,8 @@ def _create_shm(nbytes):
 
 
 def _new_segment(nbytes):
+    if not _reclaimed:
+        _reclaimed.append(reclaim())
     s = _create_shm(nbytes)
     if s:
         return s
@@ -101,6 +116,105 @@ def _new_segment(nbytes):
     return f
 
 
+# ---- liveness locks and reclaiming the segments of killed processes ----------------
+reclaim_after_s = 5.0   # younger segments may not be locked by their maker yet, or be
+#                         a worker's batch on its way (transient segments hold no lock)
+_locks = {}             # path of a segment share_memory_ made here -> fd holding a flock
+_reclaimed = []         # reclaim() ran in this process
+_SEGMENT = re.compile(r"ember_(\d+)_\d+_[0-9a-f]+$")
+
+
+def _hold(path):
+    """Locks a segment just made here for as long as this process lives."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    except OSError:
+        os.close(fd)
+        return
+    _locks[path] = fd
+
+
+def _release_lock(path):
+    fd = _locks.pop(path, None)
+    if fd is not None:
+        os.close(fd)
+
+
+def _start_time(pid):
+    """When process pid started (seconds since the epoch), None if unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        ticks = int(stat[stat.rindex(b")") + 2:].split()[19])  # field 22, starttime
+        with open("/proc/stat", "rb") as f:
+            btime = next(int(line.split()[1]) for line in f if line.startswith(b"btime "))
+        return btime + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def process_gone(pid, since):
+    """Whether process `pid`, known to be alive at time `since` (it made a
+    file then), has exited: no process has its pid, or the one that has it
+    started later (a reused pid; boot time is known to the second)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass
+    start = _start_time(pid)
+    return start is not None and start > since + 2.0
+
+
+def _stale(path, pid, now):
+    """Whether the segment at path was left by a dead maker (see the module
+    docstring); locks it exclusively to be sure nobody holds it."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.getuid() or now - st.st_ctime < reclaim_after_s:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False   # its maker (or a process forked from it) is alive
+        return process_gone(pid, st.st_ctime)
+    finally:
+        os.close(fd)
+
+
+def reclaim():
+    """Unlinks the segments (and fallback files) that killed processes left
+    behind; returns how many.  Runs once per process, at its first
+    shared-memory use."""
+    now, n, me = time.time(), 0, os.getpid()
+    for folder in {SHM_DIR, fallback_dir()}:
+        try:
+            names = os.listdir(folder) if folder else ()
+        except OSError:
+            continue
+        for f in names:
+            m = _SEGMENT.match(f)
+            if not m or int(m.group(1)) == me:
+                continue
+            path = os.path.join(folder, f)
+            if _stale(path, int(m.group(1)), now):
+                try:
+                    os.unlink(path)
+                    n += 1
+                except OSError:
+                    pass
+    return n
+
+
 def _id_of(s):
     """(kind, name or path) identifying a shared storage across processes."""
     if s.kind == lib.TH_STORAGE_FILE:
@@ -128,6 +242,7 @@ def share_memory_(t):
         _owned.add(path)
     else:
         _owned.add(_name(s))
+    _hold(path or os.path.join(SHM_DIR, _name(s).lstrip("/")))
     if not views:
         lib.th_storage_release(new)  # frees the old memory, now in `new`
         return t
@@ -271,6 +386,7 @@ def unlink(name):
     """Removes a segment ("/ember_..." or "ember_...") or a fallback file (a path)."""
     path = name if name.startswith("/") and not name.startswith("/ember_") else \
         os.path.join(SHM_DIR, name.lstrip("/"))
+    _release_lock(path)
     try:
         os.unlink(path)
     except FileNotFoundError:
@@ -341,6 +457,9 @@ def _after_fork():
     _owner_pid = os.getpid()
     _owned.clear()
     _transient.clear()
+    for fd in _locks.values():  # the parent's locks: its segments, not this child's
+        os.close(fd)
+    _locks.clear()
 
 
 os.register_at_fork(after_in_child=_after_fork)
