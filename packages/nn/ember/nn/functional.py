@@ -39,10 +39,20 @@ def _check_tensor(x, name="input"):
         raise TypeError(f"{name} must be a Tensor, not {type(x).__name__}")
 
 
+def _check_tensors(fn, **args):
+    """PyTorch's TypeError for each named argument that is not a Tensor."""
+    for position, (name, x) in enumerate(args.items(), 1):
+        if not isinstance(x, ember.Tensor):
+            raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, "
+                            f"not {type(x).__name__}")
+
+
 # ---- linear ------------------------------------------------------------------
 def linear(input, weight, bias=None):
     """y = x Wᵀ + b, with x (*, in_features), W (out_features, in_features)."""
-    _check_tensor(input)
+    _check_tensors("linear", input=input, weight=weight)
+    if bias is not None:
+        _check_tensor(bias, "bias")
     if input.dim() == 0:
         raise RuntimeError("both arguments to linear need to be at least 1D, but they are 0D "
                            f"and {weight.dim()}D")
@@ -316,6 +326,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    _check_tensors("cosine_similarity", x1=x1, x2=x2)
     n1 = x1.norm(2, dim).clamp(min=eps)
     n2 = x2.norm(2, dim).clamp(min=eps)
     return (x1 * x2).sum(dim) / (n1 * n2)
@@ -622,6 +633,7 @@ def _check_reduction(reduction, extra=()):
 
 
 def _same_size(input, target, name):
+    _check_tensors(name, input=input, target=target)
     if input.shape != target.shape:
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
                       f"size ({input.shape}). This will likely lead to incorrect results due "
@@ -785,6 +797,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     _check_reduction(reduction)
+    _check_tensors("binary_cross_entropy", input=input, target=target)
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the "
                          f"input size ({input.shape}) is deprecated. Please ensure they have "
@@ -822,6 +835,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """target · (log target − input) pointwise; input holds log-probabilities."""
     _check_reduction(reduction, ("batchmean",))
+    _check_tensors("kl_div", input=input, target=target)
     if reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
                       "the support size.'batchmean' divides only by the batch size, and "
