@@ -112,3 +112,13 @@ def test_embedding_padding_idx_out_of_range():
     w = ember.arange(6.).reshape(3, 2).requires_grad_()
     F.embedding(ember.tensor([0, 2, 2]), w, padding_idx=-1).sum().backward()
     assert w.grad.tolist() == [[1., 1.], [0., 0.], [0., 0.]]
+
+
+def test_norms_with_zero_groups_or_channels():
+    with raises(RuntimeError, "Expected num groups to be greater than 0, got 0"):
+        F.group_norm(ember.zeros(2, 4), 0)
+    with raises(RuntimeError, "Expected num groups to be greater than 0, got -2"):
+        F.group_norm(ember.zeros(2, 4), -2)
+    # no channels: nothing to normalise (was a ZeroDivisionError)
+    assert F.batch_norm(ember.zeros(2, 0), ember.zeros(0), ember.ones(0),
+                        training=True).shape == (2, 0)

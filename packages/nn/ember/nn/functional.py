@@ -310,7 +310,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if input.dim() < 2:
         raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
     c = input.shape[1]
-    if training and input.numel() // c <= 1:
+    if training and c and input.numel() // c <= 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got "
                          f"input size {list(input.shape)}")
     if not training and (running_mean is None or running_var is None):
@@ -521,6 +521,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
                            f"{input.dim()}")
     n, c = input.shape[:2]
+    if num_groups <= 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {num_groups}")
     if c % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
