@@ -332,6 +332,8 @@ def adaptive_mean_dim(x, dim, o):
     along `dim`, all cells at once: each cell's elements are gathered into
     a row of the longest cell's length, padding masked out."""
     n = x.shape[dim]
+    if o and n % o == 0:  # equal cells side by side: a reshape and a mean
+        return x.reshape(*x.shape[:dim], o, n // o, *x.shape[dim + 1:]).mean(dim + 1)
     j = np.arange(o, dtype=np.int64)
     start = (j * n) // o
     length = -(-((j + 1) * n) // o) - start
