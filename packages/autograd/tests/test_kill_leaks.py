@@ -64,12 +64,48 @@ NEXT_PROCESS = """
 
 def test_segment_of_killed_process_is_reclaimed_by_next_process():
     name = killed_sharer()
+    pid = int(name.split("_")[1])
     try:
         assert name and os.path.exists(os.path.join(SHM, name))  # the leak
+        assert os.path.exists(_shared._lock_path(pid))            # and its liveness file
         run(NEXT_PROCESS)
         assert not os.path.exists(os.path.join(SHM, name))
+        assert not os.path.exists(_shared._lock_path(pid))
     finally:
         _shared.unlink(name)
+
+
+def test_locked_liveness_file_protects_a_maker_whose_pid_is_not_visible():
+    # a maker in another pid namespace sharing /dev/shm: its pid looks dead
+    # here, but it holds the lock on its liveness file
+    pid = dead_pid()
+    lock = _shared._lock_path(pid)
+    name = f"ember_{pid}_1_{os.getpid() % 0xffff}"
+    path = os.path.join(SHM, name)
+    p = subprocess.Popen(python(f"""
+        import fcntl, os, sys
+        fd = os.open({lock!r}, os.O_RDONLY | os.O_CREAT, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        print("locked", flush=True)
+        sys.stdin.readline()
+    """), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    saved = _shared.reclaim_after_s
+    try:
+        assert p.stdout.readline().strip() == "locked"
+        time.sleep(0.05)
+        open(path, "wb").close()   # the segment, made after the lock
+        _shared.reclaim_after_s = 0
+        _shared.reclaim()
+        assert os.path.exists(path) and os.path.exists(lock)
+        p.communicate("\n", timeout=30)
+        _shared.reclaim()          # the maker is gone now, its lock with it
+        assert not os.path.exists(path) and not os.path.exists(lock)
+    finally:
+        _shared.reclaim_after_s = saved
+        p.kill()
+        _shared.unlink(name)
+        if os.path.exists(lock):
+            os.unlink(lock)
 
 
 def test_segment_of_live_process_is_kept():

@@ -17,13 +17,15 @@ dead process left behind.
 
 A process killed with SIGKILL runs no exit code: its segments are
 reclaimed by the next Ember process's first shared-memory use
-(``reclaim()``).  The maker holds a shared flock on each segment that
-``share_memory_`` made for as long as it lives (the kernel drops it when
-the process dies, however it dies); a segment is reclaimed only when nobody
-holds that lock, it is this user's, older than ``reclaim_after_s``, and its
-maker's pid is gone or now names a process that started after the segment
-was made (a reused pid).  That is what a normal exit would have done:
-receivers' mappings stay valid, only the name goes.
+(``reclaim()``).  A process that calls ``share_memory_`` holds a shared
+flock on its liveness file ``/dev/shm/.ember-lock-<pid>`` for as long as it
+lives (one fd; the kernel drops the lock however the process dies).  A
+segment is reclaimed only when it is this user's, older than
+``reclaim_after_s``, its maker's pid is gone or now names a process that
+started after the segment was made (a reused pid), and no liveness file of
+that pid older than the segment is locked (which also protects makers in
+another pid namespace sharing /dev/shm).  That is what a normal exit would
+have done: receivers' mappings stay valid, only the name goes.
 """
 import atexit
 import fcntl
@@ -117,17 +119,30 @@ def _new_segment(nbytes):
 
 
 # ---- liveness locks and reclaiming the segments of killed processes ----------------
-reclaim_after_s = 5.0   # younger segments may not be locked by their maker yet, or be
-#                         a worker's batch on its way (transient segments hold no lock)
-_locks = {}             # path of a segment share_memory_ made here -> fd holding a flock
+reclaim_after_s = 5.0   # younger segments may be a DataLoader batch on its way
+_LOCK_PREFIX = ".ember-lock-"
+_lock_fd = [None]       # this process's liveness file, locked while it lives
 _reclaimed = []         # reclaim() ran in this process
 _SEGMENT = re.compile(r"ember_(\d+)_\d+_[0-9a-f]+$")
 
 
-def _hold(path):
-    """Locks a segment just made here for as long as this process lives."""
+def _lock_path(pid):
+    return os.path.join(SHM_DIR, f"{_LOCK_PREFIX}{int(pid)}")
+
+
+def _hold():
+    """Makes and locks this process's liveness file, once (before its first
+    share_memory_ segment, so that the file is older than its segments).  A
+    file of the same name is a dead process's whose pid this one reuses."""
+    if _lock_fd[0] is not None:
+        return
+    path = _lock_path(os.getpid())
     try:
-        fd = os.open(path, os.O_RDONLY)
+        os.unlink(path)
+    except OSError:
+        pass
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError:
         return
     try:
@@ -135,12 +150,25 @@ def _hold(path):
     except OSError:
         os.close(fd)
         return
-    _locks[path] = fd
+    _lock_fd[0] = fd
 
 
-def _release_lock(path):
-    fd = _locks.pop(path, None)
-    if fd is not None:
+def _locked(path, before=None):
+    """Whether a live process holds the lock of the file at path (made
+    before `before`, if given)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        if before is not None and os.fstat(fd).st_ctime > before + 1.0:
+            return False   # made by a later process with the same pid
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        return False
+    finally:
         os.close(fd)
 
 
@@ -173,22 +201,21 @@ def process_gone(pid, since):
 
 def _stale(path, pid, now):
     """Whether the segment at path was left by a dead maker (see the module
-    docstring); locks it exclusively to be sure nobody holds it."""
+    docstring)."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        st = os.stat(path)
     except OSError:
         return False
+    if st.st_uid != os.getuid() or now - st.st_ctime < reclaim_after_s:
+        return False
+    return process_gone(pid, st.st_ctime) and not _locked(_lock_path(pid), st.st_ctime)
+
+
+def _unlink_quietly(path):
     try:
-        st = os.fstat(fd)
-        if st.st_uid != os.getuid() or now - st.st_ctime < reclaim_after_s:
-            return False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return False   # its maker (or a process forked from it) is alive
-        return process_gone(pid, st.st_ctime)
-    finally:
-        os.close(fd)
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def reclaim():
@@ -203,9 +230,14 @@ def reclaim():
             continue
         for f in names:
             m = _SEGMENT.match(f)
+            path = os.path.join(folder, f)
+            if f.startswith(_LOCK_PREFIX) and folder == SHM_DIR and f[len(_LOCK_PREFIX):].isdigit():
+                pid = int(f[len(_LOCK_PREFIX):])
+                if pid != me and process_gone(pid, now) and not _locked(path):
+                    _unlink_quietly(path)   # a dead process's liveness file
+                continue
             if not m or int(m.group(1)) == me:
                 continue
-            path = os.path.join(folder, f)
             if _stale(path, int(m.group(1)), now):
                 try:
                     os.unlink(path)
@@ -230,6 +262,7 @@ def share_memory_(t):
     s = t._p.storage
     if s.kind in (lib.TH_STORAGE_SHARED, lib.TH_STORAGE_FILE):
         return t
+    _hold()
     new = _new_segment(s.nbytes)
     if s.nbytes:
         ffi.memmove(new.data, s.data, s.nbytes)
@@ -242,7 +275,6 @@ def share_memory_(t):
         _owned.add(path)
     else:
         _owned.add(_name(s))
-    _hold(path or os.path.join(SHM_DIR, _name(s).lstrip("/")))
     if not views:
         lib.th_storage_release(new)  # frees the old memory, now in `new`
         return t
@@ -386,7 +418,6 @@ def unlink(name):
     """Removes a segment ("/ember_..." or "ember_...") or a fallback file (a path)."""
     path = name if name.startswith("/") and not name.startswith("/ember_") else \
         os.path.join(SHM_DIR, name.lstrip("/"))
-    _release_lock(path)
     try:
         os.unlink(path)
     except FileNotFoundError:
@@ -450,6 +481,8 @@ def _cleanup():
         unlink(name)
     _owned.clear()
     _transient.clear()
+    if _lock_fd[0] is not None:
+        _unlink_quietly(_lock_path(os.getpid()))
 
 
 def _after_fork():
@@ -457,9 +490,9 @@ def _after_fork():
     _owner_pid = os.getpid()
     _owned.clear()
     _transient.clear()
-    for fd in _locks.values():  # the parent's locks: its segments, not this child's
-        os.close(fd)
-    _locks.clear()
+    if _lock_fd[0] is not None:  # the parent's liveness lock, not this child's
+        os.close(_lock_fd[0])
+        _lock_fd[0] = None
 
 
 os.register_at_fork(after_in_child=_after_fork)
