@@ -42,9 +42,15 @@ def _strip(data):
     return data
 
 
+_MAX_NESTING = 64  # deeper nesting (or a list that holds itself) is refused
+
+
 def _holds_tensor(seq):
-    x = seq
+    x, depth = seq, 0
     while isinstance(x, (list, tuple)) and x:
+        depth += 1
+        if depth > _MAX_NESTING:
+            raise ValueError(f"too many dimensions '{type(x).__name__}'")
         x = x[0]
     return isinstance(x, Tensor)
 

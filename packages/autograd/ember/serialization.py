@@ -13,10 +13,13 @@ unpickler accepts only tensors, dtypes, devices, containers and primitive
 types, and refuses anything else naming it (``weights_only=False`` opts
 out, for files you trust).  Saving to a path writes a temporary file next
 to it and renames it over the target, so a failure never destroys the
-previous file.  Checkpoints written by ``torch.save`` (zip format) load too.
+previous file; the temporary a killed save leaves
+(``.<name>.ember-save-<pid>-<random>.tmp``) is removed by the next save to
+the same path.  Checkpoints written by ``torch.save`` (zip format) load too.
 """
 import _codecs
 import collections
+import fcntl
 import io
 import os
 import pickle
@@ -174,33 +177,41 @@ def _write_archive(fileobj, obj, protocol):
                 out.write(_storage_bytes(data))
 
 
+_TEMP_TAG = ".ember-save-"  # .<name>.ember-save-<pid>-<random>.tmp next to <name>
+
+
 def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL,
          _use_new_zipfile_serialization=True):
     """Saves obj (tensors, state_dicts, containers, numbers, ...) to f: a path
     or a writable binary file.  Saving to a path is atomic: the data goes
-    to a temporary file in the same folder, renamed over f when complete."""
+    to a temporary file in the same folder, renamed over f when complete.
+    Temporaries that killed saves to the same path left behind are removed
+    first."""
     if pickle_module is not None and pickle_module is not pickle:
         raise NotImplementedError("ember.save supports only the pickle module")
     if isinstance(f, (str, os.PathLike)):
         path = os.fspath(f)
         folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
-                                   dir=folder)
+        _remove_dead_temporaries(path, folder)
+        fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path) + f"{os.getpid()}-",
+                                   suffix=".tmp", dir=folder)
         try:
+            # held until the rename: a live writer's temporary is never removed
+            fcntl.flock(fd, fcntl.LOCK_EX)
             with os.fdopen(fd, "wb") as out:
                 _write_archive(out, obj, pickle_protocol)
                 out.flush()
                 os.fsync(out.fileno())
-            if os.path.exists(path):
-                try:
-                    os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-                except OSError:
-                    pass
-            else:
-                umask = os.umask(0)
-                os.umask(umask)
-                os.chmod(tmp, 0o666 & ~umask)
-            os.replace(tmp, path)
+                if os.path.exists(path):
+                    try:
+                        os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+                    except OSError:
+                        pass
+                else:
+                    umask = os.umask(0)
+                    os.umask(umask)
+                    os.chmod(tmp, 0o666 & ~umask)
+                os.replace(tmp, path)
         except BaseException:
             try:
                 os.unlink(tmp)
@@ -209,6 +220,42 @@ def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL,
             raise
     else:
         _write_archive(f, obj, pickle_protocol)
+
+
+def _temp_prefix(path):
+    return "." + os.path.basename(path) + _TEMP_TAG
+
+
+def _remove_dead_temporaries(path, folder):
+    """Removes the temporaries of saves to `path` whose writer was killed:
+    ours by name, unlocked (a writer locks its temporary until the rename)
+    and written by a process that has exited (its pid gone, or reused by a
+    process that started later)."""
+    from ember.th._shared import process_gone
+    prefix = _temp_prefix(path)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(".tmp")):
+            continue
+        pid = name[len(prefix):].split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        tmp = os.path.join(folder, name)
+        try:
+            fd = os.open(tmp, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if process_gone(int(pid), os.fstat(fd).st_mtime):
+                os.unlink(tmp)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
 
 # ---- loading --------------------------------------------------------------

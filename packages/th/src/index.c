@@ -52,23 +52,43 @@ static th_tensor *index_copy_i64(const th_tensor *index) {
     return r;
 }
 
+/* How an op reads an index: PyTorch wraps negative entries for some ops and
+ * refuses them for others, each with its own wording. */
+enum {
+    IDX_WRAP = 0,     /* negatives wrap; "index %d is out of bounds ..." */
+    IDX_FLAT = 1,     /* take / put_: negatives wrap; "out of range: ..." */
+    IDX_GATHER = 2,   /* gather / scatter: no negatives; RuntimeError */
+    IDX_SELECT = 3,   /* index_select / index_add_: no negatives */
+    IDX_COPY = 4      /* index_copy_: no negatives */
+};
+
+static int index_error(int64_t v, int64_t size, int dim, int mode) {
+    switch (mode) {
+    case IDX_FLAT:
+        return th__error(TH_ERR_INDEX, "out of range: tried to access index "
+                         "%lld on a tensor of %lld elements.", (long long)v,
+                         (long long)size);
+    case IDX_SELECT:
+        return th__error(TH_ERR_INDEX, "index out of range in self");
+    case IDX_COPY:
+        return th__error(TH_ERR_INDEX, "index_copy_(): index %lld is out of "
+                         "bounds for dimension %d with size %lld",
+                         (long long)v, dim, (long long)size);
+    default:
+        return th__error(mode == IDX_GATHER ? TH_ERR_RUNTIME : TH_ERR_INDEX,
+                         "index %lld is out of bounds for dimension %d "
+                         "with size %lld", (long long)v, dim, (long long)size);
+    }
+}
+
 /* Wraps negative entries of a private int64 index in place after checking
- * them against `size`.  flat: take/put_ wording instead of a dim. */
-static int wrap_indices(th_tensor *idx, int64_t size, int dim, int flat) {
+ * them against `size` (mode: one of IDX_*). */
+static int wrap_indices(th_tensor *idx, int64_t size, int dim, int mode) {
     int64_t *p = (int64_t *)th__ptr(idx), n = th_numel(idx);
+    int64_t lo = mode == IDX_WRAP || mode == IDX_FLAT ? -size : 0;
     for (int64_t i = 0; i < n; i++) {
         int64_t v = p[i];
-        if (v < -size || v >= size) {
-            if (flat)
-                return th__error(TH_ERR_INDEX,
-                                 "out of range: tried to access index %lld "
-                                 "on a tensor of %lld elements.",
-                                 (long long)v, (long long)size);
-            return th__error(TH_ERR_INDEX,
-                             "index %lld is out of bounds for dimension %d "
-                             "with size %lld", (long long)v, dim,
-                             (long long)size);
-        }
+        if (v < lo || v >= size) return index_error(v, size, dim, mode);
         if (v < 0) p[i] = v + size;
     }
     return TH_OK;
@@ -76,9 +96,9 @@ static int wrap_indices(th_tensor *idx, int64_t size, int dim, int flat) {
 
 /* Checked, wrapped int64 copy of `index` for a dim of length `size`. */
 static th_tensor *checked_index(const th_tensor *index, int64_t size, int dim,
-                                int flat) {
+                                int mode) {
     th_tensor *r = index_copy_i64(index);
-    if (r && wrap_indices(r, size, dim, flat) != TH_OK) {
+    if (r && wrap_indices(r, size, dim, mode) != TH_OK) {
         th_tensor_release(r);
         return NULL;
     }
@@ -89,7 +109,7 @@ static th_tensor *checked_index(const th_tensor *index, int64_t size, int dim,
  * [0, size) is used as it is (one scan, no copy), unless it shares memory
  * with `self`, which is about to be written. */
 static th_tensor *checked_index_ro(const th_tensor *index, int64_t size,
-                                   int dim, int flat, const th_tensor *self) {
+                                   int dim, int mode, const th_tensor *self) {
     if (index->dtype == TH_INT64 && th_is_contiguous(index) &&
         !(self && index->storage == self->storage)) {
         const int64_t *p = (const int64_t *)th__ptr(index);
@@ -101,7 +121,7 @@ static th_tensor *checked_index_ro(const th_tensor *index, int64_t size,
             return (th_tensor *)index;
         }
     }
-    return checked_index(index, size, dim, flat);
+    return checked_index(index, size, dim, mode);
 }
 
 static int index_dtype_error(const char *op, const th_tensor *index) {
@@ -355,7 +375,7 @@ th_tensor *th_index_select(const th_tensor *a, int dim, const th_tensor *index) 
                               "index_select(): Index to scalar can have only "
                               "1 value, got %lld value(s)", (long long)n);
     split_at(a, dim, &outer, &size, &inner);
-    th_tensor *idx = checked_index(index, size, dim, 0);
+    th_tensor *idx = checked_index(index, size, dim, IDX_SELECT);
     if (!idx) return NULL;
     int64_t sizes[TH_MAX_DIMS];
     memcpy(sizes, a->sizes, sizeof sizes);
@@ -419,7 +439,9 @@ static int index_slices(th_tensor *self, int dim, const th_tensor *index,
                         int mode) {
     int64_t outer, size, inner;
     split_at(self, dim, &outer, &size, &inner);
-    th_tensor *idx = checked_index(index, size, dim, 0);
+    th_tensor *idx = checked_index(index, size, dim,
+                                   mode == MODE_ADD ? IDX_SELECT
+                                   : mode == MODE_COPY ? IDX_COPY : IDX_WRAP);
     if (!idx) return th_last_status();
     int cdt = mode == MODE_ADD ? compute_dtype(self->dtype) : self->dtype;
     th_tensor *sc = NULL, *v = NULL, *work = NULL;
@@ -631,7 +653,7 @@ static int check_sg(const char *op, const th_tensor *self, int dim,
 th_tensor *th_gather(const th_tensor *a, int dim, const th_tensor *index) {
     if ((dim = th__wrap_dim(dim, a->ndim)) < 0) return NULL;
     if (check_sg("gather", a, dim, index, NULL, 1) != TH_OK) return NULL;
-    th_tensor *idx = checked_index_ro(index, ne_size(a, dim), dim, 0, NULL);
+    th_tensor *idx = checked_index_ro(index, ne_size(a, dim), dim, IDX_GATHER, NULL);
     if (!idx) return NULL;
     th_tensor *r = th_empty(index->ndim, index->sizes, a->dtype);
     if (r && th_numel(r) > 0) {
@@ -722,7 +744,7 @@ int th_scatter_(th_tensor *self, int dim, const th_tensor *index,
     if (th_numel(index) == 0) return TH_OK;
     if (check_sg("scatter", self, dim, index, value_mode ? NULL : src, 0))
         return th_last_status();
-    th_tensor *idx = checked_index_ro(index, ne_size(self, dim), dim, 0, self);
+    th_tensor *idx = checked_index_ro(index, ne_size(self, dim), dim, IDX_GATHER, self);
     if (!idx) return th_last_status();
 
     int cdt = reduce == TH_SCATTER_NONE ? self->dtype : compute_dtype(self->dtype);
@@ -1012,7 +1034,7 @@ th_tensor *th_take(const th_tensor *a, const th_tensor *index) {
                   "but got %s", title(index->dtype));
         return NULL;
     }
-    th_tensor *idx = checked_index_ro(index, th_numel(a), 0, 1, NULL);
+    th_tensor *idx = checked_index_ro(index, th_numel(a), 0, IDX_FLAT, NULL);
     if (!idx) return NULL;
     th_tensor *r = th_empty(index->ndim, index->sizes, a->dtype);
     th_tensor *ac = r ? th_contiguous(a) : NULL;
@@ -1046,7 +1068,7 @@ int th_put_(th_tensor *self, const th_tensor *index, const th_tensor *src,
                          "number of elements, but got source.numel() = %lld, "
                          "index.numel() = %lld", (long long)th_numel(src),
                          (long long)th_numel(index));
-    th_tensor *idx = checked_index_ro(index, th_numel(self), 0, 1, self);
+    th_tensor *idx = checked_index_ro(index, th_numel(self), 0, IDX_FLAT, self);
     if (!idx) return th_last_status();
     int cdt = accumulate ? compute_dtype(self->dtype) : self->dtype;
     th_tensor *sc = input_copy(src, cdt, self), *one = NULL, *work = NULL;
@@ -1181,7 +1203,7 @@ static int adv_prepare(const th_tensor *a, int first, int n,
         th_tensor *ex = th_expand(list[k], nb, bshape);
         th_tensor *ec = ex ? index_copy_i64(ex) : NULL;
         th_tensor_release(ex);
-        if (!ec || wrap_indices(ec, a->sizes[d], d, 0) != TH_OK) {
+        if (!ec || wrap_indices(ec, a->sizes[d], d, IDX_WRAP) != TH_OK) {
             th_tensor_release(ec);
             goto fail_status;
         }

@@ -50,8 +50,8 @@ def test_index_select_gather_take(make, rng, d, layout):
         if op == "index_select":
             if n == 0:
                 idx = np.zeros(0, np.int64)
-            else:  # repeats and negative indices (wrapped, as NumPy)
-                idx = rng.integers(-n, n, 7 if t.ndim else 1)
+            else:  # repeats (negative indices are refused, as PyTorch)
+                idx = rng.integers(0, n, 7 if t.ndim else 1)
             r = t.index_select(dim, idx_tensor(idx, idt))
             exp = np.take(a1, idx, axis=ax)
             assert_close(r, exp.reshape(()) if t.ndim == 0 else exp, d)
@@ -60,7 +60,7 @@ def test_index_select_gather_take(make, rng, d, layout):
             ishape = [max(0, s - 1) if i != ax else 6 for i, s in enumerate(a1.shape)]
             if t.ndim == 0:
                 ishape = []
-            idx = rng.integers(-n, n, ishape) if n else np.zeros(ishape, np.int64)
+            idx = rng.integers(0, n, ishape) if n else np.zeros(ishape, np.int64)
             if n == 0 and ishape and np.prod(ishape):
                 idx = np.zeros([0] * len(ishape), np.int64)
             sub = a1[tuple(slice(0, s) if i != ax else slice(None)
@@ -233,9 +233,11 @@ def test_index_add_copy_fill(make, rng, d, layout):
         op, dim = case
         n = SHAPE[dim]
         if op == "index_add":
-            idx = rng.integers(-n, n, 6)  # repeats accumulate
+            idx = rng.integers(0, n, 6)  # repeats accumulate
         else:
-            idx = rng.permutation(n)[:3] - (n if dim == 1 else 0)  # some negative
+            idx = rng.permutation(n)[:3]
+            if op == "index_fill" and dim == 1:
+                idx = idx - n  # index_fill wraps negative indices, as PyTorch
         sshape = list(SHAPE)
         sshape[dim] = len(idx)
         s_t, s = make(sshape, d)
@@ -364,23 +366,28 @@ def test_put(make, rng, d, layout):
 
 # ---- out-of-range indices: IndexError, nothing written ------------------
 def bad_index_cases():
-    """(name, call(t) with one bad index placed after good ones, message)"""
+    """(name, call(t) with one bad index placed after good ones, message); gather and
+    the scatter family raise RuntimeError, the others IndexError, as PyTorch"""
     def ix(*v):
         return idx_tensor(v)
     src = th.full((3, 2), -1.0)
     return [
         ("index_select", lambda t: t.index_select(1, ix(0, 1, 4)),
-         "index 4 is out of bounds for dimension 1 with size 4"),
-        ("index_select neg", lambda t: t.index_select(0, ix(0, -4)),
-         "index -4 is out of bounds for dimension 0 with size 3"),
+         "index out of range in self"),
+        ("index_select neg", lambda t: t.index_select(0, ix(0, -1)),
+         "index out of range in self"),
         ("gather", lambda t: t.gather(1, ix(0, 1, 5).reshape(1, 3)),
          "index 5 is out of bounds for dimension 1 with size 4"),
         ("take", lambda t: t.take(ix(0, 11, 12)),
          "out of range: tried to access index 12 on a tensor of 12 elements."),
         ("scatter_", lambda t: t.scatter_(1, ix(0, 1, 2, 3, 0, 4).reshape(3, 2), src),
          "index 4 is out of bounds for dimension 1 with size 4"),
-        ("scatter_ neg", lambda t: t.scatter_(1, ix(0, 1, 2, 3, 0, -5).reshape(3, 2), src),
-         "index -5 is out of bounds for dimension 1 with size 4"),
+        ("scatter_ neg", lambda t: t.scatter_(1, ix(0, 1, 2, 3, 0, -1).reshape(3, 2), src),
+         "index -1 is out of bounds for dimension 1 with size 4"),
+        ("gather neg", lambda t: t.gather(0, ix(0, -1).reshape(2, 1)),
+         "index -1 is out of bounds for dimension 0 with size 3"),
+        ("scatter_add_ neg", lambda t: t.scatter_add_(0, ix(-1).reshape(1, 1), src),
+         "index -1 is out of bounds for dimension 0 with size 3"),
         ("scatter_ value", lambda t: t.scatter_(0, ix(0, 3).reshape(2, 1), value=5.0),
          "index 3 is out of bounds for dimension 0 with size 3"),
         ("scatter_add_", lambda t: t.scatter_add_(1, ix(0, 1, 2, 3, 0, 4).reshape(3, 2), src),
@@ -393,9 +400,13 @@ def bad_index_cases():
         ("scatter_reduce_ mean", lambda t: t.scatter_reduce_(
             1, ix(0, 1, 2, 3, 0, 9).reshape(3, 2), src, "mean"), "index 9 is out of bounds"),
         ("index_add_", lambda t: t.index_add_(0, ix(0, 1, 3), th.ones(3, 4)),
-         "index 3 is out of bounds for dimension 0 with size 3"),
+         "index out of range in self"),
+        ("index_add_ neg", lambda t: t.index_add_(0, ix(0, 1, -1), th.ones(3, 4)),
+         "index out of range in self"),
         ("index_copy_", lambda t: t.index_copy_(0, ix(0, 1, 3), th.ones(3, 4)),
-         "index 3 is out of bounds for dimension 0 with size 3"),
+         "index_copy_(): index 3 is out of bounds for dimension 0 with size 3"),
+        ("index_copy_ neg", lambda t: t.index_copy_(0, ix(0, 1, -1), th.ones(3, 4)),
+         "index_copy_(): index -1 is out of bounds for dimension 0 with size 3"),
         ("index_fill_", lambda t: t.index_fill_(1, ix(0, 1, 4), -1.0),
          "index 4 is out of bounds for dimension 1 with size 4"),
         ("index_fill_ neg", lambda t: t.index_fill_(1, ix(0, 1, -5), -1.0),
@@ -415,7 +426,8 @@ def test_out_of_range_index_leaves_data_unchanged(make, layout):
         name, call, msg = case
         t = make((3, 4), th.float32, layout)[0]
         snap = snapshot(t)
-        with raises(IndexError, msg):
+        kind = RuntimeError if name.startswith(("gather", "scatter")) else IndexError
+        with raises(kind, msg):
             call(t)
         assert_unchanged(t, snap)
 

@@ -13,8 +13,12 @@ namespace {
 // The walk of scatter/gather: `sizes` is the iteration shape; the target
 // (self or input) steps by tstr except along `dim`, where the index picks
 // the position.
+// How an op reads an index, as PyTorch: negative entries wrap for some ops
+// and are refused (each with its own wording) by others.
+enum { IDX_WRAP = 0, IDX_GATHER = 1, IDX_SELECT = 2, IDX_COPY = 3 };
+
 struct SgGeom {
-    int32_t ndim, dim;
+    int32_t ndim, dim, idx_mode;   // idx_mode: IDX_*
     int64_t dim_size, dim_stride;
     int64_t sizes[THC_MAX_DIMS], tstr[THC_MAX_DIMS], istr[THC_MAX_DIMS], ostr[THC_MAX_DIMS];
     THC_HD void at(int64_t i, int64_t *t, int64_t *ix, int64_t *o) const {
@@ -31,10 +35,10 @@ struct SgGeom {
 
 // the index at `ix` made non-negative, or -1 after recording it as bad
 THC_HD inline int64_t read_index(const void *index, int index_dtype, int64_t ix, int64_t size,
-                                 int64_t *flag) {
+                                 int mode, int64_t *flag) {
     int64_t j = index_dtype == THC_INT32 ? ((const int32_t *)index)[ix]
                                          : ((const int64_t *)index)[ix];
-    if (j < -size || j >= size) {
+    if (j < (mode == IDX_WRAP ? -size : 0) || j >= size) {
         if (flag[0] == 0) {   // a benign race: some bad index is reported
             flag[0] = 1;
             flag[1] = j;
@@ -54,7 +58,7 @@ template <typename T> struct GatherFn {
     THC_HD void operator()(int64_t i) const {
         int64_t t, ix, o;
         g.at(i, &t, &ix, &o);
-        int64_t j = read_index(index, index_dtype, ix, g.dim_size, flag);
+        int64_t j = read_index(index, index_dtype, ix, g.dim_size, g.idx_mode, flag);
         if (j >= 0) out[o] = src[t + j * g.dim_stride];
     }
 };
@@ -71,7 +75,7 @@ template <typename T> struct ScatterFn {
     THC_HD void operator()(int64_t i) const {
         int64_t t, ix, o;
         g.at(i, &t, &ix, &o);
-        int64_t j = read_index(index, index_dtype, ix, g.dim_size, flag);
+        int64_t j = read_index(index, index_dtype, ix, g.dim_size, g.idx_mode, flag);
         if (j < 0) return;
         T v = src.p ? src.p[o] : src.s, *p = self + t + j * g.dim_stride;
         if (reduce == THC_SCATTER_NONE) *p = v;
@@ -103,14 +107,16 @@ thc_tensor *new_flag(void) {
     return f;
 }
 
-int check_flag(thc_tensor *flag, int dim, int64_t size) {   // keeps the flag
+int check_flag(thc_tensor *flag, int dim, int64_t size, int mode) {   // keeps the flag
     int64_t h[2];
     int rc = thc_copy_to_host(h, flag);
     if (rc) return rc;
-    if (h[0])
-        return thc__error(THC_ERR_INDEX, "index %lld is out of bounds for dimension %d with size "
-                          "%lld", (long long)h[1], dim, (long long)size);
-    return THC_OK;
+    if (!h[0]) return THC_OK;
+    if (mode == IDX_SELECT) return thc__error(THC_ERR_INDEX, "index out of range in self");
+    return thc__error(mode == IDX_GATHER ? THC_ERR_RUNTIME : THC_ERR_INDEX,
+                      "%sindex %lld is out of bounds for dimension %d with size %lld",
+                      mode == IDX_COPY ? "index_copy_(): " : "", (long long)h[1], dim,
+                      (long long)size);
 }
 
 // geometry over `iter` (the iteration shape: index's for gather/scatter)
@@ -119,6 +125,7 @@ SgGeom sg_geom(const thc_tensor *target, int dim, const thc_tensor *iter,
     SgGeom g;
     g.ndim = iter->ndim;
     g.dim = dim;
+    g.idx_mode = IDX_WRAP;
     g.dim_size = ne_size(target, dim);
     g.dim_stride = ne_stride(target, dim);
     for (int d = 0; d < THC_MAX_DIMS; d++) {
@@ -140,7 +147,7 @@ struct IndexCheckFn {
     THC_HD void operator()(int64_t i) const {
         int64_t t, ix, o;
         g.at(i, &t, &ix, &o);
-        read_index(index, index_dtype, ix, g.dim_size, flag);
+        read_index(index, index_dtype, ix, g.dim_size, g.idx_mode, flag);
     }
 };
 
@@ -164,7 +171,7 @@ bool shares_memory(const thc_tensor *self, const thc_tensor *t) {
 // converted to self's dtype first (a host scalar stays a value)
 int scatter_walk(const char *what, thc_tensor *self, int dim, const thc_tensor *index,
                  const int64_t *istr, const thc_tensor *iter, const thc_tensor *src, int reduce,
-                 const thc_tensor *alpha) {
+                 const thc_tensor *alpha, int mode) {
     thc_tensor *s = thc__cast(src, self->dtype);
     if (s && shares_memory(self, s)) {
         thc_tensor *copy = thc_clone(s);
@@ -175,11 +182,12 @@ int scatter_walk(const char *what, thc_tensor *self, int dim, const thc_tensor *
     thc_tensor *flag = new_flag();
     int rc = flag ? THC_OK : thc_last_status();
     SgGeom g = sg_geom(self, dim, iter, istr, thc__on_host(s) ? NULL : s);
+    g.idx_mode = mode;
     int64_t n = thc_numel(iter);
     if (!rc && n > 0) {   // every index checked first: a bad one leaves self as it was
         rc = for_each(what, n, IndexCheckFn{thc__ptr(index), index->dtype,
                                             (int64_t *)thc__ptr(flag), g}, thc__stream());
-        if (!rc) rc = check_flag(flag, dim, g.dim_size);
+        if (!rc) rc = check_flag(flag, dim, g.dim_size, mode);
     }
     if (!rc && n > 0) {
         int64_t *fp = (int64_t *)thc__ptr(flag);
@@ -205,7 +213,7 @@ int scatter_walk(const char *what, thc_tensor *self, int dim, const thc_tensor *
 namespace {
 
 thc_tensor *gather_walk(const char *what, const thc_tensor *a, int dim, const thc_tensor *index,
-                        const int64_t *istr, int out_ndim, const int64_t *out_sizes) {
+                        const int64_t *istr, int out_ndim, const int64_t *out_sizes, int mode) {
     thc_tensor *out = thc_empty(out_ndim, out_sizes, a->dtype);
     if (!out || thc_numel(out) == 0) return out;
     thc_tensor *flag = new_flag();
@@ -214,6 +222,7 @@ thc_tensor *gather_walk(const char *what, const thc_tensor *a, int dim, const th
         return NULL;
     }
     SgGeom g = sg_geom(a, dim, out, istr, out);
+    g.idx_mode = mode;
     int rc = THC_OK;
     int64_t *fp = (int64_t *)thc__ptr(flag);
     switch (a->dtype) {
@@ -223,7 +232,7 @@ thc_tensor *gather_walk(const char *what, const thc_tensor *a, int dim, const th
                                                        thc__ptr(index), index->dtype, fp, g},
                                     thc__stream()))
     }
-    int frc = check_flag(flag, dim, g.dim_size);
+    int frc = check_flag(flag, dim, g.dim_size, mode);
     thc_tensor_release(flag);
     if (!rc) rc = frc;
     if (rc) {
@@ -249,7 +258,8 @@ extern "C" THC_API thc_tensor *thc_gather(const thc_tensor *a, int dim, const th
                 "smaller than self %s apart from dimension %d", d,
                 thc__shape_str(index->ndim, index->sizes, b1),
                 thc__shape_str(a->ndim, a->sizes, b2), dim);
-    return gather_walk("gather", a, dim, index, index->strides, index->ndim, index->sizes);
+    return gather_walk("gather", a, dim, index, index->strides, index->ndim, index->sizes,
+                       IDX_GATHER);
 }
 
 extern "C" THC_API thc_tensor *thc_index_select(const thc_tensor *a, int dim,
@@ -269,7 +279,7 @@ extern "C" THC_API thc_tensor *thc_index_select(const thc_tensor *a, int dim,
         if (!v) return NULL;
         int64_t n = thc_numel(index);
         istr[0] = index->ndim ? index->strides[0] : 0;
-        thc_tensor *r = gather_walk("index_select", v, 0, index, istr, 1, &n);
+        thc_tensor *r = gather_walk("index_select", v, 0, index, istr, 1, &n, IDX_SELECT);
         thc_tensor_release(v);
         if (r && index->ndim == 0) {
             thc_tensor *s = thc_view(r, 0, NULL);
@@ -280,7 +290,7 @@ extern "C" THC_API thc_tensor *thc_index_select(const thc_tensor *a, int dim,
     }
     sizes[dim] = thc_numel(index);
     istr[dim] = index->ndim ? index->strides[0] : 0;
-    return gather_walk("index_select", a, dim, index, istr, nd, sizes);
+    return gather_walk("index_select", a, dim, index, istr, nd, sizes, IDX_SELECT);
 }
 
 // ---- scatter family --------------------------------------------------------------
@@ -351,12 +361,13 @@ extern "C" THC_API int thc_scatter_(thc_tensor *self, int dim, const thc_tensor 
         // every target an index names starts from the reduction's identity
         thc_tensor *id = scatter_identity(reduce, self->dtype);
         int rc = id ? scatter_walk("scatter", self, dim, index, index->strides, index, id,
-                                   THC_SCATTER_NONE, NULL)
+                                   THC_SCATTER_NONE, NULL, IDX_GATHER)
                     : thc_last_status();
         thc_tensor_release(id);
         if (rc) return rc;
     }
-    return scatter_walk("scatter", self, dim, index, index->strides, index, src, reduce, NULL);
+    return scatter_walk("scatter", self, dim, index, index->strides, index, src, reduce, NULL,
+                        IDX_GATHER);
 }
 
 namespace {
@@ -364,13 +375,14 @@ namespace {
 // index_add/copy/fill: `index` (a vector) picks positions along dim of self
 // for the slices of `iter` (src, or self's shape with dim = len(index))
 int index_family(const char *what, thc_tensor *self, int dim, const thc_tensor *index,
-                 const thc_tensor *src, int add, const thc_tensor *alpha) {
+                 const thc_tensor *src, int add, const thc_tensor *alpha, int mode) {
     if (thc__check_device(what, "self", self) || check_index(what, index))
         return thc_last_status();
     if (!src) return thc__error(THC_ERR_VALUE, "%s: source is NULL", what);
     if (shares_memory(self, index)) {
         thc_tensor *copy = thc_clone(index);
-        int rc = copy ? index_family(what, self, dim, copy, src, add, alpha) : thc_last_status();
+        int rc = copy ? index_family(what, self, dim, copy, src, add, alpha, mode)
+                      : thc_last_status();
         thc_tensor_release(copy);
         return rc;
     }
@@ -411,7 +423,7 @@ int index_family(const char *what, thc_tensor *self, int dim, const thc_tensor *
         target.strides[0] = 0;
     }
     int rc = scatter_walk(what, &target, dim, index, istr, it, src,
-                          add ? THC_SCATTER_SUM : THC_SCATTER_NONE, alpha);
+                          add ? THC_SCATTER_SUM : THC_SCATTER_NONE, alpha, mode);
     return rc;
 }
 
@@ -419,12 +431,12 @@ int index_family(const char *what, thc_tensor *self, int dim, const thc_tensor *
 
 extern "C" THC_API int thc_index_add_(thc_tensor *self, int dim, const thc_tensor *index,
                                       const thc_tensor *src, const thc_tensor *alpha) {
-    return index_family("index_add_", self, dim, index, src, 1, alpha);
+    return index_family("index_add_", self, dim, index, src, 1, alpha, IDX_SELECT);
 }
 
 extern "C" THC_API int thc_index_copy_(thc_tensor *self, int dim, const thc_tensor *index,
                                        const thc_tensor *src) {
-    return index_family("index_copy_", self, dim, index, src, 0, NULL);
+    return index_family("index_copy_", self, dim, index, src, 0, NULL, IDX_COPY);
 }
 
 extern "C" THC_API int thc_index_fill_(thc_tensor *self, int dim, const thc_tensor *index,
@@ -437,7 +449,7 @@ extern "C" THC_API int thc_index_fill_(thc_tensor *self, int dim, const thc_tens
                                ? thc_scalar_double(thc__scalar_double(value), value->dtype)
                                : thc_scalar_int64(thc__scalar_int64(value), value->dtype))
                         : NULL;
-    int rc = index_family("index_fill_", self, dim, index, v ? v : value, 0, NULL);
+    int rc = index_family("index_fill_", self, dim, index, v ? v : value, 0, NULL, IDX_WRAP);
     thc_tensor_release(v);
     return rc;
 }

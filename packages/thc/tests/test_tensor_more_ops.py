@@ -281,8 +281,10 @@ def test_scatter_multiply_nan_0d_and_errors(rng):
     ie = th.zeros(0, 3, dtype=th.int64)
     assert_same(ge.scatter_reduce(0, thc.tensor(ie), thc.zeros(0, 3), "prod", include_self=False),
                 he.scatter_reduce(0, ie, th.zeros(0, 3), "prod", include_self=False))
-    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):
+    with pytest.raises(RuntimeError, match="index 3 is out of bounds for dimension 0 with size 3"):
         gs.scatter_reduce(0, thc.tensor([[3, 0, 0, 0]]), gsrc, "amax")
+    with pytest.raises(RuntimeError, match="index -1 is out of bounds for dimension 0 with size 3"):
+        gs.scatter_reduce(0, thc.tensor([[-1, 0, 0, 0]]), gsrc, "amax")
     for call in (lambda t, i, s: t.scatter_reduce(0, i, s, "max"),
                  lambda t, i, s: t.scatter_(0, i, s, reduce="divide"),
                  lambda t, i, s: t.scatter_reduce(0, i, s.float(), "prod"),

@@ -385,6 +385,7 @@ def test_a_bad_index_leaves_the_target_intact(rng, name):
         "put_": lambda: t.put_(thc.tensor([0, 3, 40]),
                                thc.tensor([1.0, 2.0, 3.0], dtype=thc.float64)),
     }
-    with pytest.raises(IndexError):
+    # as PyTorch: the scatter family raises RuntimeError, the index_* ops IndexError
+    with pytest.raises(RuntimeError if name.startswith("scatter") else IndexError):
         calls[name]()
     assert t.cpu().numpy().tolist() == values.tolist()

@@ -163,7 +163,9 @@ _register(meshgrid, method=False,
 def cross(input, other, dim=None):
     """The cross product of 3-vectors along dim."""
     if dim is None:
-        dim = next(i for i, s in enumerate(input.shape) if s == 3)
+        dim = next((i for i, s in enumerate(input.shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
     i1 = tensor([1, 2, 0])
     i2 = tensor([2, 0, 1])
     return input.index_select(dim, i1) * other.index_select(dim, i2) - \
@@ -314,10 +316,15 @@ def _median(input, dim, keepdim, skip_nan):
     last, in order: median propagates NaN (the row's first NaN and its
     index, as PyTorch), nanmedian takes the lower median of the rest."""
     if dim is None:
+        if input.numel() == 0 and input.dtype.is_floating_point:
+            return input.new_full((), float("nan"))  # as PyTorch
         flat = input.reshape(-1)
         result = _median(flat, 0, False, skip_nan).values
         return result
     dim %= max(input.ndim, 1)
+    if input.ndim and input.shape[dim] == 0:
+        raise IndexError(f"{'nanmedian' if skip_nan else 'median'}(): Expected reduction dim "
+                         f"{dim} to have non-zero size.")
     s = sort(input, dim)
     length = input.shape[dim]
     if not input.dtype.is_floating_point:
@@ -360,6 +367,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
                        device=input.device)
         return input.index_select(dim, index)
     r = int(repeats)
+    if r < 0:
+        raise RuntimeError("repeats can not be negative")
     expanded = input.unsqueeze(dim + 1)
     shape = list(expanded.shape)
     shape[dim + 1] = r
@@ -395,12 +404,17 @@ _register(ravel, samples=[S(T(3, 4))])
 
 
 # ---- splitting and stacking ----------------------------------------------------
+_MAX_PIECES = 2**31  # more tensors than that cannot be held in memory
 def tensor_split(input, indices_or_sections, dim=0):
     n = input.shape[dim]
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
-        sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
-        bounds = [sum(sizes[:i]) for i in range(k + 1)]
+        if k <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {k}")
+        if k > _MAX_PIECES:  # PyTorch fails allocating them
+            raise RuntimeError(f"tensor_split(): cannot make {k} sections")
+        # the first n % k sections are one longer
+        bounds = [i * (n // k) + min(i, n % k) for i in range(k + 1)]
     else:
         bounds = [0] + [min(max(int(i), 0), n) for i in indices_or_sections] + [n]
     return tuple(narrow(input, dim, a, max(b - a, 0)) for a, b in zip(bounds, bounds[1:]))

@@ -6,7 +6,7 @@ from .._creation import zeros_like
 from .._device import device as _device, device_of
 from .._tensor import TYPE_TITLES, Tensor, _make
 from ..autograd import grad_mode
-from .define import op, raw, register
+from .define import op, raw, register, tensor_args_checked
 from .samples import S, T
 
 _mode = grad_mode.state
@@ -129,7 +129,7 @@ def type_(self, dtype=None, non_blocking=False, **kwargs):
 
 Tensor.to = to
 Tensor.type = type_
-Tensor.type_as = lambda self, other: to(self, other.dtype)
+Tensor.type_as = tensor_args_checked("type_as", lambda self, other: to(self, other.dtype))
 Tensor.cpu = lambda self, memory_format=None: to(self, "cpu")
 Tensor.cuda = lambda self, device=None, non_blocking=False, memory_format=None: \
     to(self, _device("cuda", device if isinstance(device, int) else None)

@@ -23,6 +23,8 @@ too once some thread uses autocast); inside an autocast region it calls
 itself again through ``amp`` with its inputs cast and the flag down (see
 ember.amp.dispatch.autocast_hook).
 """
+import functools
+import inspect
 import numbers
 import operator
 
@@ -83,8 +85,10 @@ def register(name, *, function=None, method=None, inplace=None, aliases=(),
         raise RuntimeError(f"op '{name}' is defined twice")
     if not autocast_ready:
         same = method is function
-        function = None if function is None else autocast_op(name, function)
-        method = function if same else None if method is None else autocast_op(name, method)
+        function = None if function is None else \
+            autocast_op(name, tensor_args_checked(name, function))
+        method = function if same else None if method is None else \
+            autocast_op(name, tensor_args_checked(name, method))
     info = OpInfo(name, function, method, inplace, list(samples), differentiable,
                   name if torch is True else torch, checks)
     OPS[name] = info
@@ -108,6 +112,55 @@ def raw(x):
 def not_tensor(name, x, position=1, arg="input"):
     return TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, "
                      f"not {type(x).__name__}")
+
+
+def _not_tensor_arg(name, forward, e, args, kwargs):
+    """The TypeError (PyTorch's wording) for an AttributeError raised because
+    an argument that must be a Tensor is not one, or None."""
+    bad = getattr(e, "obj", None)
+    if bad is None or isinstance(bad, Tensor):
+        return None
+    try:
+        params = [p for p in inspect.signature(forward).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    for i, a in enumerate(args):
+        if a is bad:
+            arg = params[i].name if i < len(params) else "input" if i == 0 else "other"
+            return not_tensor(name, bad, i + 1, arg)
+    for k, v in kwargs.items():
+        if v is bad:
+            return TypeError(f"{name}(): argument '{k}' must be Tensor, not "
+                             f"{type(v).__name__}")
+    return None
+
+
+def call_forward(name, forward, *args, **kwargs):
+    """forward(*args, **kwargs), with a non-Tensor where a Tensor must be a
+    TypeError instead of an AttributeError."""
+    try:
+        return forward(*args, **kwargs)
+    except AttributeError as e:
+        err = _not_tensor_arg(name, forward, e, args, kwargs)
+        if err is None:
+            raise
+        raise err from None
+
+
+def tensor_args_checked(name, fn):
+    """fn, with call_forward's TypeError for a non-Tensor argument (for
+    composite functions that read tensor attributes of their arguments)."""
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except AttributeError as e:
+            err = _not_tensor_arg(name, fn, e, args, kwargs)
+            if err is None:
+                raise
+            raise err from None
+    return checked
 
 
 def not_differentiable(name):
@@ -356,12 +409,7 @@ def _single_input(name, forward, save, cls):
     def fn(input, *args, **kwargs):
         if amp is not None and _autocast_anywhere.count and _autocast.active:
             return amp(fn, (input,) + args, kwargs)
-        try:
-            r = forward(input, *args, **kwargs)
-        except AttributeError:
-            if not isinstance(input, Tensor):
-                raise not_tensor(name, input) from None
-            raise
+        r = call_forward(name, forward, input, *args, **kwargs)
         if cls is not None and input._requires_grad and _mode.enabled:
             return record(cls, r, (input,), save(OUT, input, *args, **kwargs))
         return _make(r)
@@ -370,12 +418,7 @@ def _single_input(name, forward, save, cls):
 
 def _view(name, forward, save, cls):
     def fn(input, *args, **kwargs):
-        try:
-            r = forward(input, *args, **kwargs)
-        except AttributeError:
-            if not isinstance(input, Tensor):
-                raise not_tensor(name, input) from None
-            raise
+        r = call_forward(name, forward, input, *args, **kwargs)
         base = input._base
         if cls is not None and input._requires_grad and _mode.enabled:
             t = record(cls, r, (input,), save(OUT, input, *args, **kwargs))
@@ -394,7 +437,7 @@ def _multi_input(name, forward, save, cls, inputs):
     def fn(*args, **kwargs):
         if amp is not None and _autocast_anywhere.count and _autocast.active:
             return amp(fn, args, kwargs)
-        r = forward(*args, **kwargs)
+        r = call_forward(name, forward, *args, **kwargs)
         if cls is not None and _mode.enabled:
             ins = inputs(*args, **kwargs)
             if any_requires_grad(ins):
@@ -405,12 +448,7 @@ def _multi_input(name, forward, save, cls, inputs):
 
 def _multi_output(name, forward, save, cls, outputs):
     def fn(input, *args, **kwargs):
-        try:
-            r = forward(input, *args, **kwargs)
-        except AttributeError:
-            if not isinstance(input, Tensor):
-                raise not_tensor(name, input) from None
-            raise
+        r = call_forward(name, forward, input, *args, **kwargs)
         rest = tuple(_make(x) for x in r[1:])
         if cls is not None and input._requires_grad and _mode.enabled:
             first = record(cls, r[0], (input,), save((OUT,) + rest, input, *args, **kwargs))
@@ -432,7 +470,7 @@ def _inplace(name, inplace, save, cls, inputs):
                                       lambda: inplace(self, *args, **kwargs))
         if self._base is not None:
             check_view_write(self)
-        inplace(self, *args, **kwargs)
+        call_forward(name + "_", inplace, self, *args, **kwargs)
         return self
     fn_.__name__ = name + "_"
     return fn_

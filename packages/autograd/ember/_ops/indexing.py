@@ -652,6 +652,8 @@ for _name in ("argsort", "nonzero", "argwhere", "bincount", "histc"):
 def searchsorted(sorted_sequence, input, **kwargs):
     from .._device import namespace
     ns = namespace(sorted_sequence.device)
+    if kwargs.get("sorter") is not None:
+        kwargs["sorter"] = raw(kwargs["sorter"])
     return _make(ns.searchsorted(sorted_sequence._data, raw(input), **kwargs))
 
 

@@ -286,7 +286,8 @@ class var:
     def backward(g, x, dim, corr, keepdim):
         n = _count(x.shape, dim)
         mu = x.mean() if dim is None else x.mean(dim, keepdim=True)
-        return unreduce(g, x.shape, dim, keepdim) * (2.0 / (n - corr)) * (x - mu)
+        scale = 2.0 / (n - corr) if n != corr else math.inf  # 0 degrees of freedom: nan/inf
+        return unreduce(g, x.shape, dim, keepdim) * scale * (x - mu)
 
     samples = [S(T(3, 4)), S(T(3, 4), 1), S(T(3, 4), 0, keepdim=True, correction=0),
                S(T(2, 3, 2), (0, 2))]

@@ -10,7 +10,7 @@ from .._creation import arange, zeros
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd.nodes import check_inplace
-from .define import NAMESPACE, op, register
+from .define import NAMESPACE, op, register, tensor_args_checked
 from .samples import S, T
 
 
@@ -118,8 +118,9 @@ def reshape(input, *shape):
 
 register("reshape", function=reshape, method=reshape,
          samples=[S(T(3, 4), (2, 6)), S(T(3, 4), (-1,)), S(T(2, 3, 2), [6, 2])])
-Tensor.view_as = lambda self, other: view(self, other.shape)
-Tensor.reshape_as = lambda self, other: reshape(self, other.shape)
+Tensor.view_as = tensor_args_checked("view_as", lambda self, other: view(self, other.shape))
+Tensor.reshape_as = tensor_args_checked("reshape_as",
+                                        lambda self, other: reshape(self, other.shape))
 
 
 def flatten(input, start_dim=0, end_dim=-1):
@@ -210,6 +211,9 @@ def movedim(input, source, destination):
                            "dims)")
     src = [_wrap_dim(d, n) for d in src]
     dst = [_wrap_dim(d, n) for d in dst]
+    for name, dims in (("source", src), ("destination", dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
     order = [None] * n
     for s, d in zip(src, dst):
         order[d] = s
@@ -285,7 +289,7 @@ class expand:
     samples = [S(T(3, 1), 3, 4), S(T(4), (2, 3, 4)), S(T(), 2, 2), S(T(3, 1), -1, 2)]
 
 
-Tensor.expand_as = lambda self, other: expand(self, other.shape)
+Tensor.expand_as = tensor_args_checked("expand_as", lambda self, other: expand(self, other.shape))
 
 
 def broadcast_to(input, shape):
@@ -439,11 +443,11 @@ register("contiguous", method=contiguous, samples=[S(T(3, 4))])
 class flip:
     """Reverses the order along dims."""
 
-    def forward(input, dims):
-        return input._data.flip(dims)
+    def forward(input, *dims):  # flip(0, 1), flip((0, 1)) and flip([0, 1]) alike
+        return input._data.flip(_shape_args(dims))
 
-    def save(out, input, dims):
-        return (dims,)
+    def save(out, input, *dims):
+        return (_shape_args(dims),)
 
     def backward(g, dims):
         return g.flip(dims)
@@ -506,8 +510,8 @@ class repeat:
     samples = [S(T(2, 3), 2, 1), S(T(3), 2, 2), S(T(2, 1), (1, 3))]
 
 
-def tile(input, dims):
-    dims = list(dims)
+def tile(input, *dims):  # tile(2, 3), tile((2, 3)) and tile([2, 3]) alike
+    dims = list(_shape_args(dims))
     if len(dims) < input.ndim:
         dims = [1] * (input.ndim - len(dims)) + dims
     return repeat(input, dims)
@@ -588,6 +592,13 @@ register("sum_to_size", method=sum_to_size,
 
 
 # ---- joining and splitting ----------------------------------------------------
+def _check_tensor_list(tensors):
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+
+
 @op(aliases=("concat", "concatenate"), method=False)
 class cat:
     """Joins tensors along an existing dim."""
@@ -596,6 +607,7 @@ class cat:
         tensors = list(tensors)
         if not tensors:
             raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        _check_tensor_list(tensors)
         first = tensors[0]._data
         from .._device import namespace
         return namespace(first.device).cat([t._data for t in tensors], dim)
@@ -622,6 +634,7 @@ def stack(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
+    _check_tensor_list(tensors)
     shape0 = tuple(tensors[0].shape)
     for i, t in enumerate(tensors):
         if tuple(t.shape) != shape0:

@@ -321,9 +321,38 @@ def adaptive_max_pool2d(input, output_size, return_indices):
     return adaptive_max_nd(input, output_size, return_indices)
 
 
+def check_output_size(x, shape):
+    """Raises the allocation's error (size overflow, not enough memory) for
+    an output of `shape` before a loop over its cells starts."""
+    x.new_empty(shape, device="cpu")
+
+
+def adaptive_mean_dim(x, dim, o):
+    """Mean over PyTorch's adaptive cells [floor(j·n/o), ceil((j+1)·n/o))
+    along `dim`, all cells at once: each cell's elements are gathered into
+    a row of the longest cell's length, padding masked out."""
+    n = x.shape[dim]
+    if o and n % o == 0:  # equal cells side by side: a reshape and a mean
+        return x.reshape(*x.shape[:dim], o, n // o, *x.shape[dim + 1:]).mean(dim + 1)
+    j = np.arange(o, dtype=np.int64)
+    start = (j * n) // o
+    length = -(-((j + 1) * n) // o) - start
+    k = int(length.max()) if o else 0
+    pos = start[:, None] + np.arange(k, dtype=np.int64)[None, :]
+    valid = pos < (start + length)[:, None]
+    pos = np.where(valid, pos, start[:, None])
+    rest = [1] * (x.dim() - dim - 1)
+    g = x.index_select(dim, ember.tensor(pos.reshape(-1), device=x.device))
+    g = g.reshape(*x.shape[:dim], o, k, *x.shape[dim + 1:])
+    pad = ember.tensor(~valid, device=x.device).reshape(o, k, *rest)
+    total = g.masked_fill(pad, 0).sum(dim + 1)
+    return total / ember.tensor(length, dtype=x.dtype, device=x.device).reshape(o, *rest)
+
+
 def adaptive_max_nd(input, output_size, return_indices):
     """Adaptive max pooling over any number of spatial dimensions."""
     n, c = input.shape[:2]
+    check_output_size(input, (n, c) + tuple(output_size))
     sizes = tuple(input.shape[2:])
     if all(size % o == 0 for size, o in zip(sizes, output_size)):
         k = tuple(size // o for size, o in zip(sizes, output_size))

@@ -265,12 +265,9 @@ def _adaptive_avg(x, out):
     """Mean over PyTorch's adaptive cells, one spatial dimension at a time
     (a mean of equal-length means is the mean)."""
     nd = len(out)
+    _composed_more.check_output_size(x, tuple(x.shape[:-nd]) + tuple(out))
     for i, o in enumerate(out):
-        dim = x.dim() - nd + i
-        n = x.shape[dim]
-        cells = [x.narrow(dim, (j * n) // o, -(-((j + 1) * n) // o) - (j * n) // o)
-                 .mean(dim) for j in range(o)]
-        x = ember.stack(cells, dim) if cells else x.narrow(dim, 0, 0)
+        x = _composed_more.adaptive_mean_dim(x, x.dim() - nd + i, o)
     return x
 
 

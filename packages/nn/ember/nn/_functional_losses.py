@@ -33,6 +33,7 @@ def _hinge(z):
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """‖x1 − x2 + eps‖_p over the last dimension."""
+    F._check_tensors("pairwise_distance", x1=x1, x2=x2)
     dim = max(x1.dim(), x2.dim()) - 1
     return (x1 - x2 + eps).norm(p, dim, keepdim=keepdim)
 

@@ -96,6 +96,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode == "bilinear":
         return _kernels.kernel("upsample_bilinear2d")(input, tuple(out), bool(align_corners),
                                                       tuple(scales))
+    _composed_more.check_output_size(input, tuple(input.shape[:2]) + tuple(out))
     x = input
     for i, (o, s) in enumerate(zip(out, scales)):
         dim = 2 + i

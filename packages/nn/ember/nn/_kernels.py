@@ -244,7 +244,7 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
     dims = (0,) + tuple(range(2, input.dim()))
     shape = (1, c) + (1,) * (input.dim() - 2)
     if training:
-        count = input.numel() // c
+        count = input.numel() // c if c else 0  # no channels: empty statistics
         mean = input.mean(dims)
         centered = input - mean.reshape(shape)
         var = (centered * centered).mean(dims)

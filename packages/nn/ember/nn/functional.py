@@ -39,10 +39,20 @@ def _check_tensor(x, name="input"):
         raise TypeError(f"{name} must be a Tensor, not {type(x).__name__}")
 
 
+def _check_tensors(fn, **args):
+    """PyTorch's TypeError for each named argument that is not a Tensor."""
+    for position, (name, x) in enumerate(args.items(), 1):
+        if not isinstance(x, ember.Tensor):
+            raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, "
+                            f"not {type(x).__name__}")
+
+
 # ---- linear ------------------------------------------------------------------
 def linear(input, weight, bias=None):
     """y = x Wᵀ + b, with x (*, in_features), W (out_features, in_features)."""
-    _check_tensor(input)
+    _check_tensors("linear", input=input, weight=weight)
+    if bias is not None:
+        _check_tensor(bias, "bias")
     if input.dim() == 0:
         raise RuntimeError("both arguments to linear need to be at least 1D, but they are 0D "
                            f"and {weight.dim()}D")
@@ -245,6 +255,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         raise NotImplementedError("embedding: scale_grad_by_freq is not supported yet")
     n = weight.shape[0]
     if padding_idx is not None:
+        # PyTorch asserts (its wording); a padding_idx outside the rows
+        # would otherwise silently pad nothing
+        if padding_idx >= n or padding_idx < -n:
+            raise AssertionError("Padding_idx must be within num_embeddings")
         if padding_idx < 0:
             padding_idx += n
     flat = input.reshape(-1).long()
@@ -301,7 +315,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if input.dim() < 2:
         raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
     c = input.shape[1]
-    if training and input.numel() // c <= 1:
+    if training and c and input.numel() // c <= 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got "
                          f"input size {list(input.shape)}")
     if not training and (running_mean is None or running_var is None):
@@ -317,6 +331,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    _check_tensors("cosine_similarity", x1=x1, x2=x2)
     n1 = x1.norm(2, dim).clamp(min=eps)
     n2 = x2.norm(2, dim).clamp(min=eps)
     return (x1 * x2).sum(dim) / (n1 * n2)
@@ -405,6 +420,11 @@ def _pool_args(name, input, kernel_size, stride, padding, dilation=1, ceil_mode=
         raise RuntimeError(f"{name}: stride should be greater than zero")
     if min(k) < 1:
         raise RuntimeError(f"{name}: kernel_size must be greater than zero")
+    if min(p) < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {min(p)}")
+    if min(d) < 1:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {d[0]} "
+                           f"dilationW: {d[1]}")
     if p[0] > k[0] // 2 or p[1] > k[1] // 2:
         raise RuntimeError(f"{name}: pad should be at most half of effective kernel size, but "
                            f"got pad={p[0] if p[0] > k[0] // 2 else p[1]}, kernel_size="
@@ -435,6 +455,8 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     x, unbatched, k, s, p, _ = _pool_args("avg_pool2d", input, kernel_size, stride, padding,
                                           ceil_mode=ceil_mode)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
     out = _kernels.kernel("avg_pool2d")(x, k, s, p, ceil_mode, count_include_pad,
                                         divisor_override)
     return out.squeeze(0) if unbatched else out
@@ -486,7 +508,8 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                       (0, _single(padding)), ceil_mode, count_include_pad).squeeze(-2)
 
 
-def _adaptive(input, output_size, name, reduce):
+def adaptive_avg_pool2d(input, output_size):
+    name = "adaptive_avg_pool2d"
     x, unbatched = _batched4d(input, name)
     h, w = x.shape[2:]
     if isinstance(output_size, numbers.Integral) or output_size is None:
@@ -494,18 +517,8 @@ def _adaptive(input, output_size, name, reduce):
     oh, ow = (h if o is None else int(o) for o in output_size)
     if oh <= 0 or ow <= 0 and not (h == 0 or w == 0):
         raise RuntimeError(f"{name}: output_size must be positive, got {list(output_size)}")
-    # PyTorch's cells: [floor(i·H/oh), ceil((i+1)·H/oh)); rows then columns
-    # (a mean of means over equal-length rows is the mean, a max of maxes the max)
-    rows = [reduce(x[:, :, (i * h) // oh:-(-((i + 1) * h) // oh)], 2) for i in range(oh)]
-    x = ember.stack(rows, 2)
-    cols = [reduce(x[:, :, :, (j * w) // ow:-(-((j + 1) * w) // ow)], 3) for j in range(ow)]
-    out = ember.stack(cols, 3)
+    out = _functional_convpool._adaptive_avg(x, (oh, ow))
     return out.squeeze(0) if unbatched else out
-
-
-def adaptive_avg_pool2d(input, output_size):
-    return _adaptive(input, output_size, "adaptive_avg_pool2d",
-                     lambda t, d: t.mean(d))
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
@@ -513,6 +526,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
                            f"{input.dim()}")
     n, c = input.shape[:2]
+    if num_groups <= 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {num_groups}")
     if c % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
@@ -649,6 +664,7 @@ def _check_reduction(reduction, extra=()):
 
 
 def _same_size(input, target, name):
+    _check_tensors(name, input=input, target=target)
     if input.shape != target.shape:
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
                       f"size ({input.shape}). This will likely lead to incorrect results due "
@@ -822,6 +838,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     _check_reduction(reduction)
+    _check_tensors("binary_cross_entropy", input=input, target=target)
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the "
                          f"input size ({input.shape}) is deprecated. Please ensure they have "
@@ -885,6 +902,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """target · (log target − input) pointwise; input holds log-probabilities."""
     _check_reduction(reduction, ("batchmean",))
+    _check_tensors("kl_div", input=input, target=target)
     if reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
                       "the support size.'batchmean' divides only by the batch size, and "

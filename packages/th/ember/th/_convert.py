@@ -3,6 +3,7 @@
 import builtins
 import math
 import numbers
+import weakref
 
 import numpy as np
 
@@ -66,40 +67,62 @@ def from_numpy(ndarray):
     return wrap(p)
 
 
-def _array_interface(self):
-    p = self._p
-    d = _DTYPES[p.dtype]
+class _Export:
+    """What every NumPy array made from a tensor (and through it each DLPack
+    capsule and memoryview) holds on to: the tensor, and once share_memory_()
+    has moved the storage's memory into a segment, the old memory, which
+    stays alive until the last such array is gone (see _shared.share_memory_).
+    The array is a plain view of the memory: no copy."""
+    __slots__ = ("tensor", "storage", "old_memory", "__array_interface__", "__weakref__")
+
+    def __init__(self, t):
+        p = t._p
+        d = _DTYPES[p.dtype]
+        item = d.itemsize
+        self.tensor = t
+        self.storage = p.storage
+        self.old_memory = None
+        self.__array_interface__ = {
+            "version": 3,
+            "shape": tuple(p.sizes[0:p.ndim]),
+            "typestr": d.numpy.str,
+            "data": (int(ffi.cast("uintptr_t", lib.th_data_ptr(p))), False),
+            # a size-1 dim's stride addresses nothing and may be any int64:
+            # NumPy needs byte strides that fit in int64
+            "strides": tuple(s * item if n > 1 else 0
+                             for n, s in zip(p.sizes[0:p.ndim], p.strides[0:p.ndim])),
+        }
+        _exports.add(self)
+
+
+_exports = weakref.WeakSet()   # every live _Export
+
+
+def exports_of(storage):
+    """The live _Export objects (NumPy arrays and what holds them) over the
+    memory `storage` has now."""
+    return [e for e in list(_exports) if e.storage == storage and e.old_memory is None]
+
+
+def _export(t):
+    d = _DTYPES[t._p.dtype]
     if d.numpy is None:
         raise TypeError(f"Got unsupported ScalarType {d._title}")
-    item = d.itemsize
-    return {
-        "version": 3,
-        "shape": tuple(p.sizes[0:p.ndim]),
-        "typestr": d.numpy.str,
-        "data": (int(ffi.cast("uintptr_t", lib.th_data_ptr(p))), False),
-        # a size-1 dim's stride addresses nothing and may be any int64:
-        # NumPy needs byte strides that fit in int64
-        "strides": tuple(s * item if n > 1 else 0
-                         for n, s in zip(p.sizes[0:p.ndim], p.strides[0:p.ndim])),
-    }
-
-
-Tensor.__array_interface__ = property(_array_interface)
+    return np.asarray(_Export(t))
 
 
 def numpy(self, *, force=False):
     """A NumPy array sharing this tensor's memory."""
     if force:
-        return np.array(np.asarray(self.contiguous()))
-    return np.asarray(self)
+        return np.array(_export(self.contiguous()))
+    return _export(self)
 
 
 Tensor.numpy = numpy
 
 
 def _array(self, dtype=None, copy=None):
-    a = np.asarray(self) if self.dtype.numpy is not None else \
-        np.asarray(self.float())
+    a = _export(self)  # NumPy has no bfloat16: a TypeError, as PyTorch
     if dtype is not None:
         a = a.astype(dtype, copy=False)
     return np.array(a) if copy else a
@@ -146,6 +169,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         d = dtype or (_dt.bool_ if isinstance(data, bool) else _dt.int64
                       if isinstance(data, numbers.Integral) else _DTYPES[_default_float()])
         return _scalar_new(data, d)
+    _check_nesting(data)
     try:
         arr = np.asarray(data)
     except ValueError as e:
@@ -156,8 +180,19 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     return _from_array(arr, d)
 
 
-def _first_bad(data):
+def _check_nesting(data):
+    """Refuses lists nested deeper than a tensor's dimensions, such as a list
+    that holds itself, before NumPy walks them."""
+    depth = 0
     while isinstance(data, (list, tuple)) and data:
+        depth += 1
+        if depth > lib.TH_MAX_DIMS:
+            raise ValueError(f"too many dimensions '{type(data).__name__}'")
+        data = data[0]
+
+
+def _first_bad(data):
+    while isinstance(data, (list, tuple)) and data:  # bounded: _check_nesting ran
         data = data[0]
     return type(data).__name__
 
@@ -269,6 +304,8 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
+    if m is not None and int(m) < 0:  # libTH reads m < 0 as "m = n"
+        raise RuntimeError(f"m must be greater or equal to 0, got {int(m)}")
     return wrap(lib.th_eye(int(n), -1 if m is None else int(m),
                            dtype_code(dtype, _default_float())))
 

@@ -14,13 +14,28 @@ for one receiver, which unlinks it as soon as it has mapped it: that is how
 DataLoader workers pass batches.  Segment names start with
 ``/ember_<pid>_`` of their maker, so ``sweep(pid)`` can remove whatever a
 dead process left behind.
+
+A process killed with SIGKILL runs no exit code: its segments are
+reclaimed by the next Ember process's first shared-memory use
+(``reclaim()``).  A process that calls ``share_memory_`` holds a shared
+flock on its liveness file ``/dev/shm/.ember-lock-<pid>`` for as long as it
+lives (one fd; the kernel drops the lock however the process dies).  A
+segment is reclaimed only when it is this user's, older than
+``reclaim_after_s``, its maker's pid is gone or now names a process that
+started after the segment was made (a reused pid), and no liveness file of
+that pid older than the segment is locked (which also protects makers in
+another pid namespace sharing /dev/shm).  That is what a normal exit would
+have done: receivers' mappings stay valid, only the name goes.
 """
 import atexit
+import fcntl
 import os
+import re
+import time
 
 from ._core import int64_array, wrap
 from ._lib import ffi, last_error, lib
-from . import dtypes as _dt
+from . import _convert, dtypes as _dt
 
 SHM_DIR = "/dev/shm"
 
@@ -68,6 +83,8 @@ def _create_shm(nbytes):
 
 
 def _new_segment(nbytes):
+    if not _reclaimed:
+        _reclaimed.append(reclaim())
     s = _create_shm(nbytes)
     if s:
         return s
@@ -101,6 +118,135 @@ def _new_segment(nbytes):
     return f
 
 
+# ---- liveness locks and reclaiming the segments of killed processes ----------------
+reclaim_after_s = 5.0   # younger segments may be a DataLoader batch on its way
+_LOCK_PREFIX = ".ember-lock-"
+_lock_fd = [None]       # this process's liveness file, locked while it lives
+_reclaimed = []         # reclaim() ran in this process
+_SEGMENT = re.compile(r"ember_(\d+)_\d+_[0-9a-f]+$")
+
+
+def _lock_path(pid):
+    return os.path.join(SHM_DIR, f"{_LOCK_PREFIX}{int(pid)}")
+
+
+def _hold():
+    """Makes and locks this process's liveness file, once (before its first
+    share_memory_ segment, so that the file is older than its segments).  A
+    file of the same name is a dead process's whose pid this one reuses."""
+    if _lock_fd[0] is not None:
+        return
+    path = _lock_path(os.getpid())
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    except OSError:
+        os.close(fd)
+        return
+    _lock_fd[0] = fd
+
+
+def _locked(path, before=None):
+    """Whether a live process holds the lock of the file at path (made
+    before `before`, if given)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        if before is not None and os.fstat(fd).st_ctime > before + 1.0:
+            return False   # made by a later process with the same pid
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        return False
+    finally:
+        os.close(fd)
+
+
+def _start_time(pid):
+    """When process pid started (seconds since the epoch), None if unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        ticks = int(stat[stat.rindex(b")") + 2:].split()[19])  # field 22, starttime
+        with open("/proc/stat", "rb") as f:
+            btime = next(int(line.split()[1]) for line in f if line.startswith(b"btime "))
+        return btime + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def process_gone(pid, since):
+    """Whether process `pid`, known to be alive at time `since` (it made a
+    file then), has exited: no process has its pid, or the one that has it
+    started later (a reused pid; boot time is known to the second)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass
+    start = _start_time(pid)
+    return start is not None and start > since + 2.0
+
+
+def _stale(path, pid, now):
+    """Whether the segment at path was left by a dead maker (see the module
+    docstring)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    if st.st_uid != os.getuid() or now - st.st_ctime < reclaim_after_s:
+        return False
+    return process_gone(pid, st.st_ctime) and not _locked(_lock_path(pid), st.st_ctime)
+
+
+def _unlink_quietly(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def reclaim():
+    """Unlinks the segments (and fallback files) that killed processes left
+    behind; returns how many.  Runs once per process, at its first
+    shared-memory use."""
+    now, n, me = time.time(), 0, os.getpid()
+    for folder in {SHM_DIR, fallback_dir()}:
+        try:
+            names = os.listdir(folder) if folder else ()
+        except OSError:
+            continue
+        for f in names:
+            m = _SEGMENT.match(f)
+            path = os.path.join(folder, f)
+            if f.startswith(_LOCK_PREFIX) and folder == SHM_DIR and f[len(_LOCK_PREFIX):].isdigit():
+                pid = int(f[len(_LOCK_PREFIX):])
+                if pid != me and process_gone(pid, now) and not _locked(path):
+                    _unlink_quietly(path)   # a dead process's liveness file
+                continue
+            if not m or int(m.group(1)) == me:
+                continue
+            if _stale(path, int(m.group(1)), now):
+                try:
+                    os.unlink(path)
+                    n += 1
+                except OSError:
+                    pass
+    return n
+
+
 def _id_of(s):
     """(kind, name or path) identifying a shared storage across processes."""
     if s.kind == lib.TH_STORAGE_FILE:
@@ -116,10 +262,12 @@ def share_memory_(t):
     s = t._p.storage
     if s.kind in (lib.TH_STORAGE_SHARED, lib.TH_STORAGE_FILE):
         return t
+    _hold()
     new = _new_segment(s.nbytes)
     if s.nbytes:
         ffi.memmove(new.data, s.data, s.nbytes)
     path = _file_paths.pop(_addr(new), None) if new.kind == lib.TH_STORAGE_FILE else None
+    views = _convert.exports_of(s)
     _swap(s, new)
     _ensure_cleanup()
     if path is not None:
@@ -127,8 +275,32 @@ def share_memory_(t):
         _owned.add(path)
     else:
         _owned.add(_name(s))
-    lib.th_storage_release(new)  # frees the old memory, now in `new`
+    if not views:
+        lib.th_storage_release(new)  # frees the old memory, now in `new`
+        return t
+    # NumPy arrays (DLPack capsules, memoryviews) point into the old memory:
+    # it lives on, released with the last of them, so that they never read
+    # freed memory.  They keep the values of the move and stop following the
+    # tensor (refusing the move instead would fail inside multiprocessing's
+    # queue feeder thread, where the sender never sees the error).
+    old = ffi.gc(new, lib.th_storage_release)
+    for v in views:
+        v.old_memory = old
+    _warn(f"share_memory_(): {len(views)} NumPy array(s) (or DLPack capsules, memoryviews) "
+          f"of this tensor keep the memory it had before the move, with the values it had "
+          f"then, and no longer follow the tensor; call .numpy() again after share_memory_()")
     return t
+
+
+def _warn(msg):
+    """A RuntimeWarning pointing at the first caller outside ember."""
+    import sys
+    import warnings
+    root = os.path.dirname(os.path.dirname(__file__)) + os.sep  # the ember package
+    level, f = 2, sys._getframe(1)   # stacklevel 2 is _warn's caller
+    while f is not None and f.f_code.co_filename.startswith(root):
+        level, f = level + 1, f.f_back
+    warnings.warn(msg, RuntimeWarning, stacklevel=level)
 
 
 def empty_transient(shape, dtype):
@@ -309,6 +481,8 @@ def _cleanup():
         unlink(name)
     _owned.clear()
     _transient.clear()
+    if _lock_fd[0] is not None:
+        _unlink_quietly(_lock_path(os.getpid()))
 
 
 def _after_fork():
@@ -316,6 +490,9 @@ def _after_fork():
     _owner_pid = os.getpid()
     _owned.clear()
     _transient.clear()
+    if _lock_fd[0] is not None:  # the parent's liveness lock, not this child's
+        os.close(_lock_fd[0])
+        _lock_fd[0] = None
 
 
 os.register_at_fork(after_in_child=_after_fork)

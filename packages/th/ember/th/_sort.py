@@ -77,6 +77,9 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                                "while right was True")
         right = side == "right"
     if sorter is not None:
+        n = sorted_sequence.shape[-1] if sorted_sequence.ndim else 1
+        if sorter.numel() and (int(sorter.min()) < 0 or int(sorter.max()) >= n):
+            raise RuntimeError("torch.searchsorted(): sorter index out of range")
         sorted_sequence = sorted_sequence.gather(-1, sorter)
     scalar = not isinstance(input, Tensor)
     v = scalar_tensor(input) if scalar else input  # promoted with the sequence in C
