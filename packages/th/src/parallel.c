@@ -248,6 +248,9 @@ static void *worker_main(void *arg) {
     (void)arg;
     in_region = 1; /* kernels called here never start nested regions */
     uint32_t seen = T_GEN(__atomic_load_n(&P.ticket, __ATOMIC_ACQUIRE));
+    /* the job that made this worker may be published already: join it, or
+     * an OpenBLAS gang (whose jobs wait for each other) waits forever */
+    work_on(seen);
     for (;;) {
         uint32_t gen = seen;
         int64_t until = now_ns() + spin_ns;
