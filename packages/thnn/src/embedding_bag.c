@@ -4,8 +4,8 @@
  * what the backward needs: the bag of every index (offset2bag), the
  * number of counted indices per bag (bag_size) and, for max, the row that
  * won each (bag, column) (max_indices).  On libTH's thread pool: bags in
- * the forward, column blocks in the backward (so that no two threads add to one row
- * element). */
+ * the forward, column blocks in the backward (so that no two threads add
+ * to one row element). */
 #include <math.h>
 #include <string.h>
 
@@ -13,9 +13,6 @@
 
 #define BAG_BLOCK 64 /* columns per range of the backward */
 
-/* bag b covers indices [start, end) of its offsets; the last bag runs to
- * the end of indices, as in PyTorch (which reads no end from the extra
- * offset of include_last_offset) */
 /* one call's tensors and settings (the backward only reads o2b, bsz, mi) */
 typedef struct bag_ctx {
     void *out; /* output, grad_weight or grad_per_sample_weights */
@@ -37,6 +34,9 @@ typedef struct bag_ctx {
     (void)w; (void)gy; (void)pw; (void)ip; (void)op; (void)o2b; (void)bsz;     \
     (void)mi; (void)n; (void)B; (void)D; (void)padding_idx; (void)mode
 
+/* bag b covers indices [start, end) of its offsets; the last bag runs to
+ * the end of indices, as in PyTorch (which reads no end from the extra
+ * offset of include_last_offset) */
 #define DEFINE_EMBEDDING_BAG(T)                                                \
     static void bag_fwd_##T(int64_t b0, int64_t b1, void *ctx) {               \
         BAG_LOCALS(T);                                                         \

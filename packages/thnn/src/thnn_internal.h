@@ -7,6 +7,10 @@
 
 #include "thnn.h"
 
+#if TH_ABI_VERSION_MAJOR != 1 || TH_ABI_VERSION_MINOR < 2
+#error "libTHNN needs libTH's C ABI 1.2 or later (th_parallel_for)"
+#endif
+
 #define THNN_API __attribute__((visibility("default")))
 /* Loops run on libTH's thread pool (th_parallel_for), and only when they
  * have at least this much work in all: smaller ones stay serial. */
