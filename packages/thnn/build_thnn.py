@@ -6,7 +6,7 @@ environment, from [build-system].requires — as a wheel in a folder named
 by PIP_FIND_LINKS — or already installed with --no-build-isolation.
 
 1. builds libTHNN with the package's Makefile (TH_INCLUDE/TH_LIB_DIR set
-   from ember.th; honours THNN_NO_OPENMP=1),
+   from ember.th),
 2. copies the library, header and pkg-config file into ember/thnn/,
 3. compiles the cffi extension ember/thnn/_thnn_cffi, linked with $ORIGIN
    rpaths to its own libTHNN.so and to ember/th/lib/libTH.so.
@@ -51,8 +51,7 @@ def th_paths():
 
 
 def build_library(th_inc: str, th_lib: str) -> Path:
-    config = "-no_openmp" if os.environ.get("THNN_NO_OPENMP") == "1" else ""
-    build_dir = os.environ.get("THNN_BUILD_DIR", f"build/wheel{config}")
+    build_dir = os.environ.get("THNN_BUILD_DIR", "build/wheel")
     env = dict(os.environ, PYTHON=sys.executable, TH_INCLUDE=th_inc, TH_LIB_DIR=th_lib)
     jobs = os.environ.get("THNN_MAKE_JOBS", "2")
     subprocess.check_call(["make", "-C", str(HERE), f"-j{jobs}", f"BUILD={build_dir}",

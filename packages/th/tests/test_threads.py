@@ -265,3 +265,26 @@ def test_float32_reductions_of_odd_lengths_same_on_1_and_2_threads():
     differ = [name for name, fn in cases.items()
               if len(set(map(tuple, on_1_and_2_threads(fn)))) > 1]
     assert not differ, f"differ between 1 and 2 threads: {differ}"
+
+
+FIRST_PRODUCT_ON_2_THREADS = r"""
+import numpy as np, ember.th as th
+th.set_num_threads(2)
+a = th.tensor(np.random.default_rng(0).standard_normal((576, 576)).astype(np.float32))
+b = th.tensor(np.random.default_rng(1).standard_normal((576, 5000)).astype(np.float32))
+np.testing.assert_allclose(th.matmul(a, b).numpy(), a.numpy() @ b.numpy(), rtol=1e-3,
+                           atol=1e-3)
+"""
+
+
+def test_first_blas_product_of_a_process_on_2_threads_finishes():
+    # the pool's first worker starts during OpenBLAS's first parallel section,
+    # whose jobs wait for each other: it must join that section
+    import subprocess
+    import sys
+    try:
+        out = subprocess.run([sys.executable, "-c", FIRST_PRODUCT_ON_2_THREADS],
+                             capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the first 2-thread matrix product did not finish within 120 s")
+    assert out.returncode == 0, out.stderr

@@ -63,32 +63,53 @@ static inline double act_df(int op, double x, double a, double b) {
     return 1;
 }
 
+/* one call's arguments, for the range functions on libTH's pool */
+typedef struct act_ctx {
+    void *out; /* output or grad_input */
+    const void *x, *gy;
+    int op;
+    double a, b;
+} act_ctx;
+
 #define DEFINE_ACT(T)                                                          \
-    static void act_fwd_##T(T *y, const T *x, int64_t n, int op, double a,     \
-                            double b) {                                        \
+    static void act_fwd_##T(int64_t i0, int64_t i1, void *p) {                 \
+        const act_ctx *c = p;                                                  \
+        T *y = c->out;                                                         \
+        const T *x = c->x;                                                     \
+        const int op = c->op;                                                  \
+        const double a = c->a, b = c->b;                                       \
         if (op == THNN_RELU) {                                                 \
-            _Pragma("omp parallel for simd num_threads(thnn__threads()) schedule(static) if(n > THNN_GRAIN)") \
-            for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : (T)0;     \
+            _Pragma("omp simd")                                                \
+            for (int64_t i = i0; i < i1; i++) y[i] = x[i] > 0 ? x[i] : (T)0;   \
             return;                                                            \
         }                                                                      \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(n > THNN_GRAIN / 8)")    \
-        for (int64_t i = 0; i < n; i++) y[i] = (T)act_f(op, x[i], a, b);       \
+        for (int64_t i = i0; i < i1; i++) y[i] = (T)act_f(op, x[i], a, b);     \
     }                                                                          \
-    static void act_bwd_##T(T *gx, const T *gy, const T *x, int64_t n, int op, \
-                            double a, double b) {                              \
+    static void act_bwd_##T(int64_t i0, int64_t i1, void *p) {                 \
+        const act_ctx *c = p;                                                  \
+        T *gx = c->out;                                                        \
+        const T *x = c->x, *gy = c->gy;                                        \
+        const int op = c->op;                                                  \
+        const double a = c->a, b = c->b;                                       \
         if (op == THNN_RELU) {                                                 \
-            _Pragma("omp parallel for simd num_threads(thnn__threads()) schedule(static) if(n > THNN_GRAIN)") \
-            for (int64_t i = 0; i < n; i++) {                                  \
+            _Pragma("omp simd")                                                \
+            for (int64_t i = i0; i < i1; i++) {                                \
                 const T g = gy[i]; /* loaded unconditionally: a blend, no branch */ \
                 gx[i] = x[i] > 0 ? g : (T)0;                                   \
             }                                                                  \
             return;                                                            \
         }                                                                      \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(n > THNN_GRAIN / 8)")    \
-        for (int64_t i = 0; i < n; i++) gx[i] = (T)(gy[i] * act_df(op, x[i], a, b)); \
+        for (int64_t i = i0; i < i1; i++) gx[i] = (T)(gy[i] * act_df(op, x[i], a, b)); \
     }
 DEFINE_ACT(float)
 DEFINE_ACT(double)
+
+/* ReLU is a load and a compare per element, the others about 8 times that */
+static void act_run(th_range_fn f32, th_range_fn f64, int dtype, int64_t n,
+                    act_ctx *c) {
+    th_parallel_for(n, thnn__grain(c->op == THNN_RELU ? 1 : 8),
+                    dtype == TH_FLOAT32 ? f32 : f64, c);
+}
 
 static int check_op(const char *fn, int op) {
     if (op < 0 || op >= THNN_NUM_ACTIVATIONS)
@@ -105,10 +126,8 @@ THNN_API int thnn_activation_forward(th_tensor *output, const th_tensor *input,
     if ((rc = thnn__check_like(fn, "output", output, input))) return rc;
     th_tensor *x = thnn__contig(input);
     if (!x) return thnn_last_status();
-    if (x->dtype == TH_FLOAT32)
-        act_fwd_float(thnn__data(output), thnn__data(x), th_numel(x), activation, a, b);
-    else
-        act_fwd_double(thnn__data(output), thnn__data(x), th_numel(x), activation, a, b);
+    act_ctx c = {thnn__data(output), thnn__data(x), NULL, activation, a, b};
+    act_run(act_fwd_float, act_fwd_double, x->dtype, th_numel(x), &c);
     th_tensor_release(x);
     return TH_OK;
 }
@@ -130,12 +149,8 @@ THNN_API int thnn_activation_backward_input(th_tensor *grad_input,
     if ((rc = thnn__check_like(fn, "grad_input", grad_input, input))) return rc;
     th_tensor *x = thnn__contig(input), *gy = thnn__contig(grad_output);
     if (!x || !gy) { thnn__release(x); thnn__release(gy); return thnn_last_status(); }
-    if (x->dtype == TH_FLOAT32)
-        act_bwd_float(thnn__data(grad_input), thnn__data(gy), thnn__data(x),
-                      th_numel(x), activation, a, b);
-    else
-        act_bwd_double(thnn__data(grad_input), thnn__data(gy), thnn__data(x),
-                       th_numel(x), activation, a, b);
+    act_ctx c = {thnn__data(grad_input), thnn__data(x), thnn__data(gy), activation, a, b};
+    act_run(act_bwd_float, act_bwd_double, x->dtype, th_numel(x), &c);
     th_tensor_release(x); th_tensor_release(gy);
     return TH_OK;
 }

@@ -1,17 +1,26 @@
 /* adaptive_max_pool2d with indices: output cell (i, j) covers input rows
  * [floor(i*H/OH), ceil((i+1)*H/OH)) and the columns alike, as in
  * PyTorch; its maximum is the first maximal element (row-major), a NaN
- * wins.  OpenMP over planes. */
+ * wins.  Planes run on libTH's thread pool. */
 #include <math.h>
 
 #include "max_pool_grad.h"
 
+typedef struct amp_ctx {
+    void *out;
+    int64_t *ind;
+    const void *x;
+    int64_t H, W, OH, OW;
+} amp_ctx;
+
 #define DEFINE_ADAPTIVE_MAX(T)                                                 \
-    static void adaptive_max_##T(T *out, int64_t *ind, const T *x,             \
-                                 int64_t planes, int64_t H, int64_t W,         \
-                                 int64_t OH, int64_t OW) {                     \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(planes * H * W > THNN_GRAIN)") \
-        for (int64_t p = 0; p < planes; p++) {                                 \
+    static void adaptive_max_##T(int64_t p0, int64_t p1, void *ctx) {          \
+        const amp_ctx *c = ctx;                                                \
+        T *out = c->out;                                                       \
+        int64_t *ind = c->ind;                                                 \
+        const T *x = c->x;                                                     \
+        const int64_t H = c->H, W = c->W, OH = c->OH, OW = c->OW;              \
+        for (int64_t p = p0; p < p1; p++) {                                    \
             const T *xp = x + p * H * W;                                       \
             for (int64_t oh = 0; oh < OH; oh++) {                              \
                 const int64_t h0 = oh * H / OH, h1 = ((oh + 1) * H + OH - 1) / OH; \
@@ -70,12 +79,9 @@ THNN_API int thnn_adaptive_max_pool2d_forward(th_tensor *output,
     const int64_t OH = output->sizes[d - 2], OW = output->sizes[d - 1];
     th_tensor *x = thnn__contig(input);
     if (!x) return thnn_last_status();
-    if (x->dtype == TH_FLOAT32)
-        adaptive_max_float(thnn__data(output), thnn__data(indices), thnn__data(x),
-                           planes, H, W, OH, OW);
-    else
-        adaptive_max_double(thnn__data(output), thnn__data(indices), thnn__data(x),
-                            planes, H, W, OH, OW);
+    amp_ctx c = {thnn__data(output), thnn__data(indices), thnn__data(x), H, W, OH, OW};
+    th_parallel_for(planes, thnn__grain(H * W),
+                    x->dtype == TH_FLOAT32 ? adaptive_max_float : adaptive_max_double, &c);
     thnn__release(x);
     return TH_OK;
 }

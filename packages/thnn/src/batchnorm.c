@@ -1,4 +1,5 @@
-/* batch_norm over (N, C, *): per-channel statistics, OpenMP over channels.
+/* batch_norm over (N, C, *): per-channel statistics, channels on libTH's
+ * thread pool.
  * Sums use double accumulators for both dtypes; the per-element passes run
  * in the tensor's own type (typed loops the compiler vectorises: reading
  * every element through a dtype switch made training ResNet-sized batches
@@ -94,6 +95,83 @@ static void bn_grad_sums(const th_tensor *g, const th_tensor *x, int64_t N,
         bn_grad_sums_double(thnn__data(g), thnn__data(x), N, C, L, c, mean, sg, sgx);
 }
 
+/* one call's tensors and settings, for the per-channel range functions */
+typedef struct bn_ctx {
+    th_tensor *out, *out2; /* output, or grad_input, or grad_weight and grad_bias */
+    th_tensor *save_mean, *save_invstd, *running_mean, *running_var;
+    const th_tensor *x, *gy, *w, *b, *mean, *invstd;
+    int training;
+    double momentum, eps;
+    int64_t N, C, L;
+} bn_ctx;
+
+/* a channel per range above THNN_GRAIN elements in all, else serial */
+static int64_t bn_grain(int64_t N, int64_t C, int64_t L) {
+    return N * C * L > THNN_GRAIN ? 1 : C;
+}
+
+static void bn_fwd_range(int64_t c0, int64_t c1, void *ctx) {
+    const bn_ctx *k = ctx;
+    const int64_t N = k->N, C = k->C, L = k->L;
+    for (int64_t c = c0; c < c1; c++) {
+        double mean, invstd;
+        if (k->training) {
+            double ss;
+            bn_stats(k->x, N, C, L, c, &mean, &ss);
+            invstd = 1.0 / sqrt(ss / (double)(N * L) + k->eps);
+            if (k->running_mean)
+                st(k->running_mean, c, (1 - k->momentum) * ld(k->running_mean, c) +
+                   k->momentum * mean);
+            if (k->running_var)
+                st(k->running_var, c, (1 - k->momentum) * ld(k->running_var, c) +
+                   k->momentum * ss / (double)(N * L - 1));
+        } else {
+            mean = ld(k->running_mean, c);
+            invstd = 1.0 / sqrt(ld(k->running_var, c) + k->eps);
+        }
+        st(k->save_mean, c, mean);
+        st(k->save_invstd, c, invstd);
+        const double scale = (k->w ? ld(k->w, c) : 1.0) * invstd;
+        const double shift = (k->b ? ld(k->b, c) : 0.0) - mean * scale;
+        if (k->x->dtype == TH_FLOAT32)
+            bn_affine_float(thnn__data(k->out), thnn__data(k->x), N, C, L, c, scale, shift);
+        else
+            bn_affine_double(thnn__data(k->out), thnn__data(k->x), N, C, L, c, scale, shift);
+    }
+}
+
+static void bn_bwd_input_range(int64_t c0, int64_t c1, void *ctx) {
+    const bn_ctx *k = ctx;
+    const int64_t N = k->N, C = k->C, L = k->L;
+    const double cnt = (double)(N * L);
+    for (int64_t c = c0; c < c1; c++) {
+        const double mean = ld(k->mean, c), invstd = ld(k->invstd, c);
+        const double wc = k->w ? ld(k->w, c) : 1.0;
+        double sg = 0, sgx = 0;
+        if (k->training) bn_grad_sums(k->gy, k->x, N, C, L, c, mean, &sg, &sgx);
+        /* training: gin = (g - mean(g) - (x - mean) * invstd^2 * mean(g * (x - mean)))
+                           * w * invstd; eval: gin = g * w * invstd */
+        const double mg = sg / cnt, proj = invstd * invstd * sgx / cnt;
+        if (k->x->dtype == TH_FLOAT32)
+            bn_grad_input_float(thnn__data(k->out), thnn__data(k->gy), thnn__data(k->x),
+                                N, C, L, c, mean, mg, proj, wc * invstd);
+        else
+            bn_grad_input_double(thnn__data(k->out), thnn__data(k->gy), thnn__data(k->x),
+                                 N, C, L, c, mean, mg, proj, wc * invstd);
+    }
+}
+
+static void bn_bwd_params_range(int64_t c0, int64_t c1, void *ctx) {
+    const bn_ctx *k = ctx;
+    for (int64_t c = c0; c < c1; c++) {
+        const double mean = ld(k->mean, c), invstd = ld(k->invstd, c);
+        double sg, sgx;
+        bn_grad_sums(k->gy, k->x, k->N, k->C, k->L, c, mean, &sg, &sgx);
+        if (k->out) st(k->out, c, sgx * invstd);
+        if (k->out2) st(k->out2, c, sg);
+    }
+}
+
 static int geometry(const char *fn, const th_tensor *input, int64_t *N,
                     int64_t *C, int64_t *L) {
     char a[256];
@@ -136,32 +214,11 @@ THNN_API int thnn_batch_norm_forward(th_tensor *output, th_tensor *save_mean,
     th_tensor *x = thnn__contig(input);
     th_tensor *w = weight ? thnn__contig(weight) : NULL, *b = bias ? thnn__contig(bias) : NULL;
     if (!x || (weight && !w) || (bias && !b)) { rc = thnn_last_status(); goto done; }
-    #pragma omp parallel for num_threads(thnn__threads()) schedule(dynamic, 1) if(N * C * L > THNN_GRAIN)
-    for (int64_t c = 0; c < C; c++) {
-        double mean, invstd;
-        if (training) {
-            double ss;
-            bn_stats(x, N, C, L, c, &mean, &ss);
-            invstd = 1.0 / sqrt(ss / (double)(N * L) + eps);
-            if (running_mean)
-                st(running_mean, c, (1 - momentum) * ld(running_mean, c) + momentum * mean);
-            if (running_var)
-                st(running_var, c, (1 - momentum) * ld(running_var, c) +
-                   momentum * ss / (double)(N * L - 1));
-        } else {
-            mean = ld(running_mean, c);
-            invstd = 1.0 / sqrt(ld(running_var, c) + eps);
-        }
-        st(save_mean, c, mean);
-        st(save_invstd, c, invstd);
-        const double scale = (w ? ld(w, c) : 1.0) * invstd, shift = b ? ld(b, c) : 0.0;
-        if (dt == TH_FLOAT32)
-            bn_affine_float(thnn__data(output), thnn__data(x), N, C, L, c, scale,
-                            shift - mean * scale);
-        else
-            bn_affine_double(thnn__data(output), thnn__data(x), N, C, L, c, scale,
-                             shift - mean * scale);
-    }
+    bn_ctx k = {.out = output, .save_mean = save_mean, .save_invstd = save_invstd,
+                .running_mean = running_mean, .running_var = running_var, .x = x,
+                .w = w, .b = b, .training = training, .momentum = momentum, .eps = eps,
+                .N = N, .C = C, .L = L};
+    th_parallel_for(C, bn_grain(N, C, L), bn_fwd_range, &k);
 done:
     thnn__release(x); thnn__release(w); thnn__release(b);
     return rc;
@@ -201,22 +258,9 @@ THNN_API int thnn_batch_norm_backward_input(th_tensor *grad_input,
     th_tensor *w = weight ? thnn__contig(weight) : NULL;
     th_tensor *m = thnn__contig(save_mean), *is = thnn__contig(save_invstd);
     if (!x || !gy || (weight && !w) || !m || !is) { rc = thnn_last_status(); goto done; }
-    #pragma omp parallel for num_threads(thnn__threads()) schedule(dynamic, 1) if(N * C * L > THNN_GRAIN)
-    for (int64_t c = 0; c < C; c++) {
-        const double mean = ld(m, c), invstd = ld(is, c), wc = w ? ld(w, c) : 1.0;
-        const double cnt = (double)(N * L);
-        double sg = 0, sgx = 0;
-        if (training) bn_grad_sums(gy, x, N, C, L, c, mean, &sg, &sgx);
-        /* training: gin = (g - mean(g) - (x - mean) * invstd^2 * mean(g * (x - mean)))
-                           * w * invstd; eval: gin = g * w * invstd */
-        const double mg = sg / cnt, proj = invstd * invstd * sgx / cnt;
-        if (x->dtype == TH_FLOAT32)
-            bn_grad_input_float(thnn__data(grad_input), thnn__data(gy), thnn__data(x), N, C,
-                                L, c, mean, mg, proj, wc * invstd);
-        else
-            bn_grad_input_double(thnn__data(grad_input), thnn__data(gy), thnn__data(x), N,
-                                 C, L, c, mean, mg, proj, wc * invstd);
-    }
+    bn_ctx k = {.out = grad_input, .x = x, .gy = gy, .w = w, .mean = m, .invstd = is,
+                .training = training, .N = N, .C = C, .L = L};
+    th_parallel_for(C, bn_grain(N, C, L), bn_bwd_input_range, &k);
 done:
     thnn__release(x); thnn__release(gy); thnn__release(w);
     thnn__release(m); thnn__release(is);
@@ -239,14 +283,9 @@ THNN_API int thnn_batch_norm_backward_params(th_tensor *grad_weight,
     th_tensor *x = thnn__contig(input), *gy = thnn__contig(grad_output);
     th_tensor *m = thnn__contig(save_mean), *is = thnn__contig(save_invstd);
     if (!x || !gy || !m || !is) { rc = thnn_last_status(); goto done; }
-    #pragma omp parallel for num_threads(thnn__threads()) schedule(dynamic, 1) if(N * C * L > THNN_GRAIN)
-    for (int64_t c = 0; c < C; c++) {
-        const double mean = ld(m, c), invstd = ld(is, c);
-        double sg, sgx;
-        bn_grad_sums(gy, x, N, C, L, c, mean, &sg, &sgx);
-        if (grad_weight) st(grad_weight, c, sgx * invstd);
-        if (grad_bias) st(grad_bias, c, sg);
-    }
+    bn_ctx k = {.out = grad_weight, .out2 = grad_bias, .x = x, .gy = gy, .mean = m,
+                .invstd = is, .N = N, .C = C, .L = L};
+    th_parallel_for(C, bn_grain(N, C, L), bn_bwd_params_range, &k);
 done:
     thnn__release(x); thnn__release(gy); thnn__release(m); thnn__release(is);
     return rc;

@@ -26,6 +26,38 @@ int thnn__from_th(const char *where) {
                        th_last_error());
 }
 
+/* at most this many blocks (their sums live on the stack) */
+#define SUM_BLOCKS 256
+
+typedef struct sum_job {
+    thnn_sum_fn fn;
+    void *ctx;
+    int64_t n, block;
+    double *part;
+} sum_job;
+
+static void sum_blocks(int64_t b0, int64_t b1, void *p) {
+    const sum_job *j = p;
+    for (int64_t b = b0; b < b1; b++) {
+        const int64_t lo = b * j->block, hi = lo + j->block < j->n ? lo + j->block : j->n;
+        j->part[b] = j->fn(lo, hi, j->ctx);
+    }
+}
+
+double thnn__parallel_sum(int64_t n, int64_t cost, thnn_sum_fn fn, void *ctx) {
+    if (n <= 0) return 0.0;
+    if (cost < 1) cost = 1;
+    int64_t block = cost >= THNN_GRAIN ? 1 : (THNN_GRAIN + cost - 1) / cost;
+    if ((n + block - 1) / block > SUM_BLOCKS) block = (n + SUM_BLOCKS - 1) / SUM_BLOCKS;
+    double part[SUM_BLOCKS];
+    sum_job j = {fn, ctx, n, block, part};
+    const int64_t nblocks = (n + block - 1) / block;
+    th_parallel_for(nblocks, 1, sum_blocks, &j);
+    double s = 0.0;
+    for (int64_t b = 0; b < nblocks; b++) s += part[b];
+    return s;
+}
+
 THNN_API const char *thnn_last_error(void) { return last_message; }
 THNN_API int thnn_last_status(void) { return last_status; }
 THNN_API void thnn_clear_error(void) {

@@ -13,10 +13,13 @@
  * at a time into one wider col instead, see batch_samples; for large
  * planes that measured slower (col falls out of cache).
  *
- * Threads: the GEMMs run on OpenBLAS's threads (th_set_num_threads).  The
- * unfold loops are serial on purpose: an OpenMP region between two BLAS
- * calls leaves its workers spinning while OpenBLAS's threads want the same
- * cores, which measured 5-20x slower on 2 cores (see README). */
+ * Threads: the GEMMs' parallel sections run on libTH's thread pool (where
+ * OpenBLAS's threads callback sends them; th_set_num_threads).  The unfold
+ * loops are serial: when libTHNN had OpenMP threads of its own, a region
+ * between two BLAS calls left its workers spinning while OpenBLAS's
+ * threads wanted the same cores (5-20x slower on 2 cores, see README).
+ * With one pool that contention is gone; unfolding on the pool is left
+ * until it measures faster. */
 #include <string.h>
 
 #include "thnn_internal.h"

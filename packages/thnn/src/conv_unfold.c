@@ -1,7 +1,6 @@
 /* vol2col / col2vol and the GEMM-on-views helpers shared by the
- * convolutions (see conv_unfold.h).  The loops are serial: they run
- * between two OpenBLAS calls, and an OpenMP region there leaves its
- * workers spinning while OpenBLAS wants the cores (see conv.c). */
+ * convolutions (see conv_unfold.h).  The loops are serial, between two
+ * BLAS calls (see conv.c's "Threads"). */
 #include <string.h>
 
 #include "conv_unfold.h"

@@ -28,6 +28,21 @@ static int check_indices(const char *fn, const th_tensor *indices, int64_t num) 
 }
 
 /* output: indices.shape + (dim,) */
+/* output row i = weight row indices[i], rows of `row_bytes` */
+typedef struct gather_ctx {
+    char *out;
+    const char *w;
+    const int64_t *ip;
+    int64_t row_bytes;
+} gather_ctx;
+
+static void gather_rows(int64_t i0, int64_t i1, void *ctx) {
+    const gather_ctx *c = ctx;
+    for (int64_t i = i0; i < i1; i++)
+        memcpy(c->out + i * c->row_bytes, c->w + c->ip[i] * c->row_bytes,
+               (size_t)c->row_bytes);
+}
+
 THNN_API int thnn_embedding_forward(th_tensor *output, const th_tensor *weight,
                                     const th_tensor *indices) {
     static const char fn[] = "embedding";
@@ -51,9 +66,8 @@ THNN_API int thnn_embedding_forward(th_tensor *output, const th_tensor *weight,
     const int64_t n = th_numel(ic), *ip = thnn__data(ic), isz = th_dtype_itemsize(w->dtype);
     char *op = thnn__data(output);
     const char *wp = thnn__data(w);
-    #pragma omp parallel for num_threads(thnn__threads()) schedule(static) if(n * D > THNN_GRAIN)
-    for (int64_t i = 0; i < n; i++)
-        memcpy(op + i * D * isz, wp + ip[i] * D * isz, (size_t)(D * isz));
+    gather_ctx c = {op, wp, ip, D * isz};
+    th_parallel_for(n, thnn__grain(D), gather_rows, &c);
     th_tensor_release(w); th_tensor_release(ic);
     return TH_OK;
 }

@@ -3,24 +3,45 @@
  * indices into; padding_idx rows take no part.  The forward also writes
  * what the backward needs: the bag of every index (offset2bag), the
  * number of counted indices per bag (bag_size) and, for max, the row that
- * won each (bag, column) (max_indices).  OpenMP over bags forward, over
- * column blocks in the backward (so that no two threads add to one row
- * element). */
+ * won each (bag, column) (max_indices).  On libTH's thread pool: bags in
+ * the forward, column blocks in the backward (so that no two threads add
+ * to one row element). */
 #include <math.h>
 #include <string.h>
 
 #include "thnn_internal.h"
 
+#define BAG_BLOCK 64 /* columns per range of the backward */
+
+/* one call's tensors and settings (the backward only reads o2b, bsz, mi) */
+typedef struct bag_ctx {
+    void *out; /* output, grad_weight or grad_per_sample_weights */
+    const void *w, *gy, *pw;
+    const int64_t *ip, *op;
+    int64_t *o2b, *bsz, *mi;
+    int64_t n, B, D, padding_idx;
+    int mode;
+} bag_ctx;
+
+/* unpacks a bag_ctx into the loops' names */
+#define BAG_LOCALS(T)                                                          \
+    const bag_ctx *c = ctx;                                                    \
+    const T *w = c->w, *gy = c->gy, *pw = c->pw;                               \
+    const int64_t *ip = c->ip, *op = c->op;                                    \
+    int64_t *o2b = c->o2b, *bsz = c->bsz, *mi = c->mi;                         \
+    const int64_t n = c->n, B = c->B, D = c->D, padding_idx = c->padding_idx;  \
+    const int mode = c->mode;                                                  \
+    (void)w; (void)gy; (void)pw; (void)ip; (void)op; (void)o2b; (void)bsz;     \
+    (void)mi; (void)n; (void)B; (void)D; (void)padding_idx; (void)mode
+
 /* bag b covers indices [start, end) of its offsets; the last bag runs to
  * the end of indices, as in PyTorch (which reads no end from the extra
  * offset of include_last_offset) */
 #define DEFINE_EMBEDDING_BAG(T)                                                \
-    static void bag_fwd_##T(T *out, int64_t *o2b, int64_t *bsz, int64_t *mi,   \
-                            const T *w, const int64_t *ip, const int64_t *op,  \
-                            const T *pw, int64_t n, int64_t B, int64_t D,      \
-                            int mode, int64_t padding_idx) {                   \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(dynamic, 16) if(n * D > THNN_GRAIN)") \
-        for (int64_t b = 0; b < B; b++) {                                      \
+    static void bag_fwd_##T(int64_t b0, int64_t b1, void *ctx) {               \
+        BAG_LOCALS(T);                                                         \
+        T *out = c->out;                                                       \
+        for (int64_t b = b0; b < b1; b++) {                                    \
             const int64_t start = op[b], end = b + 1 < B ? op[b + 1] : n;      \
             T *orow = out + b * D;                                             \
             int64_t count = 0;                                                 \
@@ -51,16 +72,14 @@
                 for (int64_t d = 0; d < D; d++) orow[d] /= (T)count;           \
         }                                                                      \
     }                                                                          \
-    /* column blocks: each thread owns columns [d0, d1) of every row, so no   \
-     * two threads add to one element */                                      \
-    static void bag_bwd_##T(T *gw, const T *gy, const int64_t *ip,             \
-                            const int64_t *o2b, const int64_t *bsz,            \
-                            const int64_t *mi, const T *pw, int64_t n,         \
-                            int64_t B, int64_t D, int mode, int64_t padding_idx) { \
-        const int64_t block = 64, nblocks = (D + block - 1) / block;           \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(nblocks > 1 && n * D > THNN_GRAIN)") \
-        for (int64_t blk = 0; blk < nblocks; blk++) {                          \
-            const int64_t d0 = blk * block, d1 = d0 + block < D ? d0 + block : D; \
+    /* column blocks of BAG_BLOCK: each range owns columns [d0, d1) of every \
+     * row, so no two threads add to one element */                           \
+    static void bag_bwd_##T(int64_t blk0, int64_t blk1, void *ctx) {          \
+        BAG_LOCALS(T);                                                         \
+        T *gw = c->out;                                                        \
+        for (int64_t blk = blk0; blk < blk1; blk++) {                          \
+            const int64_t d0 = blk * BAG_BLOCK;                                \
+            const int64_t d1 = d0 + BAG_BLOCK < D ? d0 + BAG_BLOCK : D;        \
             if (mi) {                                                          \
                 for (int64_t b = 0; b < B; b++)                                \
                     for (int64_t d = d0; d < d1; d++) {                        \
@@ -85,11 +104,10 @@ DEFINE_EMBEDDING_BAG(float)
 DEFINE_EMBEDDING_BAG(double)
 
 #define DEFINE_PSW_GRAD(T)                                                     \
-    static void psw_grad_##T(T *gp, const T *gy, const T *w, const int64_t *ip, \
-                             const int64_t *o2b, int64_t n, int64_t D,         \
-                             int64_t padding_idx) {                            \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(n * D > THNN_GRAIN)")    \
-        for (int64_t i = 0; i < n; i++) {                                      \
+    static void psw_grad_##T(int64_t i0, int64_t i1, void *ctx) {              \
+        BAG_LOCALS(T);                                                         \
+        T *gp = c->out;                                                        \
+        for (int64_t i = i0; i < i1; i++) {                                    \
             double s = 0;                                                      \
             if (o2b[i] >= 0 && ip[i] != padding_idx) {                         \
                 const T *g = gy + o2b[i] * D, *wr = w + ip[i] * D;             \
@@ -211,12 +229,13 @@ THNN_API int thnn_embedding_bag_forward(th_tensor *output, th_tensor *offset2bag
     int64_t *o2b = thnn__data(offset2bag), *bsz = thnn__data(bag_size);
     int64_t *mi = mode == THNN_EMBEDDING_BAG_MAX ? thnn__data(max_indices) : NULL;
     for (int64_t i = 0; i < n; i++) o2b[i] = -1;   /* stays only when there are no bags */
-    if (w->dtype == TH_FLOAT32)
-        bag_fwd_float(thnn__data(output), o2b, bsz, mi, thnn__data(w), ip, op,
-                      pw ? thnn__data(pw) : NULL, n, B, D, mode, padding_idx);
-    else
-        bag_fwd_double(thnn__data(output), o2b, bsz, mi, thnn__data(w), ip, op,
-                       pw ? thnn__data(pw) : NULL, n, B, D, mode, padding_idx);
+    bag_ctx c = {.out = thnn__data(output), .w = thnn__data(w),
+                 .pw = pw ? thnn__data(pw) : NULL, .ip = ip, .op = op, .o2b = o2b,
+                 .bsz = bsz, .mi = mi, .n = n, .B = B, .D = D,
+                 .padding_idx = padding_idx, .mode = mode};
+    /* a bag holds n / B indices on average */
+    th_parallel_for(B, thnn__grain(B ? (n / B + 1) * D : 1),
+                    w->dtype == TH_FLOAT32 ? bag_fwd_float : bag_fwd_double, &c);
 done:
     thnn__release(w); thnn__release(ic); thnn__release(oc); thnn__release(pw);
     return rc;
@@ -290,12 +309,13 @@ THNN_API int thnn_embedding_bag_backward_params(th_tensor *grad_weight,
             goto done;
         }
     if (th_zero(grad_weight)) { rc = thnn__from_th(fn); goto done; }
-    if (grad_weight->dtype == TH_FLOAT32)
-        bag_bwd_float(thnn__data(grad_weight), thnn__data(gy), ip, o2b, bsz, mi,
-                      pw ? thnn__data(pw) : NULL, n, B, D, mode, padding_idx);
-    else
-        bag_bwd_double(thnn__data(grad_weight), thnn__data(gy), ip, o2b, bsz, mi,
-                       pw ? thnn__data(pw) : NULL, n, B, D, mode, padding_idx);
+    bag_ctx c = {.out = thnn__data(grad_weight), .gy = thnn__data(gy),
+                 .pw = pw ? thnn__data(pw) : NULL, .ip = ip, .o2b = (int64_t *)o2b,
+                 .bsz = (int64_t *)bsz, .mi = (int64_t *)mi, .n = n, .B = B, .D = D,
+                 .padding_idx = padding_idx, .mode = mode};
+    /* each column block visits every index (every bag for max) */
+    th_parallel_for((D + BAG_BLOCK - 1) / BAG_BLOCK, thnn__grain((mi ? B : n) * BAG_BLOCK),
+                    grad_weight->dtype == TH_FLOAT32 ? bag_bwd_float : bag_bwd_double, &c);
 done:
     thnn__release(gy); thnn__release(ic); thnn__release(o2bt); thnn__release(bst);
     thnn__release(mit); thnn__release(pw);
@@ -303,7 +323,7 @@ done:
 }
 
 /* grad of each per-sample weight: <grad_output[bag], weight[row]> (0 for
- * padding rows and indices outside every bag); OpenMP over indices */
+ * padding rows and indices outside every bag); indices on the pool */
 THNN_API int thnn_embedding_bag_backward_per_sample_weights(
     th_tensor *grad_per_sample_weights, const th_tensor *grad_output,
     const th_tensor *weight, const th_tensor *indices, const th_tensor *offset2bag,
@@ -343,12 +363,11 @@ THNN_API int thnn_embedding_bag_backward_per_sample_weights(
                              (long long)B);
             goto done;
         }
-    if (w->dtype == TH_FLOAT32)
-        psw_grad_float(thnn__data(grad_per_sample_weights), thnn__data(gy), thnn__data(w),
-                       ip, o2b, n, D, padding_idx);
-    else
-        psw_grad_double(thnn__data(grad_per_sample_weights), thnn__data(gy), thnn__data(w),
-                        ip, o2b, n, D, padding_idx);
+    bag_ctx c = {.out = thnn__data(grad_per_sample_weights), .gy = thnn__data(gy),
+                 .w = thnn__data(w), .ip = ip, .o2b = (int64_t *)o2b, .n = n, .D = D,
+                 .padding_idx = padding_idx};
+    th_parallel_for(n, thnn__grain(D),
+                    w->dtype == TH_FLOAT32 ? psw_grad_float : psw_grad_double, &c);
 done:
     thnn__release(gy); thnn__release(w); thnn__release(ic); thnn__release(o2bt);
     return rc;

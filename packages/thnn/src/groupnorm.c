@@ -1,8 +1,8 @@
 /* group_norm over (N, C, *): channels split into G groups of C/G, each
  * (sample, group) normalized over its C/G * L elements, then the
- * per-channel affine.  OpenMP over (sample, group) in the forward and
- * the input backward, over channels in the parameter backward; sums in
- * double (vectorized as OpenMP simd reductions), elementwise passes in
+ * per-channel affine.  On libTH's thread pool: (sample, group) rows in
+ * the forward and the input backward, channels in the parameter backward;
+ * sums in double (vectorized as `omp simd` reductions), elementwise passes in
  * the tensor's type with per-channel coefficients. */
 #include <math.h>
 
@@ -35,13 +35,24 @@ static int geometry(const char *fn, const th_tensor *input, int64_t num_groups,
     return TH_OK;
 }
 
+/* one call's data pointers and geometry */
+typedef struct gn_ctx {
+    void *out, *out2;      /* output, grad_input, or grad_weight and grad_bias */
+    void *mean, *rstd;     /* written by the forward, read by the backward */
+    const void *x, *gy, *w, *b;
+    const gn_geom *g;
+    double eps;
+} gn_ctx;
+
 #define DEFINE_GROUP_NORM(T)                                                   \
-    static void gn_fwd_##T(T *y, T *save_mean, T *save_rstd, const T *x,       \
-                           const T *w, const T *b, const gn_geom *g,           \
-                           double eps) {                                       \
-        const int64_t rows = g->N * g->G, len = g->D * g->L;                   \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(rows * len > THNN_GRAIN)") \
-        for (int64_t r = 0; r < rows; r++) {                                   \
+    static void gn_fwd_##T(int64_t r0, int64_t r1, void *ctx) {                \
+        const gn_ctx *k = ctx;                                                 \
+        T *y = k->out, *save_mean = k->mean, *save_rstd = k->rstd;             \
+        const T *x = k->x, *w = k->w, *b = k->b;                               \
+        const gn_geom *g = k->g;                                               \
+        const double eps = k->eps;                                             \
+        const int64_t len = g->D * g->L;                                       \
+        for (int64_t r = r0; r < r1; r++) {                                    \
             /* the group's elements are contiguous: channels c0.. of sample r/G */ \
             const T *xr = x + r * len;                                         \
             const int64_t c0 = (r % g->G) * g->D;                              \
@@ -70,12 +81,14 @@ static int geometry(const char *fn, const th_tensor *input, int64_t num_groups,
     /* with u = grad_output * weight and xh the normalized input,             \
      * grad_input = rstd * (u - mean(u) - xh * mean(u * xh)), which per       \
      * channel is A * grad_output + B * x + C */                               \
-    static void gn_bwd_input_##T(T *gx, const T *gy, const T *x, const T *w,   \
-                                 const T *save_mean, const T *save_rstd,       \
-                                 const gn_geom *g) {                           \
-        const int64_t rows = g->N * g->G, len = g->D * g->L;                   \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(rows * len > THNN_GRAIN)") \
-        for (int64_t r = 0; r < rows; r++) {                                   \
+    static void gn_bwd_input_##T(int64_t r0, int64_t r1, void *ctx) {          \
+        const gn_ctx *k = ctx;                                                 \
+        T *gx = k->out;                                                        \
+        const T *gy = k->gy, *x = k->x, *w = k->w;                             \
+        const T *save_mean = k->mean, *save_rstd = k->rstd;                    \
+        const gn_geom *g = k->g;                                               \
+        const int64_t len = g->D * g->L;                                       \
+        for (int64_t r = r0; r < r1; r++) {                                    \
             const int64_t c0 = (r % g->G) * g->D;                              \
             const double mean = save_mean[r], rstd = save_rstd[r];             \
             double su = 0, sux = 0;                                            \
@@ -103,11 +116,13 @@ static int geometry(const char *fn, const th_tensor *input, int64_t num_groups,
         }                                                                      \
     }                                                                          \
     /* grad_weight[c] = sum_n rstd_n (sum_i gy x - mean_n sum_i gy) */         \
-    static void gn_bwd_params_##T(T *gw, T *gb, const T *gy, const T *x,       \
-                                  const T *save_mean, const T *save_rstd,      \
-                                  const gn_geom *g) {                          \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->N * g->C * g->L > THNN_GRAIN)") \
-        for (int64_t c = 0; c < g->C; c++) {                                   \
+    static void gn_bwd_params_##T(int64_t c0, int64_t c1, void *ctx) {         \
+        const gn_ctx *k = ctx;                                                 \
+        T *gw = k->out, *gb = k->out2;                                         \
+        const T *gy = k->gy, *x = k->x;                                        \
+        const T *save_mean = k->mean, *save_rstd = k->rstd;                    \
+        const gn_geom *g = k->g;                                               \
+        for (int64_t c = c0; c < c1; c++) {                                    \
             double sw = 0, sb = 0;                                             \
             for (int64_t n = 0; n < g->N; n++) {                               \
                 const int64_t r = n * g->G + c / g->D, o = (n * g->C + c) * g->L; \
@@ -169,12 +184,11 @@ THNN_API int thnn_group_norm_forward(th_tensor *output, th_tensor *save_mean,
     th_tensor *x = thnn__contig(input);
     th_tensor *w = weight ? thnn__contig(weight) : NULL, *b = bias ? thnn__contig(bias) : NULL;
     if (!x || (weight && !w) || (bias && !b)) { rc = thnn_last_status(); goto done; }
-    if (dt == TH_FLOAT32)
-        gn_fwd_float(thnn__data(output), thnn__data(save_mean), thnn__data(save_rstd),
-                     thnn__data(x), DATA_OR_NULL(w), DATA_OR_NULL(b), &g, eps);
-    else
-        gn_fwd_double(thnn__data(output), thnn__data(save_mean), thnn__data(save_rstd),
-                      thnn__data(x), DATA_OR_NULL(w), DATA_OR_NULL(b), &g, eps);
+    gn_ctx k = {.out = thnn__data(output), .mean = thnn__data(save_mean),
+                .rstd = thnn__data(save_rstd), .x = thnn__data(x), .w = DATA_OR_NULL(w),
+                .b = DATA_OR_NULL(b), .g = &g, .eps = eps};
+    th_parallel_for(g.N * g.G, thnn__grain(g.D * g.L),
+                    dt == TH_FLOAT32 ? gn_fwd_float : gn_fwd_double, &k);
 done:
     thnn__release(x); thnn__release(w); thnn__release(b);
     return rc;
@@ -202,12 +216,10 @@ THNN_API int thnn_group_norm_backward_input(th_tensor *grad_input,
     th_tensor *mt = thnn__contig(save_mean), *rt = thnn__contig(save_rstd);
     if (!x || !gy || (weight && !w) || !mt || !rt) { rc = thnn_last_status(); goto done; }
     if ((rc = check_stats(fn, mt, rt, &g, dt))) goto done;
-    if (dt == TH_FLOAT32)
-        gn_bwd_input_float(thnn__data(grad_input), thnn__data(gy), thnn__data(x), DATA_OR_NULL(w),
-                           thnn__data(mt), thnn__data(rt), &g);
-    else
-        gn_bwd_input_double(thnn__data(grad_input), thnn__data(gy), thnn__data(x), DATA_OR_NULL(w),
-                            thnn__data(mt), thnn__data(rt), &g);
+    gn_ctx k = {.out = thnn__data(grad_input), .mean = thnn__data(mt), .rstd = thnn__data(rt),
+                .x = thnn__data(x), .gy = thnn__data(gy), .w = DATA_OR_NULL(w), .g = &g};
+    th_parallel_for(g.N * g.G, thnn__grain(g.D * g.L),
+                    dt == TH_FLOAT32 ? gn_bwd_input_float : gn_bwd_input_double, &k);
 done:
     thnn__release(x); thnn__release(gy); thnn__release(w);
     thnn__release(mt); thnn__release(rt);
@@ -235,12 +247,11 @@ THNN_API int thnn_group_norm_backward_params(th_tensor *grad_weight,
     th_tensor *mt = thnn__contig(save_mean), *rt = thnn__contig(save_rstd);
     if (!x || !gy || !mt || !rt) { rc = thnn_last_status(); goto done; }
     if ((rc = check_stats(fn, mt, rt, &g, dt))) goto done;
-    if (dt == TH_FLOAT32)
-        gn_bwd_params_float(DATA_OR_NULL(grad_weight), DATA_OR_NULL(grad_bias), thnn__data(gy), thnn__data(x),
-                            thnn__data(mt), thnn__data(rt), &g);
-    else
-        gn_bwd_params_double(DATA_OR_NULL(grad_weight), DATA_OR_NULL(grad_bias), thnn__data(gy), thnn__data(x),
-                             thnn__data(mt), thnn__data(rt), &g);
+    gn_ctx k = {.out = DATA_OR_NULL(grad_weight), .out2 = DATA_OR_NULL(grad_bias),
+                .mean = thnn__data(mt), .rstd = thnn__data(rt), .x = thnn__data(x),
+                .gy = thnn__data(gy), .g = &g};
+    th_parallel_for(g.C, thnn__grain(g.N * g.L),
+                    dt == TH_FLOAT32 ? gn_bwd_params_float : gn_bwd_params_double, &k);
 done:
     thnn__release(x); thnn__release(gy); thnn__release(mt); thnn__release(rt);
     return rc;

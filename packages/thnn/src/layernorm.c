@@ -1,5 +1,6 @@
-/* layer_norm over the last `normalized_ndim` dims: rows (M, K), OpenMP
- * over rows; double accumulators. */
+/* layer_norm over the last `normalized_ndim` dims: rows (M, K), rows on
+ * libTH's thread pool (columns in the parameter backward); double
+ * accumulators. */
 #include <math.h>
 
 #include "thnn_internal.h"
@@ -37,6 +38,72 @@ static int geometry(const char *fn, const th_tensor *input, int nd,
     return TH_OK;
 }
 
+/* one call's tensors and settings, for the range functions */
+typedef struct ln_ctx {
+    th_tensor *out, *out2; /* output, grad_input, or grad_weight and grad_bias */
+    th_tensor *save_mean, *save_invstd;
+    const th_tensor *x, *gy, *w, *b, *mean, *invstd;
+    double eps;
+    int64_t M, K;
+} ln_ctx;
+
+static void ln_fwd_range(int64_t m0, int64_t m1, void *ctx) {
+    const ln_ctx *c = ctx;
+    const int64_t K = c->K;
+    for (int64_t m = m0; m < m1; m++) {
+        double s = 0, ss = 0;
+        for (int64_t k = 0; k < K; k++) s += ld(c->x, m * K + k);
+        const double mean = s / (double)K;
+        for (int64_t k = 0; k < K; k++) {
+            double d = ld(c->x, m * K + k) - mean;
+            ss += d * d;
+        }
+        const double invstd = 1.0 / sqrt(ss / (double)K + c->eps);
+        st(c->save_mean, m, mean);
+        st(c->save_invstd, m, invstd);
+        for (int64_t k = 0; k < K; k++) {
+            double v = (ld(c->x, m * K + k) - mean) * invstd;
+            if (c->w) v *= ld(c->w, k);
+            if (c->b) v += ld(c->b, k);
+            st(c->out, m * K + k, v);
+        }
+    }
+}
+
+static void ln_bwd_input_range(int64_t m0, int64_t m1, void *ctx) {
+    const ln_ctx *c = ctx;
+    const int64_t K = c->K;
+    for (int64_t m = m0; m < m1; m++) {
+        const double mean = ld(c->mean, m), invstd = ld(c->invstd, m);
+        double sg = 0, sgx = 0;
+        for (int64_t k = 0; k < K; k++) {
+            double g = ld(c->gy, m * K + k) * (c->w ? ld(c->w, k) : 1.0);
+            sg += g;
+            sgx += g * (ld(c->x, m * K + k) - mean) * invstd;
+        }
+        for (int64_t k = 0; k < K; k++) {
+            double g = ld(c->gy, m * K + k) * (c->w ? ld(c->w, k) : 1.0);
+            double xh = (ld(c->x, m * K + k) - mean) * invstd;
+            st(c->out, m * K + k, invstd * (g - sg / (double)K - xh * sgx / (double)K));
+        }
+    }
+}
+
+static void ln_bwd_params_range(int64_t k0, int64_t k1, void *ctx) {
+    const ln_ctx *c = ctx;
+    const int64_t M = c->M, K = c->K;
+    for (int64_t k = k0; k < k1; k++) {
+        double sw = 0, sb = 0;
+        for (int64_t m = 0; m < M; m++) {
+            double g = ld(c->gy, m * K + k);
+            sb += g;
+            sw += g * (ld(c->x, m * K + k) - ld(c->mean, m)) * ld(c->invstd, m);
+        }
+        if (c->out) st(c->out, k, sw);
+        if (c->out2) st(c->out2, k, sb);
+    }
+}
+
 THNN_API int thnn_layer_norm_forward(th_tensor *output, th_tensor *save_mean,
                                      th_tensor *save_invstd,
                                      const th_tensor *input,
@@ -54,25 +121,9 @@ THNN_API int thnn_layer_norm_forward(th_tensor *output, th_tensor *save_mean,
     th_tensor *x = thnn__contig(input);
     th_tensor *w = weight ? thnn__contig(weight) : NULL, *b = bias ? thnn__contig(bias) : NULL;
     if (!x || (weight && !w) || (bias && !b)) { rc = thnn_last_status(); goto done; }
-    #pragma omp parallel for num_threads(thnn__threads()) schedule(static) if(M * K > THNN_GRAIN)
-    for (int64_t m = 0; m < M; m++) {
-        double s = 0, ss = 0;
-        for (int64_t k = 0; k < K; k++) s += ld(x, m * K + k);
-        const double mean = s / (double)K;
-        for (int64_t k = 0; k < K; k++) {
-            double d = ld(x, m * K + k) - mean;
-            ss += d * d;
-        }
-        const double invstd = 1.0 / sqrt(ss / (double)K + eps);
-        st(save_mean, m, mean);
-        st(save_invstd, m, invstd);
-        for (int64_t k = 0; k < K; k++) {
-            double v = (ld(x, m * K + k) - mean) * invstd;
-            if (w) v *= ld(w, k);
-            if (b) v += ld(b, k);
-            st(output, m * K + k, v);
-        }
-    }
+    ln_ctx c = {.out = output, .save_mean = save_mean, .save_invstd = save_invstd,
+                .x = x, .w = w, .b = b, .eps = eps, .K = K};
+    th_parallel_for(M, thnn__grain(K), ln_fwd_range, &c);
 done:
     thnn__release(x); thnn__release(w); thnn__release(b);
     return rc;
@@ -111,21 +162,9 @@ THNN_API int thnn_layer_norm_backward_input(th_tensor *grad_input,
     th_tensor *w = weight ? thnn__contig(weight) : NULL;
     th_tensor *mt = thnn__contig(save_mean), *it = thnn__contig(save_invstd);
     if (!x || !gy || (weight && !w) || !mt || !it) { rc = thnn_last_status(); goto done; }
-    #pragma omp parallel for num_threads(thnn__threads()) schedule(static) if(M * K > THNN_GRAIN)
-    for (int64_t m = 0; m < M; m++) {
-        const double mean = ld(mt, m), invstd = ld(it, m);
-        double sg = 0, sgx = 0;
-        for (int64_t k = 0; k < K; k++) {
-            double g = ld(gy, m * K + k) * (w ? ld(w, k) : 1.0);
-            sg += g;
-            sgx += g * (ld(x, m * K + k) - mean) * invstd;
-        }
-        for (int64_t k = 0; k < K; k++) {
-            double g = ld(gy, m * K + k) * (w ? ld(w, k) : 1.0);
-            double xh = (ld(x, m * K + k) - mean) * invstd;
-            st(grad_input, m * K + k, invstd * (g - sg / (double)K - xh * sgx / (double)K));
-        }
-    }
+    ln_ctx c = {.out = grad_input, .x = x, .gy = gy, .w = w, .mean = mt, .invstd = it,
+                .K = K};
+    th_parallel_for(M, thnn__grain(K), ln_bwd_input_range, &c);
 done:
     thnn__release(x); thnn__release(gy); thnn__release(w);
     thnn__release(mt); thnn__release(it);
@@ -152,17 +191,9 @@ THNN_API int thnn_layer_norm_backward_params(th_tensor *grad_weight,
     th_tensor *x = thnn__contig(input), *gy = thnn__contig(grad_output);
     th_tensor *mt = thnn__contig(save_mean), *it = thnn__contig(save_invstd);
     if (!x || !gy || !mt || !it) { rc = thnn_last_status(); goto done; }
-    #pragma omp parallel for num_threads(thnn__threads()) schedule(static) if(M * K > THNN_GRAIN)
-    for (int64_t k = 0; k < K; k++) {
-        double sw = 0, sb = 0;
-        for (int64_t m = 0; m < M; m++) {
-            double g = ld(gy, m * K + k);
-            sb += g;
-            sw += g * (ld(x, m * K + k) - ld(mt, m)) * ld(it, m);
-        }
-        if (grad_weight) st(grad_weight, k, sw);
-        if (grad_bias) st(grad_bias, k, sb);
-    }
+    ln_ctx c = {.out = grad_weight, .out2 = grad_bias, .x = x, .gy = gy, .mean = mt,
+                .invstd = it, .M = M, .K = K};
+    th_parallel_for(K, thnn__grain(M), ln_bwd_params_range, &c);
 done:
     thnn__release(x); thnn__release(gy); thnn__release(mt); thnn__release(it);
     return rc;

@@ -223,6 +223,43 @@ static inline void pw(int loss, double x, double y, double a, double pwt,
     }
 }
 
+/* one call's tensors and settings, for the range functions */
+typedef struct pw_ctx {
+    th_tensor *out; /* per-element losses (reduction none) or grad_input */
+    const th_tensor *x, *y, *w, *pwt, *gy;
+    int loss, reduction;
+    double a, scale; /* scale: the reduction's factor on grad_output */
+    int64_t last;    /* pos_weight runs along the last dim */
+} pw_ctx;
+
+/* writes the losses of [i0, i1) (reduction none) or returns their sum */
+static double pw_fwd_range(int64_t i0, int64_t i1, void *ctx) {
+    const pw_ctx *c = ctx;
+    double sum = 0;
+    for (int64_t i = i0; i < i1; i++) {
+        double l, d;
+        pw(c->loss, ld(c->x, i), ld(c->y, i), c->a, c->pwt ? ld(c->pwt, i % c->last) : 1.0,
+           &l, &d);
+        if (c->w) l *= ld(c->w, i);
+        if (c->reduction == THNN_REDUCTION_NONE) st(c->out, i, l);
+        else sum += l;
+    }
+    return sum;
+}
+
+static void pw_bwd_range(int64_t i0, int64_t i1, void *ctx) {
+    const pw_ctx *c = ctx;
+    for (int64_t i = i0; i < i1; i++) {
+        double l, d;
+        pw(c->loss, ld(c->x, i), ld(c->y, i), c->a, c->pwt ? ld(c->pwt, i % c->last) : 1.0,
+           &l, &d);
+        if (c->w) d *= ld(c->w, i);
+        const double g = c->reduction == THNN_REDUCTION_NONE ? ld(c->gy, i)
+                                                             : ld(c->gy, 0) * c->scale;
+        st(c->out, i, d * g);
+    }
+}
+
 static int pw_check(const char *fn, const th_tensor *input, const th_tensor *target,
                     const th_tensor *weight, const th_tensor *pos_weight, int loss,
                     int reduction, double a) {
@@ -290,15 +327,9 @@ THNN_API int thnn_pointwise_loss_forward(th_tensor *output, const th_tensor *inp
     }
     {
         const int64_t n = th_numel(x), last = x->ndim ? x->sizes[x->ndim - 1] : 1;
-        double sum = 0;
-        #pragma omp parallel for num_threads(thnn__threads()) reduction(+:sum) schedule(static) if(n > THNN_GRAIN)
-        for (int64_t i = 0; i < n; i++) {
-            double l, d;
-            pw(loss, ld(x, i), ld(y, i), a, pwt ? ld(pwt, i % last) : 1.0, &l, &d);
-            if (w) l *= ld(w, i);
-            if (reduction == THNN_REDUCTION_NONE) st(output, i, l);
-            else sum += l;
-        }
+        pw_ctx c = {.out = output, .x = x, .y = y, .w = w, .pwt = pwt, .loss = loss,
+                    .reduction = reduction, .a = a, .last = last};
+        const double sum = thnn__parallel_sum(n, 1, pw_fwd_range, &c);
         if (reduction == THNN_REDUCTION_MEAN) st(output, 0, sum / (double)n);
         else if (reduction == THNN_REDUCTION_SUM) st(output, 0, sum);
     }
@@ -333,15 +364,10 @@ THNN_API int thnn_pointwise_loss_backward_input(th_tensor *grad_input,
     }
     {
         const int64_t last = x->ndim ? x->sizes[x->ndim - 1] : 1;
-        const double scale = reduction == THNN_REDUCTION_MEAN ? 1.0 / (double)n : 1.0;
-        #pragma omp parallel for num_threads(thnn__threads()) schedule(static) if(n > THNN_GRAIN)
-        for (int64_t i = 0; i < n; i++) {
-            double l, d;
-            pw(loss, ld(x, i), ld(y, i), a, pwt ? ld(pwt, i % last) : 1.0, &l, &d);
-            if (w) d *= ld(w, i);
-            double g = reduction == THNN_REDUCTION_NONE ? ld(gy, i) : ld(gy, 0) * scale;
-            st(grad_input, i, d * g);
-        }
+        pw_ctx c = {.out = grad_input, .x = x, .y = y, .w = w, .pwt = pwt, .gy = gy,
+                    .loss = loss, .reduction = reduction, .a = a, .last = last,
+                    .scale = reduction == THNN_REDUCTION_MEAN ? 1.0 / (double)n : 1.0};
+        th_parallel_for(n, thnn__grain(1), pw_bwd_range, &c);
     }
 done:
     thnn__release(x); thnn__release(y); thnn__release(gy);

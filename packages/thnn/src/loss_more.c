@@ -1,8 +1,9 @@
 /* kl_div, margin_ranking_loss and cosine_embedding_loss, with reductions
  * none / mean / sum ('batchmean' is sum divided by the batch size, done
  * by the caller).  Inputs of one shape and dtype (the caller broadcasts);
- * typed loops computing in double, sums in double; OpenMP over elements
- * (rows for cosine). */
+ * typed loops computing in double, sums in double; elements (rows for
+ * cosine) on libTH's thread pool, sums in blocks that do not depend on
+ * the thread count. */
 #include <math.h>
 
 #include "thnn_internal.h"
@@ -106,58 +107,77 @@ static inline double kl(double x, double t, int log_target) {
     return t > 0 ? t * (log(t) - x) : t == 0 ? 0.0 : NAN;
 }
 
+/* one call's data and settings, for the range functions on libTH's pool
+ * (kl_div: a is the input, b the target) */
+typedef struct lm_ctx {
+    void *out, *out2; /* per-element losses (reduction none), or the gradients */
+    const void *a, *b, *y, *gy;
+    int64_t gy_step, D;
+    double scale, margin;
+    int log_target;
+} lm_ctx;
+
+/* unpacks an lm_ctx into the loops' names */
+#define LM_LOCALS(T)                                                           \
+    const lm_ctx *c = ctx;                                                     \
+    const T *a = c->a, *b = c->b, *y = c->y, *gy = c->gy;                      \
+    const int64_t gy_step = c->gy_step;                                        \
+    const double scale = c->scale, margin = c->margin;                         \
+    (void)a; (void)b; (void)y; (void)gy; (void)gy_step; (void)scale; (void)margin
+
+/* the forwards write the losses of [i0, i1) when out is set, else return
+ * their sum (thnn__parallel_sum adds the blocks) */
 #define DEFINE_LOSSES(T)                                                       \
-    static double kl_fwd_##T(T *out, const T *x, const T *t, int64_t n,        \
-                             int log_target) {                                 \
+    static double kl_fwd_##T(int64_t i0, int64_t i1, void *ctx) {              \
+        LM_LOCALS(T);                                                          \
+        T *out = c->out;                                                       \
         double sum = 0;                                                        \
-        if (out) {                                                             \
-            _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(n > THNN_GRAIN)")    \
-            for (int64_t i = 0; i < n; i++) out[i] = (T)kl(x[i], t[i], log_target); \
-            return 0;                                                          \
+        for (int64_t i = i0; i < i1; i++) {                                    \
+            const double l = kl(a[i], b[i], c->log_target);                    \
+            if (out) out[i] = (T)l;                                            \
+            else sum += l;                                                     \
         }                                                                      \
-        _Pragma("omp parallel for num_threads(thnn__threads()) reduction(+:sum) schedule(static) if(n > THNN_GRAIN)") \
-        for (int64_t i = 0; i < n; i++) sum += kl(x[i], t[i], log_target); \
         return sum;                                                            \
     }                                                                          \
-    static void kl_bwd_##T(T *gi, T *gt, const T *gy, int64_t gy_step,         \
-                           double scale, const T *x, const T *t, int64_t n,    \
-                           int log_target) {                                   \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(n > THNN_GRAIN)")        \
-        for (int64_t i = 0; i < n; i++) {                                      \
-            const double g = (double)gy[i * gy_step] * scale, tv = t[i];       \
-            if (log_target) {                                                  \
+    static void kl_bwd_##T(int64_t i0, int64_t i1, void *ctx) {                \
+        LM_LOCALS(T);                                                          \
+        T *gi = c->out, *gt = c->out2;                                         \
+        for (int64_t i = i0; i < i1; i++) {                                    \
+            const double g = (double)gy[i * gy_step] * scale, tv = b[i];       \
+            if (c->log_target) {                                               \
                 const double e = exp(tv);                                      \
                 if (gi) gi[i] = (T)(-g * e);                                   \
-                if (gt) gt[i] = (T)(g * e * (tv - (double)x[i] + 1));          \
+                if (gt) gt[i] = (T)(g * e * (tv - (double)a[i] + 1));          \
             } else {                                                           \
                 if (gi) gi[i] = (T)(-g * tv);                                  \
-                if (gt) gt[i] = (T)(tv > 0 ? g * (log(tv) - (double)x[i] + 1) : 0.0); \
+                if (gt) gt[i] = (T)(tv > 0 ? g * (log(tv) - (double)a[i] + 1) : 0.0); \
             }                                                                  \
         }                                                                      \
     }                                                                          \
-    static double mr_fwd_##T(T *out, const T *a, const T *b, const T *y,       \
-                             int64_t n, double margin) {                       \
+    static double mr_fwd_##T(int64_t i0, int64_t i1, void *ctx) {              \
+        LM_LOCALS(T);                                                          \
+        T *out = c->out;                                                       \
         double sum = 0;                                                        \
         if (out) {                                                             \
-            _Pragma("omp parallel for simd num_threads(thnn__threads()) schedule(static) if(n > THNN_GRAIN)") \
-            for (int64_t i = 0; i < n; i++) {                                  \
+            _Pragma("omp simd")                                                \
+            for (int64_t i = i0; i < i1; i++) {                                \
                 const double l = -(double)y[i] * ((double)a[i] - (double)b[i]) + margin; \
                 out[i] = (T)(l > 0 ? l : 0);                                   \
             }                                                                  \
             return 0;                                                          \
         }                                                                      \
-        _Pragma("omp parallel for simd num_threads(thnn__threads()) reduction(+:sum) schedule(static) if(n > THNN_GRAIN)") \
-        for (int64_t i = 0; i < n; i++) {                                      \
+        _Pragma("omp simd reduction(+:sum)")                                   \
+        for (int64_t i = i0; i < i1; i++) {                                    \
             const double l = -(double)y[i] * ((double)a[i] - (double)b[i]) + margin; \
             sum += l > 0 ? l : 0;                                              \
         }                                                                      \
         return sum;                                                            \
     }                                                                          \
-    static void mr_bwd_##T(T *g1, T *g2, const T *gy, int64_t gy_step,         \
-                           double scale, const T *a, const T *b, const T *y,   \
-                           int64_t n, double margin) {                         \
-        _Pragma("omp parallel for simd num_threads(thnn__threads()) schedule(static) if(n > THNN_GRAIN)")   \
-        for (int64_t i = 0; i < n; i++) {                                      \
+    static void mr_bwd_##T(int64_t i0, int64_t i1, void *ctx) {                \
+        LM_LOCALS(T);                                                          \
+        T *g1 = c->out, *g2 = c->out2;                                         \
+        _Pragma("omp simd")                                                    \
+        for (int64_t i = i0; i < i1; i++) {                                    \
             const double yv = y[i];                                            \
             const int active = -yv * ((double)a[i] - (double)b[i]) + margin > 0; \
             const double g = active ? (double)gy[i * gy_step] * scale * yv : 0.0; \
@@ -176,35 +196,37 @@ static inline double kl(double x, double t, int log_target) {
         }                                                                      \
         *dot = s; *m1 = s1 + COSINE_EPS; *m2 = s2 + COSINE_EPS;                \
     }                                                                          \
-    static double cos_fwd_##T(T *out, const T *a, const T *b, const T *y,      \
-                              int64_t N, int64_t D, double margin) {           \
+    /* over rows [r0, r1) */                                                   \
+    static double cos_fwd_##T(int64_t r0, int64_t r1, void *ctx) {             \
+        LM_LOCALS(T);                                                          \
+        T *out = c->out;                                                       \
+        const int64_t D = c->D;                                                \
         double sum = 0;                                                        \
-        _Pragma("omp parallel for num_threads(thnn__threads()) reduction(+:sum) schedule(static) if(N * D > THNN_GRAIN)") \
-        for (int64_t r = 0; r < N; r++) {                                      \
+        for (int64_t r = r0; r < r1; r++) {                                    \
             double dot, m1, m2;                                                \
             cos_row_##T(a + r * D, b + r * D, D, &dot, &m1, &m2);              \
-            const double c = dot / sqrt(m1 * m2), yv = y[r];                   \
-            const double l = yv == 1 ? 1 - c                                   \
-                             : yv == -1 ? (c - margin > 0 ? c - margin : 0) : 0; \
+            const double cs = dot / sqrt(m1 * m2), yv = y[r];                  \
+            const double l = yv == 1 ? 1 - cs                                  \
+                             : yv == -1 ? (cs - margin > 0 ? cs - margin : 0) : 0; \
             if (out) out[r] = (T)l;                                            \
             else sum += l;                                                     \
         }                                                                      \
         return sum;                                                            \
     }                                                                          \
-    static void cos_bwd_##T(T *g1, T *g2, const T *gy, int64_t gy_step,        \
-                            double scale, const T *a, const T *b, const T *y,  \
-                            int64_t N, int64_t D, double margin) {             \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(N * D > THNN_GRAIN)")    \
-        for (int64_t r = 0; r < N; r++) {                                      \
+    static void cos_bwd_##T(int64_t r0, int64_t r1, void *ctx) {               \
+        LM_LOCALS(T);                                                          \
+        T *g1 = c->out, *g2 = c->out2;                                         \
+        const int64_t D = c->D;                                                \
+        for (int64_t r = r0; r < r1; r++) {                                    \
             const T *ar = a + r * D, *br = b + r * D;                          \
             double dot, m1, m2;                                                \
             cos_row_##T(ar, br, D, &dot, &m1, &m2);                            \
-            const double denom = sqrt(m1 * m2), c = dot / denom, yv = y[r];    \
+            const double denom = sqrt(m1 * m2), cs = dot / denom, yv = y[r];   \
             /* d loss / d cos, times the incoming gradient */                  \
-            double dc = yv == 1 ? -1.0 : (yv == -1 && c - margin > 0) ? 1.0 : 0.0; \
+            double dc = yv == 1 ? -1.0 : (yv == -1 && cs - margin > 0) ? 1.0 : 0.0; \
             dc *= (double)gy[r * gy_step] * scale;                             \
             /* d cos / d x1 = x2 / denom - cos x1 / m1 (x2 alike) */           \
-            const double p = dc / denom, q1 = dc * c / m1, q2 = dc * c / m2;   \
+            const double p = dc / denom, q1 = dc * cs / m1, q2 = dc * cs / m2; \
             for (int64_t d = 0; d < D; d++) {                                  \
                 if (g1) g1[r * D + d] = (T)(p * (double)br[d] - q1 * (double)ar[d]); \
                 if (g2) g2[r * D + d] = (T)(p * (double)ar[d] - q2 * (double)br[d]); \
@@ -242,9 +264,9 @@ THNN_API int thnn_kl_div_forward(th_tensor *output, const th_tensor *input,
     if (!x || !t) { rc = thnn_last_status(); goto done; }
     const int64_t n = th_numel(x);
     void *out = reduction == THNN_REDUCTION_NONE ? thnn__data(output) : NULL;
-    const double sum = x->dtype == TH_FLOAT32
-        ? kl_fwd_float(out, thnn__data(x), thnn__data(t), n, log_target)
-        : kl_fwd_double(out, thnn__data(x), thnn__data(t), n, log_target);
+    lm_ctx c = {.out = out, .a = thnn__data(x), .b = thnn__data(t), .log_target = log_target};
+    const double sum =
+        thnn__parallel_sum(n, 1, x->dtype == TH_FLOAT32 ? kl_fwd_float : kl_fwd_double, &c);
     rc = store_reduced(fn, output, sum, n, reduction);
 done:
     thnn__release(x); thnn__release(t);
@@ -269,12 +291,11 @@ THNN_API int thnn_kl_div_backward_input(th_tensor *grad_input, th_tensor *grad_t
     int64_t step;
     double scale;
     grad_scaling(reduction, n, &step, &scale);
-    if (x->dtype == TH_FLOAT32)
-        kl_bwd_float(DATA_OR_NULL(grad_input), DATA_OR_NULL(grad_target), thnn__data(gy), step,
-                     scale, thnn__data(x), thnn__data(t), n, log_target);
-    else
-        kl_bwd_double(DATA_OR_NULL(grad_input), DATA_OR_NULL(grad_target), thnn__data(gy), step,
-                      scale, thnn__data(x), thnn__data(t), n, log_target);
+    lm_ctx c = {.out = DATA_OR_NULL(grad_input), .out2 = DATA_OR_NULL(grad_target),
+                .a = thnn__data(x), .b = thnn__data(t), .gy = thnn__data(gy), .gy_step = step,
+                .scale = scale, .log_target = log_target};
+    th_parallel_for(n, thnn__grain(1), x->dtype == TH_FLOAT32 ? kl_bwd_float : kl_bwd_double,
+                    &c);
 done:
     thnn__release(x); thnn__release(t); thnn__release(gy);
     return rc;
@@ -293,9 +314,10 @@ THNN_API int thnn_margin_ranking_loss_forward(th_tensor *output, const th_tensor
     if (!a || !b || !y) { rc = thnn_last_status(); goto done; }
     const int64_t n = th_numel(a);
     void *out = reduction == THNN_REDUCTION_NONE ? thnn__data(output) : NULL;
-    const double sum = a->dtype == TH_FLOAT32
-        ? mr_fwd_float(out, thnn__data(a), thnn__data(b), thnn__data(y), n, margin)
-        : mr_fwd_double(out, thnn__data(a), thnn__data(b), thnn__data(y), n, margin);
+    lm_ctx c = {.out = out, .a = thnn__data(a), .b = thnn__data(b), .y = thnn__data(y),
+                .margin = margin};
+    const double sum =
+        thnn__parallel_sum(n, 1, a->dtype == TH_FLOAT32 ? mr_fwd_float : mr_fwd_double, &c);
     rc = store_reduced(fn, output, sum, n, reduction);
 done:
     thnn__release(a); thnn__release(b); thnn__release(y);
@@ -323,12 +345,11 @@ THNN_API int thnn_margin_ranking_loss_backward_input(th_tensor *grad_input1,
     int64_t step;
     double scale;
     grad_scaling(reduction, n, &step, &scale);
-    if (a->dtype == TH_FLOAT32)
-        mr_bwd_float(DATA_OR_NULL(grad_input1), DATA_OR_NULL(grad_input2), thnn__data(gy), step,
-                     scale, thnn__data(a), thnn__data(b), thnn__data(y), n, margin);
-    else
-        mr_bwd_double(DATA_OR_NULL(grad_input1), DATA_OR_NULL(grad_input2), thnn__data(gy), step,
-                      scale, thnn__data(a), thnn__data(b), thnn__data(y), n, margin);
+    lm_ctx c = {.out = DATA_OR_NULL(grad_input1), .out2 = DATA_OR_NULL(grad_input2),
+                .a = thnn__data(a), .b = thnn__data(b), .y = thnn__data(y),
+                .gy = thnn__data(gy), .gy_step = step, .scale = scale, .margin = margin};
+    th_parallel_for(n, thnn__grain(1), a->dtype == TH_FLOAT32 ? mr_bwd_float : mr_bwd_double,
+                    &c);
 done:
     thnn__release(a); thnn__release(b); thnn__release(y); thnn__release(gy);
     return rc;
@@ -346,9 +367,10 @@ THNN_API int thnn_cosine_embedding_loss_forward(th_tensor *output, const th_tens
     th_tensor *a = thnn__contig(input1), *b = thnn__contig(input2), *y = thnn__contig(target);
     if (!a || !b || !y) { rc = thnn_last_status(); goto done; }
     void *out = reduction == THNN_REDUCTION_NONE ? thnn__data(output) : NULL;
-    const double sum = a->dtype == TH_FLOAT32
-        ? cos_fwd_float(out, thnn__data(a), thnn__data(b), thnn__data(y), N, D, margin)
-        : cos_fwd_double(out, thnn__data(a), thnn__data(b), thnn__data(y), N, D, margin);
+    lm_ctx c = {.out = out, .a = thnn__data(a), .b = thnn__data(b), .y = thnn__data(y),
+                .D = D, .margin = margin};
+    const double sum =
+        thnn__parallel_sum(N, D, a->dtype == TH_FLOAT32 ? cos_fwd_float : cos_fwd_double, &c);
     rc = store_reduced(fn, output, sum, N, reduction);
 done:
     thnn__release(a); thnn__release(b); thnn__release(y);
@@ -375,12 +397,11 @@ THNN_API int thnn_cosine_embedding_loss_backward_input(th_tensor *grad_input1,
     int64_t step;
     double scale;
     grad_scaling(reduction, N, &step, &scale);
-    if (a->dtype == TH_FLOAT32)
-        cos_bwd_float(DATA_OR_NULL(grad_input1), DATA_OR_NULL(grad_input2), thnn__data(gy),
-                      step, scale, thnn__data(a), thnn__data(b), thnn__data(y), N, D, margin);
-    else
-        cos_bwd_double(DATA_OR_NULL(grad_input1), DATA_OR_NULL(grad_input2), thnn__data(gy),
-                       step, scale, thnn__data(a), thnn__data(b), thnn__data(y), N, D, margin);
+    lm_ctx c = {.out = DATA_OR_NULL(grad_input1), .out2 = DATA_OR_NULL(grad_input2),
+                .a = thnn__data(a), .b = thnn__data(b), .y = thnn__data(y),
+                .gy = thnn__data(gy), .gy_step = step, .D = D, .scale = scale, .margin = margin};
+    th_parallel_for(N, thnn__grain(D), a->dtype == TH_FLOAT32 ? cos_bwd_float : cos_bwd_double,
+                    &c);
 done:
     thnn__release(a); thnn__release(b); thnn__release(y); thnn__release(gy);
     return rc;

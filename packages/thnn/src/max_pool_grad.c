@@ -1,15 +1,23 @@
-/* Gradient scatter of the index-saving max poolings; OpenMP over planes
- * (each plane's indices point into its own plane, so no two threads
- * write one element).  Index -1 marks a window that held no input element
+/* Gradient scatter of the index-saving max poolings; planes run on
+ * libTH's thread pool (each plane's indices point into its own plane, so
+ * no two threads write one element).  Index -1 marks a window that held no input element
  * (only padding, through dilation): it passes no gradient. */
 #include "max_pool_grad.h"
 
+typedef struct scatter_ctx {
+    void *gin;
+    const void *gout;
+    const int64_t *ind;
+    int64_t in_plane, out_plane;
+} scatter_ctx;
+
 #define DEFINE_SCATTER(T)                                                     \
-    static void scatter_##T(T *gin, const T *gout, const int64_t *ind,        \
-                            int64_t planes, int64_t in_plane,                 \
-                            int64_t out_plane) {                              \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(planes * out_plane > THNN_GRAIN)") \
-        for (int64_t p = 0; p < planes; p++)                                  \
+    static void scatter_##T(int64_t p0, int64_t p1, void *ctx) {              \
+        const scatter_ctx *c = ctx;                                           \
+        T *gin = c->gin;                                                      \
+        const T *gout = c->gout;                                              \
+        const int64_t *ind = c->ind, in_plane = c->in_plane, out_plane = c->out_plane; \
+        for (int64_t p = p0; p < p1; p++)                                     \
             for (int64_t i = 0; i < out_plane; i++) {                         \
                 const int64_t k = ind[p * out_plane + i];                     \
                 if (k >= 0) gin[p * in_plane + k] += gout[p * out_plane + i]; \
@@ -61,10 +69,9 @@ int thnn__max_pool_backward(const char *fn, th_tensor *grad_input,
             goto done;
         }
     if (th_zero(grad_input)) { rc = thnn__from_th(fn); goto done; }
-    if (go->dtype == TH_FLOAT32)
-        scatter_float(thnn__data(grad_input), thnn__data(go), ip, planes, in_plane, out_plane);
-    else
-        scatter_double(thnn__data(grad_input), thnn__data(go), ip, planes, in_plane, out_plane);
+    scatter_ctx sc = {thnn__data(grad_input), thnn__data(go), ip, in_plane, out_plane};
+    th_parallel_for(planes, thnn__grain(out_plane),
+                    go->dtype == TH_FLOAT32 ? scatter_float : scatter_double, &sc);
 done:
     thnn__release(go); thnn__release(ind);
     return rc;

@@ -3,7 +3,7 @@
  * {left, right, top, bottom}, {left, right, top, bottom, front, back};
  * negative values crop, as in PyTorch.  Every output position reads one
  * input position (a per-dim index map), so the backward scatter-adds
- * within a plane: OpenMP over planes. */
+ * within a plane: planes run on libTH's thread pool. */
 #include <stdlib.h>
 
 #include "thnn_internal.h"
@@ -99,17 +99,28 @@ static inline int64_t src_index(int mode, int64_t o, int64_t n, int64_t before) 
     return i;
 }
 
+/* one call's data, geometry and per-dim source index maps */
+typedef struct pad_ctx {
+    void *out;      /* output, or grad_input */
+    const void *in; /* input, or grad_output */
+    const pad_geom *g;
+    const int64_t *md, *mh, *mw;
+} pad_ctx;
+
 #define DEFINE_PAD(T)                                                          \
-    static void pad_fwd_##T(T *y, const T *x, const pad_geom *g,               \
-                            const int64_t *md, const int64_t *mh, const int64_t *mw) { \
+    static void pad_fwd_##T(int64_t p0, int64_t p1, void *ctx) {               \
+        const pad_ctx *c = ctx;                                                \
+        T *y = c->out;                                                         \
+        const T *x = c->in;                                                    \
+        const pad_geom *g = c->g;                                              \
+        const int64_t *md = c->md, *mh = c->mh, *mw = c->mw;                   \
         const int64_t ip = g->in[0] * g->in[1] * g->in[2];                     \
         const int64_t op = g->out[0] * g->out[1] * g->out[2];                  \
         const int64_t shift = g->before[2];                                    \
         const int64_t w0 = shift < 0 ? 0 : shift > g->out[2] ? g->out[2] : shift; \
         int64_t w1 = shift + g->in[2];                                         \
         w1 = w1 < w0 ? w0 : w1 > g->out[2] ? g->out[2] : w1;                   \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * op > THNN_GRAIN)") \
-        for (int64_t p = 0; p < g->planes; p++) {                              \
+        for (int64_t p = p0; p < p1; p++) {                                    \
             const T *xp = x + p * ip;                                          \
             T *yp = y + p * op;                                                \
             for (int64_t d = 0; d < g->out[0]; d++)                            \
@@ -123,12 +134,15 @@ static inline int64_t src_index(int mode, int64_t o, int64_t n, int64_t before) 
                 }                                                              \
         }                                                                      \
     }                                                                          \
-    static void pad_bwd_##T(T *gx, const T *gy, const pad_geom *g,             \
-                            const int64_t *md, const int64_t *mh, const int64_t *mw) { \
+    static void pad_bwd_##T(int64_t p0, int64_t p1, void *ctx) {               \
+        const pad_ctx *c = ctx;                                                \
+        T *gx = c->out;                                                        \
+        const T *gy = c->in;                                                   \
+        const pad_geom *g = c->g;                                              \
+        const int64_t *md = c->md, *mh = c->mh, *mw = c->mw;                   \
         const int64_t ip = g->in[0] * g->in[1] * g->in[2];                     \
         const int64_t op = g->out[0] * g->out[1] * g->out[2];                  \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * op > THNN_GRAIN)") \
-        for (int64_t p = 0; p < g->planes; p++) {                              \
+        for (int64_t p = p0; p < p1; p++) {                                    \
             T *xp = gx + p * ip;                                               \
             const T *yp = gy + p * op;                                         \
             for (int64_t i = 0; i < ip; i++) xp[i] = 0;                        \
@@ -166,17 +180,11 @@ static int pad(const char *fn, int mode, int k, int backward, th_tensor *in_out,
     for (int64_t i = 0; i < g.out[2]; i++) mw[i] = src_index(mode, i, g.in[2], g.before[2]);
     th_tensor *src = thnn__contig(backward ? padded : in);
     if (!src) { free(map); return thnn_last_status(); }
-    if (backward) {
-        if (src->dtype == TH_FLOAT32)
-            pad_bwd_float(thnn__data(in_out), thnn__data(src), &g, md, mh, mw);
-        else
-            pad_bwd_double(thnn__data(in_out), thnn__data(src), &g, md, mh, mw);
-    } else {
-        if (src->dtype == TH_FLOAT32)
-            pad_fwd_float(thnn__data(padded_out), thnn__data(src), &g, md, mh, mw);
-        else
-            pad_fwd_double(thnn__data(padded_out), thnn__data(src), &g, md, mh, mw);
-    }
+    pad_ctx c = {thnn__data(backward ? in_out : padded_out), thnn__data(src), &g, md, mh, mw};
+    const int f32 = src->dtype == TH_FLOAT32;
+    th_parallel_for(g.planes, thnn__grain(g.out[0] * g.out[1] * g.out[2]),
+                    backward ? (f32 ? pad_bwd_float : pad_bwd_double)
+                             : (f32 ? pad_fwd_float : pad_fwd_double), &c);
     th_tensor_release(src);
     free(map);
     return TH_OK;

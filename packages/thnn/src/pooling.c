@@ -1,6 +1,6 @@
 /* max_pool2d (with indices), avg_pool2d (ceil_mode, count_include_pad)
  * and adaptive_avg_pool2d.
- * Planes (n, c) are independent: OpenMP over planes. */
+ * Planes (n, c) are independent: they run on libTH's thread pool. */
 #include <math.h>
 
 #include "thnn_internal.h"
@@ -62,14 +62,30 @@ static inline void window_range(int64_t start, int64_t dil, int64_t k,
     *t1 = hi > lo ? hi : lo;
 }
 
+/* one call's data and geometry, for the per-plane range functions */
+typedef struct pool_ctx {
+    void *out;    /* output, or grad_output in the backwards */
+    int64_t *ind; /* max indices */
+    void *x;      /* input, or grad_input (written) in the backwards */
+    pool_geom g;
+    int cip, bwd; /* count_include_pad; the backward of avg pooling */
+} pool_ctx;
+
+/* unpacks a pool_ctx into the loops' names */
+#define POOL_LOCALS(T)                                                         \
+    const pool_ctx *c = ctx;                                                   \
+    const pool_geom *g = &c->g;                                                \
+    T *out = c->out, *x = c->x;                                                \
+    int64_t *ind = c->ind;                                                     \
+    (void)ind
+
 #define DEFINE_POOL(T)                                                         \
     /* the common 2x2, stride 2 window over whole windows: the four taps    \
        compared in window order without bounds tests (first maximum kept,  \
        a NaN wins as in the general loop) */                                \
-    static void maxpool2x2_##T(T *out, int64_t *ind, const T *x,               \
-                               const pool_geom *g) {                           \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * g->OH * g->OW * 4 > THNN_GRAIN)") \
-        for (int64_t p = 0; p < g->planes; p++) {                              \
+    static void maxpool2x2_##T(int64_t p0, int64_t p1, void *ctx) {            \
+        POOL_LOCALS(T);                                                        \
+        for (int64_t p = p0; p < p1; p++) {                                    \
             const T *xp = x + p * g->H * g->W;                                 \
             T *op = out + p * g->OH * g->OW;                                   \
             int64_t *ip = ind + p * g->OH * g->OW;                             \
@@ -92,6 +108,7 @@ static inline void window_range(int64_t start, int64_t dil, int64_t k,
             }                                                                  \
         }                                                                      \
     }                                                                          \
+<<<<<<< ours
     static void maxpool_##T(T *out, int64_t *ind, const T *x,                  \
                             const pool_geom *g) {                              \
         if (g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 &&            \
@@ -102,6 +119,11 @@ static inline void window_range(int64_t start, int64_t dil, int64_t k,
         }                                                                      \
         _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(thnn__work(g->planes * g->OH * g->OW, thnn__work(g->kh, g->kw)) > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
+=======
+    static void maxpool_##T(int64_t p0, int64_t p1, void *ctx) {               \
+        POOL_LOCALS(T);                                                        \
+        for (int64_t p = p0; p < p1; p++) {                                    \
+>>>>>>> theirs
             const T *xp = x + p * g->H * g->W;                                 \
             T *op = out + p * g->OH * g->OW;                                   \
             int64_t *ip = ind + p * g->OH * g->OW;                             \
@@ -135,22 +157,28 @@ static inline void window_range(int64_t start, int64_t dil, int64_t k,
             }                                                                  \
         }                                                                      \
     }                                                                          \
-    static void maxpool_bwd_##T(T *gin, const T *gout, const int64_t *ind,     \
-                                int64_t planes, int64_t in_plane,              \
-                                int64_t out_plane) {                           \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(planes * out_plane > THNN_GRAIN)") \
-        for (int64_t p = 0; p < planes; p++)                                   \
+    static void maxpool_bwd_##T(int64_t p0, int64_t p1, void *ctx) {           \
+        POOL_LOCALS(T);                                                        \
+        const int64_t in_plane = g->H * g->W, out_plane = g->OH * g->OW;       \
+        for (int64_t p = p0; p < p1; p++)                                      \
             for (int64_t i = 0; i < out_plane; i++) {                          \
                 const int64_t k = ind[p * out_plane + i];                      \
                 if (k >= 0 && k < in_plane)                                    \
-                    gin[p * in_plane + k] += gout[p * out_plane + i];          \
+                    x[p * in_plane + k] += out[p * out_plane + i];             \
             }                                                                  \
     }                                                                          \
     /* forward (bwd = 0): out = avg(x); backward (bwd = 1): x += gout / n */  \
+<<<<<<< ours
     static void avgpool_##T(T *out, T *x, const pool_geom *g, int cip,         \
                             int bwd) {                                         \
         _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(thnn__work(g->planes * g->OH * g->OW, thnn__work(g->kh, g->kw)) > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
+=======
+    static void avgpool_##T(int64_t p0, int64_t p1, void *ctx) {               \
+        POOL_LOCALS(T);                                                        \
+        const int cip = c->cip, bwd = c->bwd;                                  \
+        for (int64_t p = p0; p < p1; p++) {                                    \
+>>>>>>> theirs
             T *xp = x + p * g->H * g->W;                                       \
             for (int64_t oh = 0; oh < g->OH; oh++)                             \
                 for (int64_t ow = 0; ow < g->OW; ow++) {                       \
@@ -188,6 +216,12 @@ static inline void window_range(int64_t start, int64_t dil, int64_t k,
 DEFINE_POOL(float)
 DEFINE_POOL(double)
 
+/* runs a pooling loop over the planes, each of `cost` work */
+static void pool_run(pool_ctx *c, int dtype, th_range_fn f32, th_range_fn f64,
+                     int64_t cost) {
+    th_parallel_for(c->g.planes, thnn__grain(cost), dtype == TH_FLOAT32 ? f32 : f64, c);
+}
+
 THNN_API int thnn_max_pool2d_forward(th_tensor *output, th_tensor *indices,
                                      const th_tensor *input,
                                      const int64_t *kernel,
@@ -204,10 +238,13 @@ THNN_API int thnn_max_pool2d_forward(th_tensor *output, th_tensor *indices,
     if ((rc = thnn__check_out(fn, "indices", indices, input->ndim, os, TH_INT64))) return rc;
     th_tensor *x = thnn__contig(input);
     if (!x) return thnn_last_status();
-    if (x->dtype == TH_FLOAT32)
-        maxpool_float(thnn__data(output), thnn__data(indices), thnn__data(x), &g);
+    pool_ctx c = {.out = thnn__data(output), .ind = thnn__data(indices), .x = thnn__data(x),
+                  .g = g};
+    if (g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 &&
+        g.dh == 1 && g.dw == 1 && 2 * g.OH <= g.H && 2 * g.OW <= g.W)
+        pool_run(&c, x->dtype, maxpool2x2_float, maxpool2x2_double, g.OH * g.OW * 4);
     else
-        maxpool_double(thnn__data(output), thnn__data(indices), thnn__data(x), &g);
+        pool_run(&c, x->dtype, maxpool_float, maxpool_double, thnn__work(g.OH * g.OW, thnn__work(g.kh, g.kw)));
     th_tensor_release(x);
     return TH_OK;
 }
@@ -235,16 +272,13 @@ THNN_API int thnn_max_pool2d_backward_input(th_tensor *grad_input,
     if (th_zero(grad_input)) return thnn__from_th(fn);
     const int64_t planes = d == 4 ? grad_input->sizes[0] * grad_input->sizes[1]
                                   : grad_input->sizes[0];
-    const int64_t inp = grad_input->sizes[d - 2] * grad_input->sizes[d - 1];
-    const int64_t outp = grad_output->sizes[d - 2] * grad_output->sizes[d - 1];
     th_tensor *go = thnn__contig(grad_output), *ind = thnn__contig(indices);
     if (!go || !ind) { thnn__release(go); thnn__release(ind); return thnn_last_status(); }
-    if (go->dtype == TH_FLOAT32)
-        maxpool_bwd_float(thnn__data(grad_input), thnn__data(go), thnn__data(ind),
-                          planes, inp, outp);
-    else
-        maxpool_bwd_double(thnn__data(grad_input), thnn__data(go), thnn__data(ind),
-                           planes, inp, outp);
+    pool_ctx c = {.out = thnn__data(go), .ind = thnn__data(ind), .x = thnn__data(grad_input),
+                  .g = {.planes = planes, .H = grad_input->sizes[d - 2],
+                        .W = grad_input->sizes[d - 1], .OH = grad_output->sizes[d - 2],
+                        .OW = grad_output->sizes[d - 1]}};
+    pool_run(&c, go->dtype, maxpool_bwd_float, maxpool_bwd_double, c.g.OH * c.g.OW);
     th_tensor_release(go); th_tensor_release(ind);
     return TH_OK;
 }
@@ -263,10 +297,9 @@ THNN_API int thnn_avg_pool2d_forward(th_tensor *output, const th_tensor *input,
     if ((rc = thnn__check_out(fn, "output", output, input->ndim, os, input->dtype))) return rc;
     th_tensor *x = thnn__contig(input);
     if (!x) return thnn_last_status();
-    if (x->dtype == TH_FLOAT32)
-        avgpool_float(thnn__data(output), thnn__data(x), &g, count_include_pad, 0);
-    else
-        avgpool_double(thnn__data(output), thnn__data(x), &g, count_include_pad, 0);
+    pool_ctx c = {.out = thnn__data(output), .x = thnn__data(x), .g = g,
+                  .cip = count_include_pad};
+    pool_run(&c, x->dtype, avgpool_float, avgpool_double, thnn__work(g.OH * g.OW, thnn__work(g.kh, g.kw)));
     th_tensor_release(x);
     return TH_OK;
 }
@@ -298,10 +331,9 @@ THNN_API int thnn_avg_pool2d_backward_input(th_tensor *grad_input,
     if (th_zero(grad_input)) return thnn__from_th(fn);
     th_tensor *go = th_clone(grad_output);  /* contiguous, and writable below */
     if (!go) return thnn__from_th(fn);
-    if (go->dtype == TH_FLOAT32)
-        avgpool_float(thnn__data(go), thnn__data(grad_input), &g, count_include_pad, 1);
-    else
-        avgpool_double(thnn__data(go), thnn__data(grad_input), &g, count_include_pad, 1);
+    pool_ctx c = {.out = thnn__data(go), .x = thnn__data(grad_input), .g = g,
+                  .cip = count_include_pad, .bwd = 1};
+    pool_run(&c, go->dtype, avgpool_float, avgpool_double, thnn__work(g.OH * g.OW, thnn__work(g.kh, g.kw)));
     th_tensor_release(go);
     return TH_OK;
 }
@@ -309,10 +341,11 @@ THNN_API int thnn_avg_pool2d_backward_input(th_tensor *grad_input,
 /* ---- adaptive_avg_pool2d: output cell i covers input rows
  * [floor(i*H/OH), ceil((i+1)*H/OH)) as in PyTorch ----------------------- */
 #define DEFINE_ADAPTIVE(T)                                                     \
-    static void adaptive_##T(T *out, T *x, int64_t planes, int64_t H,          \
-                             int64_t W, int64_t OH, int64_t OW, int bwd) {     \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(planes * H * W > THNN_GRAIN)") \
-        for (int64_t p = 0; p < planes; p++) {                                 \
+    static void adaptive_##T(int64_t p0, int64_t p1, void *ctx) {              \
+        POOL_LOCALS(T);                                                        \
+        const int64_t H = g->H, W = g->W, OH = g->OH, OW = g->OW;              \
+        const int bwd = c->bwd;                                                \
+        for (int64_t p = p0; p < p1; p++) {                                    \
             T *xp = x + p * H * W;                                             \
             for (int64_t oh = 0; oh < OH; oh++) {                              \
                 const int64_t h0 = oh * H / OH, h1 = ((oh + 1) * H + OH - 1) / OH; \
@@ -376,12 +409,10 @@ THNN_API int thnn_adaptive_avg_pool2d_forward(th_tensor *output,
         return thnn__error(TH_ERR_TYPE, "%s: output dtype differs from input", fn);
     th_tensor *x = thnn__contig(input);
     if (!x) return thnn_last_status();
-    if (x->dtype == TH_FLOAT32)
-        adaptive_float(thnn__data(output), thnn__data(x), planes, x->sizes[d - 2],
-                       x->sizes[d - 1], output->sizes[d - 2], output->sizes[d - 1], 0);
-    else
-        adaptive_double(thnn__data(output), thnn__data(x), planes, x->sizes[d - 2],
-                        x->sizes[d - 1], output->sizes[d - 2], output->sizes[d - 1], 0);
+    pool_ctx c = {.out = thnn__data(output), .x = thnn__data(x),
+                  .g = {.planes = planes, .H = x->sizes[d - 2], .W = x->sizes[d - 1],
+                        .OH = output->sizes[d - 2], .OW = output->sizes[d - 1]}};
+    pool_run(&c, x->dtype, adaptive_float, adaptive_double, c.g.H * c.g.W);
     th_tensor_release(x);
     return TH_OK;
 }
@@ -405,12 +436,11 @@ THNN_API int thnn_adaptive_avg_pool2d_backward_input(th_tensor *grad_input,
     if (th_zero(grad_input)) return thnn__from_th(fn);
     th_tensor *go = th_clone(grad_output);
     if (!go) return thnn__from_th(fn);
-    if (go->dtype == TH_FLOAT32)
-        adaptive_float(thnn__data(go), thnn__data(grad_input), planes, grad_input->sizes[d - 2],
-                       grad_input->sizes[d - 1], go->sizes[d - 2], go->sizes[d - 1], 1);
-    else
-        adaptive_double(thnn__data(go), thnn__data(grad_input), planes, grad_input->sizes[d - 2],
-                        grad_input->sizes[d - 1], go->sizes[d - 2], go->sizes[d - 1], 1);
+    pool_ctx c = {.out = thnn__data(go), .x = thnn__data(grad_input),
+                  .g = {.planes = planes, .H = grad_input->sizes[d - 2],
+                        .W = grad_input->sizes[d - 1], .OH = go->sizes[d - 2],
+                        .OW = go->sizes[d - 1]}, .bwd = 1};
+    pool_run(&c, go->dtype, adaptive_float, adaptive_double, c.g.H * c.g.W);
     th_tensor_release(go);
     return TH_OK;
 }

@@ -1,6 +1,6 @@
 /* max_pool3d (with indices, dilation, ceil_mode) and avg_pool3d
  * (ceil_mode, count_include_pad, divisor_override).  Volumes (n, c) are
- * independent: OpenMP over them. */
+ * independent: they run on libTH's thread pool. */
 #include <math.h>
 
 #include "max_pool_grad.h"
@@ -82,7 +82,28 @@ static inline double avg_window(const pool3d_geom *g, const int64_t *o,
     return count_include_pad ? padded : inside;
 }
 
+/* one call's data and geometry, for the per-volume range functions */
+typedef struct pool3d_ctx {
+    void *out;         /* output, or grad_input (written) in the backward */
+    int64_t *ind;      /* max indices */
+    const void *x;     /* input, or grad_output in the backward */
+    const pool3d_geom *g;
+    int cip;           /* count_include_pad */
+    int64_t divisor_override;
+} pool3d_ctx;
+
+/* unpacks a pool3d_ctx into the loops' names */
+#define POOL3D_LOCALS(T)                                                       \
+    const pool3d_ctx *c = ctx;                                                 \
+    const pool3d_geom *g = c->g;                                               \
+    const int cip = c->cip;                                                    \
+    const int64_t divisor_override = c->divisor_override;                      \
+    const int64_t vol = g->in[0] * g->in[1] * g->in[2];                        \
+    const int64_t ovol = g->out[0] * g->out[1] * g->out[2];                    \
+    (void)cip; (void)divisor_override
+
 #define DEFINE_POOL3D(T)                                                       \
+<<<<<<< ours
     static void maxpool3d_##T(T *out, int64_t *ind, const T *x,                \
                               const pool3d_geom *g) {                          \
         const int64_t vol = g->in[0] * g->in[1] * g->in[2];                    \
@@ -91,6 +112,14 @@ static inline double avg_window(const pool3d_geom *g, const int64_t *o,
         (void)kvol; /* read by the OpenMP clause only */                       \
         _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(thnn__work(g->planes * ovol, kvol) > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
+=======
+    static void maxpool3d_##T(int64_t p0, int64_t p1, void *ctx) {             \
+        POOL3D_LOCALS(T);                                                      \
+        T *out = c->out;                                                       \
+        int64_t *ind = c->ind;                                                 \
+        const T *x = c->x;                                                     \
+        for (int64_t p = p0; p < p1; p++) {                                    \
+>>>>>>> theirs
             const T *xp = x + p * vol;                                         \
             for (int64_t oi = 0; oi < ovol; oi++) {                            \
                 const int64_t o[3] = {oi / (g->out[1] * g->out[2]),            \
@@ -123,6 +152,7 @@ static inline double avg_window(const pool3d_geom *g, const int64_t *o,
             }                                                                  \
         }                                                                      \
     }                                                                          \
+<<<<<<< ours
     static void avgpool3d_##T(T *out, const T *x, const pool3d_geom *g,        \
                               int cip, int64_t divisor_override) {             \
         const int64_t vol = g->in[0] * g->in[1] * g->in[2];                    \
@@ -131,6 +161,13 @@ static inline double avg_window(const pool3d_geom *g, const int64_t *o,
         (void)kvol; /* read by the OpenMP clause only */                       \
         _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(thnn__work(g->planes * ovol, kvol) > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
+=======
+    static void avgpool3d_##T(int64_t p0, int64_t p1, void *ctx) {             \
+        POOL3D_LOCALS(T);                                                      \
+        T *out = c->out;                                                       \
+        const T *x = c->x;                                                     \
+        for (int64_t p = p0; p < p1; p++) {                                    \
+>>>>>>> theirs
             const T *xp = x + p * vol;                                         \
             for (int64_t oi = 0; oi < ovol; oi++) {                            \
                 const int64_t o[3] = {oi / (g->out[1] * g->out[2]),            \
@@ -149,6 +186,7 @@ static inline double avg_window(const pool3d_geom *g, const int64_t *o,
         }                                                                      \
     }                                                                          \
     /* gin (zeroed) += gout spread evenly over each window */                  \
+<<<<<<< ours
     static void avgpool3d_bwd_##T(T *gin, const T *gout, const pool3d_geom *g, \
                                   int cip, int64_t divisor_override) {         \
         const int64_t vol = g->in[0] * g->in[1] * g->in[2];                    \
@@ -157,6 +195,13 @@ static inline double avg_window(const pool3d_geom *g, const int64_t *o,
         (void)kvol; /* read by the OpenMP clause only */                       \
         _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(thnn__work(g->planes * ovol, kvol) > THNN_GRAIN)") \
         for (int64_t p = 0; p < g->planes; p++) {                              \
+=======
+    static void avgpool3d_bwd_##T(int64_t p0, int64_t p1, void *ctx) {         \
+        POOL3D_LOCALS(T);                                                      \
+        T *gin = c->out;                                                       \
+        const T *gout = c->x;                                                  \
+        for (int64_t p = p0; p < p1; p++) {                                    \
+>>>>>>> theirs
             T *gp = gin + p * vol;                                             \
             for (int64_t oi = 0; oi < ovol; oi++) {                            \
                 const int64_t o[3] = {oi / (g->out[1] * g->out[2]),            \
@@ -175,6 +220,15 @@ static inline double avg_window(const pool3d_geom *g, const int64_t *o,
     }
 DEFINE_POOL3D(float)
 DEFINE_POOL3D(double)
+
+/* runs a pooling loop over the volumes: each costs a window per output */
+static void pool3d_run(pool3d_ctx *c, int dtype, th_range_fn f32, th_range_fn f64) {
+    const pool3d_geom *g = c->g;
+    /* capped: a huge kernel's window count overflows int64 */
+    const int64_t cost = thnn__work(thnn__work(g->out[0] * g->out[1], g->out[2]),
+                                    thnn__work(g->k[0] * g->k[1], g->k[2]));
+    th_parallel_for(g->planes, thnn__grain(cost), dtype == TH_FLOAT32 ? f32 : f64, c);
+}
 
 THNN_API int thnn_max_pool3d_forward(th_tensor *output, th_tensor *indices,
                                      const th_tensor *input,
@@ -195,10 +249,9 @@ THNN_API int thnn_max_pool3d_forward(th_tensor *output, th_tensor *indices,
     if ((rc = thnn__check_out(fn, "indices", indices, input->ndim, os, TH_INT64))) return rc;
     th_tensor *x = thnn__contig(input);
     if (!x) return thnn_last_status();
-    if (x->dtype == TH_FLOAT32)
-        maxpool3d_float(thnn__data(output), thnn__data(indices), thnn__data(x), &g);
-    else
-        maxpool3d_double(thnn__data(output), thnn__data(indices), thnn__data(x), &g);
+    pool3d_ctx c = {.out = thnn__data(output), .ind = thnn__data(indices),
+                    .x = thnn__data(x), .g = &g};
+    pool3d_run(&c, x->dtype, maxpool3d_float, maxpool3d_double);
     thnn__release(x);
     return TH_OK;
 }
@@ -225,12 +278,9 @@ THNN_API int thnn_avg_pool3d_forward(th_tensor *output, const th_tensor *input,
     if ((rc = thnn__check_out(fn, "output", output, input->ndim, os, input->dtype))) return rc;
     th_tensor *x = thnn__contig(input);
     if (!x) return thnn_last_status();
-    if (x->dtype == TH_FLOAT32)
-        avgpool3d_float(thnn__data(output), thnn__data(x), &g, count_include_pad,
-                        divisor_override);
-    else
-        avgpool3d_double(thnn__data(output), thnn__data(x), &g, count_include_pad,
-                         divisor_override);
+    pool3d_ctx c = {.out = thnn__data(output), .x = thnn__data(x), .g = &g,
+                    .cip = count_include_pad, .divisor_override = divisor_override};
+    pool3d_run(&c, x->dtype, avgpool3d_float, avgpool3d_double);
     thnn__release(x);
     return TH_OK;
 }
@@ -271,12 +321,9 @@ THNN_API int thnn_avg_pool3d_backward_input(th_tensor *grad_input,
     th_tensor *go = thnn__contig(grad_output);
     if (!go) return thnn_last_status();
     if (th_zero(grad_input)) { thnn__release(go); return thnn__from_th(fn); }
-    if (go->dtype == TH_FLOAT32)
-        avgpool3d_bwd_float(thnn__data(grad_input), thnn__data(go), &g,
-                            count_include_pad, divisor_override);
-    else
-        avgpool3d_bwd_double(thnn__data(grad_input), thnn__data(go), &g,
-                             count_include_pad, divisor_override);
+    pool3d_ctx c = {.out = thnn__data(grad_input), .x = thnn__data(go), .g = &g,
+                    .cip = count_include_pad, .divisor_override = divisor_override};
+    pool3d_run(&c, go->dtype, avgpool3d_bwd_float, avgpool3d_bwd_double);
     thnn__release(go);
     return TH_OK;
 }

@@ -1,15 +1,26 @@
 /* softmax and log_softmax along any dim, numerically stable (max
- * subtracted); the tensor is seen as (outer, n, inner). */
+ * subtracted); the tensor is seen as (outer, n, inner), and its
+ * outer * inner lines of n run on libTH's thread pool. */
 #include <math.h>
 
 #include "thnn_internal.h"
 
-/* mode bit 1: log-softmax.  fwd: y = f(x).  bwd: gx from gy and y. */
+/* one call's data: fwd y = f(x); bwd gx from gy and y */
+typedef struct softmax_ctx {
+    void *out;            /* y, or gx */
+    const void *in, *gy;  /* x, or y */
+    int64_t n, inner;
+    int log_mode;
+} softmax_ctx;
+
 #define DEFINE_SOFTMAX(T)                                                      \
-    static void softmax_fwd_##T(T *y, const T *x, int64_t outer, int64_t n,    \
-                                int64_t inner, int log_mode) {                 \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(outer * n * inner > THNN_GRAIN)") \
-        for (int64_t oi = 0; oi < outer * inner; oi++) {                       \
+    static void softmax_fwd_##T(int64_t l0, int64_t l1, void *ctx) {           \
+        const softmax_ctx *c = ctx;                                            \
+        T *y = c->out;                                                         \
+        const T *x = c->in;                                                    \
+        const int64_t n = c->n, inner = c->inner;                              \
+        const int log_mode = c->log_mode;                                      \
+        for (int64_t oi = l0; oi < l1; oi++) {                                 \
             const int64_t o = oi / inner, i = oi % inner;                      \
             const T *xp = x + o * n * inner + i;                               \
             T *yp = y + o * n * inner + i;                                     \
@@ -30,10 +41,13 @@
             }                                                                  \
         }                                                                      \
     }                                                                          \
-    static void softmax_bwd_##T(T *gx, const T *gy, const T *y, int64_t outer, \
-                                int64_t n, int64_t inner, int log_mode) {      \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(outer * n * inner > THNN_GRAIN)") \
-        for (int64_t oi = 0; oi < outer * inner; oi++) {                       \
+    static void softmax_bwd_##T(int64_t l0, int64_t l1, void *ctx) {           \
+        const softmax_ctx *c = ctx;                                            \
+        T *gx = c->out;                                                        \
+        const T *y = c->in, *gy = c->gy;                                       \
+        const int64_t n = c->n, inner = c->inner;                              \
+        const int log_mode = c->log_mode;                                      \
+        for (int64_t oi = l0; oi < l1; oi++) {                                 \
             const int64_t base = (oi / inner) * n * inner + oi % inner;        \
             double s = 0;                                                      \
             for (int64_t k = 0; k < n; k++)                                    \
@@ -72,10 +86,9 @@ static int forward(const char *fn, th_tensor *output, const th_tensor *input,
     if ((rc = thnn__check_like(fn, "output", output, input))) return rc;
     th_tensor *x = thnn__contig(input);
     if (!x) return thnn_last_status();
-    if (x->dtype == TH_FLOAT32)
-        softmax_fwd_float(thnn__data(output), thnn__data(x), outer, n, inner, log_mode);
-    else
-        softmax_fwd_double(thnn__data(output), thnn__data(x), outer, n, inner, log_mode);
+    softmax_ctx c = {thnn__data(output), thnn__data(x), NULL, n, inner, log_mode};
+    th_parallel_for(outer * inner, thnn__grain(n),
+                    x->dtype == TH_FLOAT32 ? softmax_fwd_float : softmax_fwd_double, &c);
     th_tensor_release(x);
     return TH_OK;
 }
@@ -98,12 +111,9 @@ static int backward(const char *fn, th_tensor *grad_input,
     if ((rc = thnn__check_like(fn, "grad_input", grad_input, output))) return rc;
     th_tensor *gy = thnn__contig(grad_output), *y = thnn__contig(output);
     if (!gy || !y) { thnn__release(gy); thnn__release(y); return thnn_last_status(); }
-    if (y->dtype == TH_FLOAT32)
-        softmax_bwd_float(thnn__data(grad_input), thnn__data(gy), thnn__data(y),
-                          outer, n, inner, log_mode);
-    else
-        softmax_bwd_double(thnn__data(grad_input), thnn__data(gy), thnn__data(y),
-                           outer, n, inner, log_mode);
+    softmax_ctx c = {thnn__data(grad_input), thnn__data(y), thnn__data(gy), n, inner, log_mode};
+    th_parallel_for(outer * inner, thnn__grain(n),
+                    y->dtype == TH_FLOAT32 ? softmax_bwd_float : softmax_bwd_double, &c);
     th_tensor_release(gy); th_tensor_release(y);
     return TH_OK;
 }

@@ -7,14 +7,29 @@
 
 #include "thnn.h"
 
+#if TH_ABI_VERSION_MAJOR != 1 || TH_ABI_VERSION_MINOR < 2
+#error "libTHNN needs libTH's C ABI 1.2 or later (th_parallel_for)"
+#endif
+
 #define THNN_API __attribute__((visibility("default")))
-/* parallelize a loop only when it has at least this much work */
+/* Loops run on libTH's thread pool (th_parallel_for), and only when they
+ * have at least this much work in all: smaller ones stay serial. */
 #define THNN_GRAIN 32768
 
-/* every OpenMP region names its thread count: libTH's (th_set_num_threads),
-   the same from any calling thread (OpenMP's own default is per thread, so
-   a kernel called from a thread that never set it would use every core) */
-static inline int thnn__threads(void) { return th_get_num_threads(); }
+/* th_parallel_for's grain for items of `cost` work each: it runs serially
+ * below two grains, so a loop goes parallel from THNN_GRAIN work on, in
+ * ranges of at least half that */
+static inline int64_t thnn__grain(int64_t cost) {
+    if (cost < 1) cost = 1;
+    return cost >= THNN_GRAIN / 2 ? 1 : (THNN_GRAIN / 2 + cost - 1) / cost;
+}
+
+/* Sum over items [0, n) of fn's per-range sums, the same on any number of
+ * threads: [0, n) is cut into blocks whose size depends only on n and
+ * `cost` (the work per item), fn sums each block, and the blocks' sums are
+ * added in order.  fn may also write per-item results. */
+typedef double (*thnn_sum_fn)(int64_t begin, int64_t end, void *ctx);
+double thnn__parallel_sum(int64_t n, int64_t cost, thnn_sum_fn fn, void *ctx);
 
 int thnn__error(int status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

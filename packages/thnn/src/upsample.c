@@ -3,8 +3,8 @@
  * follow PyTorch: a scale given by the user (output / input, > 0) maps
  * output to input positions as 1 / scale, otherwise input / output;
  * align_corners maps corner pixels onto corner pixels; a dimension whose
- * size does not change is copied.  Planes are
- * independent: OpenMP over planes in both directions. */
+ * size does not change is copied.  Planes are independent: they run on
+ * libTH's thread pool in both directions. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -105,21 +105,35 @@ static int make_tables(const char *fn, int bilinear, const up_geom *g, int align
     return TH_OK;
 }
 
+/* one call's data, geometry and tables */
+typedef struct up_ctx {
+    void *out;      /* output, or grad_input */
+    const void *in; /* input, or grad_output */
+    const up_geom *g;
+    const up_tables *t;
+} up_ctx;
+
+/* unpacks an up_ctx: y/gx the written tensor, x/gy the read one */
+#define UP_LOCALS(T, out_name, in_name)                                        \
+    const up_ctx *c = ctx;                                                     \
+    T *out_name = c->out;                                                      \
+    const T *in_name = c->in;                                                  \
+    const up_geom *g = c->g;                                                   \
+    const up_tables *t = c->t
+
 #define DEFINE_UPSAMPLE(T)                                                     \
-    static void nearest_fwd_##T(T *y, const T *x, const up_geom *g,            \
-                                const up_tables *t) {                          \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * g->OH * g->OW > THNN_GRAIN)") \
-        for (int64_t p = 0; p < g->planes; p++)                                \
+    static void nearest_fwd_##T(int64_t p0, int64_t p1, void *ctx) {           \
+        UP_LOCALS(T, y, x);                                                    \
+        for (int64_t p = p0; p < p1; p++)                                      \
             for (int64_t oh = 0; oh < g->OH; oh++) {                           \
                 const T *row = x + (p * g->H + t->h0[oh]) * g->W;              \
                 T *yr = y + (p * g->OH + oh) * g->OW;                          \
                 for (int64_t ow = 0; ow < g->OW; ow++) yr[ow] = row[t->w0[ow]]; \
             }                                                                  \
     }                                                                          \
-    static void nearest_bwd_##T(T *gx, const T *gy, const up_geom *g,          \
-                                const up_tables *t) {                          \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * g->OH * g->OW > THNN_GRAIN)") \
-        for (int64_t p = 0; p < g->planes; p++) {                              \
+    static void nearest_bwd_##T(int64_t p0, int64_t p1, void *ctx) {           \
+        UP_LOCALS(T, gx, gy);                                                  \
+        for (int64_t p = p0; p < p1; p++) {                                    \
             T *gp = gx + p * g->H * g->W;                                      \
             for (int64_t i = 0; i < g->H * g->W; i++) gp[i] = 0;               \
             for (int64_t oh = 0; oh < g->OH; oh++) {                           \
@@ -129,10 +143,9 @@ static int make_tables(const char *fn, int bilinear, const up_geom *g, int align
             }                                                                  \
         }                                                                      \
     }                                                                          \
-    static void bilinear_fwd_##T(T *y, const T *x, const up_geom *g,           \
-                                 const up_tables *t) {                         \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * g->OH * g->OW > THNN_GRAIN)") \
-        for (int64_t p = 0; p < g->planes; p++)                                \
+    static void bilinear_fwd_##T(int64_t p0, int64_t p1, void *ctx) {          \
+        UP_LOCALS(T, y, x);                                                    \
+        for (int64_t p = p0; p < p1; p++)                                      \
             for (int64_t oh = 0; oh < g->OH; oh++) {                           \
                 const T *r0 = x + (p * g->H + t->h0[oh]) * g->W;               \
                 const T *r1 = x + (p * g->H + t->h1[oh]) * g->W;               \
@@ -146,10 +159,9 @@ static int make_tables(const char *fn, int bilinear, const up_geom *g, int align
                 }                                                              \
             }                                                                  \
     }                                                                          \
-    static void bilinear_bwd_##T(T *gx, const T *gy, const up_geom *g,         \
-                                 const up_tables *t) {                         \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(g->planes * g->OH * g->OW > THNN_GRAIN)") \
-        for (int64_t p = 0; p < g->planes; p++) {                              \
+    static void bilinear_bwd_##T(int64_t p0, int64_t p1, void *ctx) {          \
+        UP_LOCALS(T, gx, gy);                                                  \
+        for (int64_t p = p0; p < p1; p++) {                                    \
             T *gp = gx + p * g->H * g->W;                                      \
             for (int64_t i = 0; i < g->H * g->W; i++) gp[i] = 0;               \
             for (int64_t oh = 0; oh < g->OH; oh++) {                           \
@@ -171,6 +183,12 @@ static int make_tables(const char *fn, int bilinear, const up_geom *g, int align
 DEFINE_UPSAMPLE(float)
 DEFINE_UPSAMPLE(double)
 
+/* runs a loop over the planes, each of OH * OW outputs */
+static void up_run(up_ctx *c, int dtype, th_range_fn f32, th_range_fn f64) {
+    th_parallel_for(c->g->planes, thnn__grain(c->g->OH * c->g->OW),
+                    dtype == TH_FLOAT32 ? f32 : f64, c);
+}
+
 static int forward(const char *fn, int bilinear, th_tensor *output, const th_tensor *input,
                    int align_corners, double sh, double sw) {
     up_geom g;
@@ -185,13 +203,9 @@ static int forward(const char *fn, int bilinear, th_tensor *output, const th_ten
         th_tensor_release(x);
         return rc;
     }
-    if (x->dtype == TH_FLOAT32) {
-        if (bilinear) bilinear_fwd_float(thnn__data(output), thnn__data(x), &g, &t);
-        else nearest_fwd_float(thnn__data(output), thnn__data(x), &g, &t);
-    } else {
-        if (bilinear) bilinear_fwd_double(thnn__data(output), thnn__data(x), &g, &t);
-        else nearest_fwd_double(thnn__data(output), thnn__data(x), &g, &t);
-    }
+    up_ctx c = {thnn__data(output), thnn__data(x), &g, &t};
+    if (bilinear) up_run(&c, x->dtype, bilinear_fwd_float, bilinear_fwd_double);
+    else up_run(&c, x->dtype, nearest_fwd_float, nearest_fwd_double);
     free(t.mem);
     th_tensor_release(x);
     return TH_OK;
@@ -212,13 +226,9 @@ static int backward(const char *fn, int bilinear, th_tensor *grad_input,
         th_tensor_release(gy);
         return rc;
     }
-    if (gy->dtype == TH_FLOAT32) {
-        if (bilinear) bilinear_bwd_float(thnn__data(grad_input), thnn__data(gy), &g, &t);
-        else nearest_bwd_float(thnn__data(grad_input), thnn__data(gy), &g, &t);
-    } else {
-        if (bilinear) bilinear_bwd_double(thnn__data(grad_input), thnn__data(gy), &g, &t);
-        else nearest_bwd_double(thnn__data(grad_input), thnn__data(gy), &g, &t);
-    }
+    up_ctx c = {thnn__data(grad_input), thnn__data(gy), &g, &t};
+    if (bilinear) up_run(&c, gy->dtype, bilinear_bwd_float, bilinear_bwd_double);
+    else up_run(&c, gy->dtype, nearest_bwd_float, nearest_bwd_double);
     free(t.mem);
     th_tensor_release(gy);
     return TH_OK;

@@ -407,7 +407,7 @@ def test_pool3d_strided_and_empty_batch():
 
 
 def test_pool3d_large_enough_for_threads():
-    """Big enough for the OpenMP loops over volumes (planes * outputs *
+    """Big enough for the thread pool over volumes (planes * outputs *
     kernel above the grain); blocks of 2x2x2 against NumPy reshapes."""
     x = np.random.default_rng(123).standard_normal((2, 8, 16, 16, 16))
     blocks = x.reshape(2, 8, 8, 2, 8, 2, 8, 2).transpose(0, 1, 2, 4, 6, 3, 5, 7).reshape(

@@ -563,7 +563,7 @@ def test_against_torch():
         rtol=1e-12)
 
 
-# ---- sizes past the OpenMP grain (the parallel loops) -----------------------------------
+# ---- sizes past THNN_GRAIN (the loops on the thread pool) ---------------------------------
 def test_large_inputs_take_the_parallel_paths():
     rng = np.random.default_rng(32)
     x = rng.standard_normal((4, 16, 24, 24))                      # 36864 elements

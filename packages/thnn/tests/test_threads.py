@@ -1,0 +1,201 @@
+"""libTHNN's kernels on libTH's thread pool: no OpenMP runtime in the
+process, results bitwise the same on 1 and 2 threads (the reductions sum
+fixed blocks), and kernels that run in parallel in a parent also run in a
+forked child."""
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import ember.th as th
+import ember.thnn as nn
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="reads ldd and /proc/self/maps")
+
+
+def T(a):
+    return th.from_numpy(np.ascontiguousarray(a))
+
+
+def N(t):
+    return np.array(t.numpy())
+
+
+@linux_only
+def test_libthnn_links_no_openmp_runtime():
+    lib = os.path.join(nn.get_lib_dir(), "libTHNN.so")
+    out = subprocess.run(["ldd", lib], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "libTH.so" in out.stdout          # ldd did list the dependencies
+    assert "gomp" not in out.stdout, out.stdout
+
+
+@linux_only
+def test_running_kernels_loads_no_openmp_runtime():
+    code = (
+        "import numpy as np, ember.th as th, ember.thnn as nn\n"
+        "th.set_num_threads(2)\n"
+        "x = th.from_numpy(np.random.default_rng(0).standard_normal((8, 16, 32, 32)))\n"
+        "nn.batch_norm_forward(x); nn.softmax_forward(x, 1)\n"
+        "maps = open('/proc/self/maps').read()\n"
+        "assert 'libTHNN.so' in maps\n"
+        "print('gomp' in maps)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+def _regions():
+    return int(re.search(r"regions run: (\d+)", th.parallel_info()).group(1))
+
+
+def _on_threads(n, run):
+    """run() with n threads; the previous count restored."""
+    old = th.get_num_threads()
+    th.set_num_threads(n)
+    try:
+        return run()
+    finally:
+        th.set_num_threads(old)
+
+
+def _same_on_1_and_2_threads(run):
+    """run() (a list of arrays) on 1 thread, then on 2 until the pool ran a
+    region in parallel (a busy machine makes it back off to the caller
+    alone for up to a second): every 2-thread result bitwise equal."""
+    one = _on_threads(1, run)
+    for _ in range(4):
+        before = _regions()
+        two = _on_threads(2, run)
+        for a, b in zip(one, two):
+            assert a.dtype == b.dtype and a.shape == b.shape
+            assert a.tobytes() == b.tobytes()
+        if _regions() > before:
+            return one
+        time.sleep(1.1)
+    pytest.skip("the pool ran no region on 2 threads (machine busy)")
+
+
+# (n, d): blocks of rows with an odd tail; a row per block; a column
+REDUCTION_SIZES = [(5003, 37), (7, 40001), (300017, 1)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("nd", REDUCTION_SIZES)
+def test_reductions_bitwise_equal_on_1_and_2_threads(dtype, nd):
+    n, d = nd
+    rng = np.random.default_rng(n + d)
+    x = rng.standard_normal((n, d)).astype(dtype)
+    t = rng.standard_normal((n, d)).astype(dtype)
+    p = (1 / (1 + np.exp(-x))).astype(dtype)        # probabilities for bce
+    yb = rng.integers(0, 2, (n, d)).astype(dtype)
+    ys = np.where(rng.random((n, d)) < 0.5, -1, 1).astype(dtype)
+    yr = np.where(rng.random(n) < 0.5, -1, 1).astype(dtype)
+    w = rng.random((n, d)).astype(dtype)
+    pw = rng.random(d).astype(dtype) + 0.5
+    X, Tt, P, YB, YS, YR, W, PW = map(T, (x, t, p, yb, ys, yr, w, pw))
+
+    def run():
+        out = []
+        for red in ("sum", "mean"):
+            out += [N(nn.pointwise_loss_forward("mse", X, Tt, W, None, red)),
+                    N(nn.pointwise_loss_forward("huber", X, Tt, None, None, red, 0.7)),
+                    N(nn.pointwise_loss_forward("bce", P, YB, W, None, red)),
+                    N(nn.pointwise_loss_forward("bce_with_logits", X, YB, None, PW, red)),
+                    N(nn.kl_div_forward(X, P, red)),
+                    N(nn.kl_div_forward(X, Tt, red, log_target=True)),
+                    N(nn.margin_ranking_loss_forward(X, Tt, YS, 0.1, red)),
+                    N(nn.cosine_embedding_loss_forward(X, Tt, YR, 0.2, red))]
+        return out
+
+    sums = _same_on_1_and_2_threads(run)
+    # and right: against float64 sums
+    x64, t64, p64 = x.astype(np.float64), t.astype(np.float64), p.astype(np.float64)
+    cos = (x64 * t64).sum(1) / np.sqrt(((x64 ** 2).sum(1) + 1e-12) *
+                                       ((t64 ** 2).sum(1) + 1e-12))
+    ref = [(w * (x64 - t64) ** 2).sum(),
+           np.maximum(0, -ys.astype(np.float64) * (x64 - t64) + 0.1).sum(),
+           np.where(yr == 1, 1 - cos, np.maximum(0, cos - 0.2)).sum()]
+    tol = 1e-5 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose([sums[0], sums[6], sums[7]], ref, rtol=tol)
+    np.testing.assert_allclose(sums[8], ref[0] / (n * d), rtol=tol)
+
+
+def test_reductions_past_the_block_cap_bitwise_equal():
+    # over 256 * THNN_GRAIN elements: 256 blocks, longer than the grain
+    n = 256 * 32768 + 4099
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(n).astype(np.float32)
+    p = rng.random(n).astype(np.float32)
+    X, P = T(x), T(p)
+
+    def run():
+        return [N(nn.pointwise_loss_forward("mse", X, P, None, None, "sum")),
+                N(nn.kl_div_forward(X, P, "mean"))]
+
+    mse, _ = _same_on_1_and_2_threads(run)
+    np.testing.assert_allclose(mse, ((x.astype(np.float64) - p) ** 2).sum(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_other_parallel_kernels_bitwise_equal_on_1_and_2_threads(dtype):
+    rng = np.random.default_rng(7)
+    x = T(rng.standard_normal((8, 16, 24, 24)).astype(dtype))
+    gy = T(rng.standard_normal((8, 16, 24, 24)).astype(dtype))
+    w, b = T(rng.random(16).astype(dtype) + 0.5), T(rng.standard_normal(16).astype(dtype))
+
+    def run():
+        y, m, s = nn.batch_norm_forward(x, w, b)
+        gw, gb = nn.batch_norm_backward_params(gy, x, m, s)
+        yl, ml, sl = nn.layer_norm_forward(x, (24, 24), None, None)
+        yg, mg, rg = nn.group_norm_forward(x, 4, w, b)
+        sm = nn.softmax_forward(x, 1)
+        return [N(a) for a in (y, m, s, nn.batch_norm_backward_input(gy, x, w, m, s),
+                               gw, gb, yl, ml, sl, yg, mg, rg, sm,
+                               nn.softmax_backward_input(gy, sm, 1),
+                               nn.activation_forward("gelu", x),
+                               nn.avg_pool2d_forward(x, 3, 2, 1))]
+
+    _same_on_1_and_2_threads(run)
+
+
+FORK_SCRIPT = r"""
+import os, sys, numpy as np, ember.th as th, ember.thnn as nn
+th.set_num_threads(2)
+x = th.from_numpy(np.random.default_rng(1).standard_normal((16, 32, 32, 32)))
+
+def run():
+    y, m, s = nn.batch_norm_forward(x)
+    return [np.array(t.numpy()) for t in (y, m, s, nn.softmax_forward(x, 1),
+                                          nn.log_softmax_forward(x, 3))]
+
+parent = run()                     # the pool's workers are running now
+pid = os.fork()
+if pid == 0:
+    ok = all(np.array_equal(a, b) for a, b in zip(run(), parent))
+    os._exit(0 if ok else 3)
+_, status = os.waitpid(pid, 0)
+assert all(np.array_equal(a, b) for a, b in zip(run(), parent))   # and the parent's pool
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_forked_child_runs_parallel_kernels():
+    # before libTHNN used libTH's pool, the child hung in libgomp here
+    proc = subprocess.Popen([sys.executable, "-c", FORK_SCRIPT], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)      # the script and its forked child
+        proc.communicate()
+        pytest.fail("a kernel in the forked child did not finish within 120 s")
+    assert proc.returncode == 0, err
