@@ -108,22 +108,9 @@ typedef struct pool_ctx {
             }                                                                  \
         }                                                                      \
     }                                                                          \
-<<<<<<< ours
-    static void maxpool_##T(T *out, int64_t *ind, const T *x,                  \
-                            const pool_geom *g) {                              \
-        if (g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 &&            \
-            g->ph == 0 && g->pw == 0 && g->dh == 1 && g->dw == 1 &&            \
-            2 * g->OH <= g->H && 2 * g->OW <= g->W) {                          \
-            maxpool2x2_##T(out, ind, x, g);                                    \
-            return;                                                            \
-        }                                                                      \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(thnn__work(g->planes * g->OH * g->OW, thnn__work(g->kh, g->kw)) > THNN_GRAIN)") \
-        for (int64_t p = 0; p < g->planes; p++) {                              \
-=======
     static void maxpool_##T(int64_t p0, int64_t p1, void *ctx) {               \
         POOL_LOCALS(T);                                                        \
         for (int64_t p = p0; p < p1; p++) {                                    \
->>>>>>> theirs
             const T *xp = x + p * g->H * g->W;                                 \
             T *op = out + p * g->OH * g->OW;                                   \
             int64_t *ip = ind + p * g->OH * g->OW;                             \
@@ -168,17 +155,10 @@ typedef struct pool_ctx {
             }                                                                  \
     }                                                                          \
     /* forward (bwd = 0): out = avg(x); backward (bwd = 1): x += gout / n */  \
-<<<<<<< ours
-    static void avgpool_##T(T *out, T *x, const pool_geom *g, int cip,         \
-                            int bwd) {                                         \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(thnn__work(g->planes * g->OH * g->OW, thnn__work(g->kh, g->kw)) > THNN_GRAIN)") \
-        for (int64_t p = 0; p < g->planes; p++) {                              \
-=======
     static void avgpool_##T(int64_t p0, int64_t p1, void *ctx) {               \
         POOL_LOCALS(T);                                                        \
         const int cip = c->cip, bwd = c->bwd;                                  \
         for (int64_t p = p0; p < p1; p++) {                                    \
->>>>>>> theirs
             T *xp = x + p * g->H * g->W;                                       \
             for (int64_t oh = 0; oh < g->OH; oh++)                             \
                 for (int64_t ow = 0; ow < g->OW; ow++) {                       \

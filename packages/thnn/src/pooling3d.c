@@ -103,23 +103,12 @@ typedef struct pool3d_ctx {
     (void)cip; (void)divisor_override
 
 #define DEFINE_POOL3D(T)                                                       \
-<<<<<<< ours
-    static void maxpool3d_##T(T *out, int64_t *ind, const T *x,                \
-                              const pool3d_geom *g) {                          \
-        const int64_t vol = g->in[0] * g->in[1] * g->in[2];                    \
-        const int64_t ovol = g->out[0] * g->out[1] * g->out[2];                \
-        const int64_t kvol = thnn__work(thnn__work(g->k[0], g->k[1]), g->k[2]); \
-        (void)kvol; /* read by the OpenMP clause only */                       \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(thnn__work(g->planes * ovol, kvol) > THNN_GRAIN)") \
-        for (int64_t p = 0; p < g->planes; p++) {                              \
-=======
     static void maxpool3d_##T(int64_t p0, int64_t p1, void *ctx) {             \
         POOL3D_LOCALS(T);                                                      \
         T *out = c->out;                                                       \
         int64_t *ind = c->ind;                                                 \
         const T *x = c->x;                                                     \
         for (int64_t p = p0; p < p1; p++) {                                    \
->>>>>>> theirs
             const T *xp = x + p * vol;                                         \
             for (int64_t oi = 0; oi < ovol; oi++) {                            \
                 const int64_t o[3] = {oi / (g->out[1] * g->out[2]),            \
@@ -152,22 +141,11 @@ typedef struct pool3d_ctx {
             }                                                                  \
         }                                                                      \
     }                                                                          \
-<<<<<<< ours
-    static void avgpool3d_##T(T *out, const T *x, const pool3d_geom *g,        \
-                              int cip, int64_t divisor_override) {             \
-        const int64_t vol = g->in[0] * g->in[1] * g->in[2];                    \
-        const int64_t ovol = g->out[0] * g->out[1] * g->out[2];                \
-        const int64_t kvol = thnn__work(thnn__work(g->k[0], g->k[1]), g->k[2]); \
-        (void)kvol; /* read by the OpenMP clause only */                       \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(thnn__work(g->planes * ovol, kvol) > THNN_GRAIN)") \
-        for (int64_t p = 0; p < g->planes; p++) {                              \
-=======
     static void avgpool3d_##T(int64_t p0, int64_t p1, void *ctx) {             \
         POOL3D_LOCALS(T);                                                      \
         T *out = c->out;                                                       \
         const T *x = c->x;                                                     \
         for (int64_t p = p0; p < p1; p++) {                                    \
->>>>>>> theirs
             const T *xp = x + p * vol;                                         \
             for (int64_t oi = 0; oi < ovol; oi++) {                            \
                 const int64_t o[3] = {oi / (g->out[1] * g->out[2]),            \
@@ -186,22 +164,11 @@ typedef struct pool3d_ctx {
         }                                                                      \
     }                                                                          \
     /* gin (zeroed) += gout spread evenly over each window */                  \
-<<<<<<< ours
-    static void avgpool3d_bwd_##T(T *gin, const T *gout, const pool3d_geom *g, \
-                                  int cip, int64_t divisor_override) {         \
-        const int64_t vol = g->in[0] * g->in[1] * g->in[2];                    \
-        const int64_t ovol = g->out[0] * g->out[1] * g->out[2];                \
-        const int64_t kvol = thnn__work(thnn__work(g->k[0], g->k[1]), g->k[2]); \
-        (void)kvol; /* read by the OpenMP clause only */                       \
-        _Pragma("omp parallel for num_threads(thnn__threads()) schedule(static) if(thnn__work(g->planes * ovol, kvol) > THNN_GRAIN)") \
-        for (int64_t p = 0; p < g->planes; p++) {                              \
-=======
     static void avgpool3d_bwd_##T(int64_t p0, int64_t p1, void *ctx) {         \
         POOL3D_LOCALS(T);                                                      \
         T *gin = c->out;                                                       \
         const T *gout = c->x;                                                  \
         for (int64_t p = p0; p < p1; p++) {                                    \
->>>>>>> theirs
             T *gp = gin + p * vol;                                             \
             for (int64_t oi = 0; oi < ovol; oi++) {                            \
                 const int64_t o[3] = {oi / (g->out[1] * g->out[2]),            \
