@@ -99,3 +99,36 @@ def test_ember_thread_count_is_set_per_process():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "2"
+
+
+def _busy_children():
+    """pids of this process's children running the busy loop"""
+    out = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                ppid = int(f.read().split(")")[-1].split()[1])
+            with open(f"/proc/{p}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        if ppid == os.getpid() and b"while True: pass" in cmd:
+            out.append(int(p))
+    return out
+
+
+def test_busy_processes_run_during_the_block_and_are_stopped():
+    import run
+
+    with run.busy_processes(2):
+        during = _busy_children()
+    assert len(during) == 2
+    assert _busy_children() == []
+    with pytest.raises(ZeroDivisionError):
+        with run.busy_processes(2):
+            1 / 0
+    assert _busy_children() == []
+    load_cases = [c for c in all_cases("smoke") if c.family == "under load"]
+    assert {c.busy for c in load_cases if "busy processes" in c.name} == {2}
