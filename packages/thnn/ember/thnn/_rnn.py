@@ -8,7 +8,8 @@ import ember.th as _th
 from ._lib import check as _check, ffi as _ffi, lib as _lib
 
 __all__ = ["RNN_NONLINEARITIES", "lstm_cell_forward", "lstm_cell_backward",
-           "gru_cell_forward", "gru_cell_backward", "rnn_cell_forward", "rnn_cell_backward"]
+           "gru_cell_forward", "gru_cell_backward", "rnn_cell_forward", "rnn_cell_backward",
+           "gemm_out", "add_out"]
 
 RNN_NONLINEARITIES = {"tanh": 0, "relu": 1}
 _NULL = _ffi.NULL
@@ -84,3 +85,20 @@ def rnn_cell_backward(grad_h, h, nonlinearity="tanh", grad_gates=None):
     grad_gates = _new(h, h.shape[-1]) if grad_gates is None else grad_gates
     _check(_lib.thnn_rnn_cell_backward(grad_gates._p, grad_h._p, h._p, code))
     return grad_gates
+
+
+# ---- the products of a recurrent layer's time loop (libTH) ---------------------
+from ember.th._lib import check as _th_check, lib as _th_lib  # noqa: E402
+
+
+def gemm_out(out, a, b, beta=0.0, alpha=1.0):
+    """out = beta * out + alpha * a @ b in place (2-D; a or b may be
+    transposed views): a step's hidden product written into its slice."""
+    _th_check(_th_lib.th_gemm_out(out._p, a._p, b._p, float(beta), float(alpha)))
+    return out
+
+
+def add_out(out, a, b):
+    """out = a + b (same shapes; out may be a or b)."""
+    _th_check(_th_lib.th_binary_out(_th_lib.TH_ADD, out._p, a._p, b._p))
+    return out
