@@ -16,7 +16,7 @@ composed per-step form (``compose``) instead, as _kernel_autograd does.
 import ember
 from ember._tensor import _make
 from ember.autograd import grad_mode
-from ember.autograd.graph import NO_EDGE, edge, output
+from ember.autograd.graph import NO_EDGE, edge, modified_message, output
 from ember.autograd.nodes import SavingNode, _new_node, node_class
 
 from ._kernels import provider_for
@@ -166,6 +166,10 @@ class _LayerNode(SavingNode):
             return (None,) * 5
         if _mode.enabled:  # create_graph: differentiate the composed form
             return self._composed_grads(inputs, grads, needs)
+        out = self._ctx[2]
+        if out._version() != self._ctx[4]:  # the output the backward reads was modified
+            raise RuntimeError(modified_message(output(out, self), self._ctx[4],
+                                                out._version(), self))
         raw = tuple(None if t is None else t._data for t in inputs)
         graw = tuple(None if g is None else g._data.contiguous() for g in grads)
         result = _backward(self._k, self._mode, self._ctx, graw, raw, needs)
@@ -213,7 +217,7 @@ def layer(k, mode, xp, h0, c0, w_hh, b_hh, B, reverse):
     node = _new_node(_node_class(mode), tuple(NO_EDGE if t is None else edge(t)
                                               for t in inputs))
     node._save(inputs, None)
-    node._ctx = (B, reverse, out, saved)
+    node._ctx = (B, reverse, out, saved, out._version())
     node._k, node._mode = k, mode
     return (output(out, node, 0), output(h_n, node, 1),
             None if c_n is None else output(c_n, node, 2))
