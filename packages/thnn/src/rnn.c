@@ -4,8 +4,16 @@
  * (one per step for the hidden state) and keeps the saved tensors; rows
  * run on libTH's thread pool when large enough. */
 #include <math.h>
+#include <string.h>
 
 #include "thnn_internal.h"
+
+/* The row loops below vectorize only when GCC may if-convert float compares
+ * (the clamps and NaN test of exp_f); these loops set no FP exception flags
+ * anyone reads. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
 
 /* elements per chunk of the pool: these loops do a few exp/tanh each */
 #define RNN_GRAIN 4096
@@ -16,108 +24,160 @@ typedef struct {
     int nonlinearity;  /* rnn cells */
 } rnn_ctx;
 
-/* ---- element loops, one instance per dtype ------------------------------- */
-#define RNN_LOOPS(T, SFX, EXP, TANH)                                            \
-static inline T sigm_##SFX(T x) { return (T)1 / ((T)1 + EXP(-x)); }             \
-                                                                                \
-static void lstm_fwd_##SFX(int64_t e0, int64_t e1, void *p) {                  \
+/* float32: exp by range reduction and a degree-6 polynomial (about 1 ulp),
+ * branch-free so that the row loops vectorize; libm's scalar expf/tanhf
+ * made the cell kernels cost more than the step's matrix product.  NaN
+ * propagates; float64 keeps libm. */
+static inline float exp_f(float x) {
+    float y = x < -87.0f ? -87.0f : x;
+    y = y > 88.0f ? 88.0f : y;
+    /* n = round(y / ln 2) by the 1.5 * 2^23 trick (default rounding mode) */
+    float n = (y * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    float r = y - n * 0.693359375f + n * 2.12194440e-4f;
+    float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.66666667e-1f + r * (4.16666667e-2f
+              + r * (8.33333333e-3f + r * 1.38888889e-3f)))));
+    int32_t bits = ((int32_t)n + 127) << 23;
+    float scale;
+    memcpy(&scale, &bits, sizeof scale);
+    float v = p * scale;
+    return x != x ? x : v;
+}
+static inline float sigm_f(float x) { return 1.0f / (1.0f + exp_f(-x)); }
+static inline float tanh_f(float x) { return 2.0f / (1.0f + exp_f(-2.0f * x)) - 1.0f; }
+static inline double sigm_d(double x) { return 1.0 / (1.0 + exp(-x)); }
+static inline double tanh_d(double x) { return tanh(x); }
+
+/* ---- row loops, one instance per dtype; the pool splits the rows ---------- */
+#define CH 256
+#define RNN_LOOPS(T, SFX)                                                       \
+/* LSTM rows in chunks of CH through local arrays: every loop reads at most  \
+ * one or two caller arrays and writes one, so each vectorizes without      \
+ * run-time alias checks (c may be c_prev, grad_c_prev may be grad_c). */   \
+static void lstm_fwd_##SFX(int64_t b0, int64_t b1, void *p) {                  \
     const rnn_ctx *cx = p;                                                      \
-    T *h = cx->a[0], *c = cx->a[1], *g = cx->a[2];                              \
-    const T *cp = cx->a[3];                                                     \
     const int64_t H = cx->H;                                                    \
-    for (int64_t e = e0; e < e1; e++) {                                         \
-        int64_t b = e / H, j = e - b * H;                                       \
-        T *row = g + b * 4 * H;                                                 \
-        T i = sigm_##SFX(row[j]), f = sigm_##SFX(row[H + j]);                   \
-        T gg = TANH(row[2 * H + j]), o = sigm_##SFX(row[3 * H + j]);            \
-        row[j] = i; row[H + j] = f; row[2 * H + j] = gg; row[3 * H + j] = o;    \
-        T cn = f * cp[e] + i * gg;                                              \
-        c[e] = cn;                                                              \
-        h[e] = o * TANH(cn);                                                    \
+    T I[CH], F[CH], G[CH], O[CH], C[CH];                                        \
+    for (int64_t b = b0; b < b1; b++)                                           \
+        for (int64_t j0 = 0; j0 < H; j0 += CH) {                                \
+            const int64_t n = H - j0 < CH ? H - j0 : CH;                        \
+            T *gi = (T *)cx->a[2] + b * 4 * H + j0, *gf = gi + H, *gg = gf + H, *go = gg + H; \
+            const T *cp = (const T *)cx->a[3] + b * H + j0;                     \
+            T *h = (T *)cx->a[0] + b * H + j0, *c = (T *)cx->a[1] + b * H + j0; \
+            for (int64_t k = 0; k < n; k++) I[k] = sigm_##SFX(gi[k]);           \
+            for (int64_t k = 0; k < n; k++) F[k] = sigm_##SFX(gf[k]);           \
+            for (int64_t k = 0; k < n; k++) G[k] = tanh_##SFX(gg[k]);           \
+            for (int64_t k = 0; k < n; k++) O[k] = sigm_##SFX(go[k]);           \
+            for (int64_t k = 0; k < n; k++) C[k] = F[k] * cp[k] + I[k] * G[k];  \
+            for (int64_t k = 0; k < n; k++) gi[k] = I[k];                       \
+            for (int64_t k = 0; k < n; k++) gf[k] = F[k];                       \
+            for (int64_t k = 0; k < n; k++) gg[k] = G[k];                       \
+            for (int64_t k = 0; k < n; k++) go[k] = O[k];                       \
+            for (int64_t k = 0; k < n; k++) c[k] = C[k];                        \
+            for (int64_t k = 0; k < n; k++) h[k] = O[k] * tanh_##SFX(C[k]);     \
+        }                                                                       \
+}                                                                               \
+                                                                                \
+static void lstm_bwd_##SFX(int64_t b0, int64_t b1, void *p) {                  \
+    const rnn_ctx *cx = p;                                                      \
+    const int64_t H = cx->H;                                                    \
+    T DH[CH], DC[CH], TC[CH];                                                   \
+    for (int64_t b = b0; b < b1; b++)                                           \
+        for (int64_t j0 = 0; j0 < H; j0 += CH) {                                \
+            const int64_t n = H - j0 < CH ? H - j0 : CH;                        \
+            T *di = (T *)cx->a[0] + b * 4 * H + j0, *df = di + H, *dg = df + H, *dO = dg + H; \
+            T *gcp = (T *)cx->a[1] + b * H + j0;                                \
+            const T *gh = cx->a[2] ? (const T *)cx->a[2] + b * H + j0 : NULL;   \
+            const T *gc = cx->a[3] ? (const T *)cx->a[3] + b * H + j0 : NULL;   \
+            const T *ai = (const T *)cx->a[4] + b * 4 * H + j0, *af = ai + H,   \
+                    *ag = af + H, *ao = ag + H;                                 \
+            const T *cp = (const T *)cx->a[5] + b * H + j0;                     \
+            const T *c = (const T *)cx->a[6] + b * H + j0;                      \
+            for (int64_t k = 0; k < n; k++) TC[k] = tanh_##SFX(c[k]);           \
+            if (gh) for (int64_t k = 0; k < n; k++) DH[k] = gh[k];              \
+            else for (int64_t k = 0; k < n; k++) DH[k] = 0;                     \
+            if (gc) for (int64_t k = 0; k < n; k++) DC[k] = gc[k];              \
+            else for (int64_t k = 0; k < n; k++) DC[k] = 0;                     \
+            for (int64_t k = 0; k < n; k++)                                     \
+                DC[k] += DH[k] * ao[k] * ((T)1 - TC[k] * TC[k]);                \
+            for (int64_t k = 0; k < n; k++)                                     \
+                di[k] = DC[k] * ag[k] * ai[k] * ((T)1 - ai[k]);                 \
+            for (int64_t k = 0; k < n; k++)                                     \
+                df[k] = DC[k] * cp[k] * af[k] * ((T)1 - af[k]);                 \
+            for (int64_t k = 0; k < n; k++)                                     \
+                dg[k] = DC[k] * ai[k] * ((T)1 - ag[k] * ag[k]);                 \
+            for (int64_t k = 0; k < n; k++)                                     \
+                dO[k] = DH[k] * TC[k] * ao[k] * ((T)1 - ao[k]);                 \
+            for (int64_t k = 0; k < n; k++) gcp[k] = DC[k] * af[k];             \
+        }                                                                       \
+}                                                                               \
+                                                                                \
+static void gru_fwd_##SFX(int64_t b0, int64_t b1, void *p) {                   \
+    const rnn_ctx *cx = p;                                                      \
+    const int64_t H = cx->H;                                                    \
+    for (int64_t b = b0; b < b1; b++) {                                         \
+        T *h = (T *)cx->a[0] + b * H, *s = (T *)cx->a[1] + b * 4 * H;           \
+        const T *x = (const T *)cx->a[2] + b * 3 * H;                           \
+        const T *y = (const T *)cx->a[3] + b * 3 * H;                           \
+        const T *hp = (const T *)cx->a[4] + b * H;                              \
+        for (int64_t j = 0; j < H; j++) {                                       \
+            T r = sigm_##SFX(x[j] + y[j]);                                      \
+            T z = sigm_##SFX(x[H + j] + y[H + j]);                              \
+            T hn = y[2 * H + j];                                                \
+            T n = tanh_##SFX(x[2 * H + j] + r * hn);                            \
+            s[j] = r; s[H + j] = z; s[2 * H + j] = n; s[3 * H + j] = hn;        \
+            h[j] = n + z * (hp[j] - n);                                         \
+        }                                                                       \
     }                                                                           \
 }                                                                               \
                                                                                 \
-static void lstm_bwd_##SFX(int64_t e0, int64_t e1, void *p) {                  \
+static void gru_bwd_##SFX(int64_t b0, int64_t b1, void *p) {                   \
     const rnn_ctx *cx = p;                                                      \
-    T *gg_out = cx->a[0], *gcp = cx->a[1];                                      \
-    const T *gh = cx->a[2], *gc = cx->a[3], *act = cx->a[4];                    \
-    const T *cp = cx->a[5], *c = cx->a[6];                                      \
     const int64_t H = cx->H;                                                    \
-    for (int64_t e = e0; e < e1; e++) {                                         \
-        int64_t b = e / H, j = e - b * H;                                       \
-        const T *row = act + b * 4 * H;                                         \
-        T *grow = gg_out + b * 4 * H;                                           \
-        T i = row[j], f = row[H + j], g = row[2 * H + j], o = row[3 * H + j];   \
-        T dh = gh ? gh[e] : 0, tc = TANH(c[e]);                                 \
-        T dc = (gc ? gc[e] : 0) + dh * o * ((T)1 - tc * tc);                    \
-        grow[j] = dc * g * i * ((T)1 - i);                                      \
-        grow[H + j] = dc * cp[e] * f * ((T)1 - f);                              \
-        grow[2 * H + j] = dc * i * ((T)1 - g * g);                              \
-        grow[3 * H + j] = dh * tc * o * ((T)1 - o);                             \
-        gcp[e] = dc * f;                                                        \
+    for (int64_t b = b0; b < b1; b++) {                                         \
+        T *x = (T *)cx->a[0] + b * 3 * H, *y = (T *)cx->a[1] + b * 3 * H;       \
+        T *ghp = (T *)cx->a[2] + b * H;                                         \
+        const T *gh = (const T *)cx->a[3] + b * H;                              \
+        const T *s = (const T *)cx->a[4] + b * 4 * H;                           \
+        const T *hp = (const T *)cx->a[5] + b * H;                              \
+        for (int64_t j = 0; j < H; j++) {                                       \
+            T r = s[j], z = s[H + j], n = s[2 * H + j], hn = s[3 * H + j];      \
+            T d = gh[j];                                                        \
+            T dn = d * ((T)1 - z) * ((T)1 - n * n);                             \
+            T dz = d * (hp[j] - n) * z * ((T)1 - z);                            \
+            T dr = dn * hn * r * ((T)1 - r);                                    \
+            x[j] = dr; x[H + j] = dz; x[2 * H + j] = dn;                        \
+            y[j] = dr; y[H + j] = dz; y[2 * H + j] = dn * r;                    \
+            ghp[j] = d * z;                                                     \
+        }                                                                       \
     }                                                                           \
 }                                                                               \
                                                                                 \
-static void gru_fwd_##SFX(int64_t e0, int64_t e1, void *p) {                   \
+static void rnn_fwd_##SFX(int64_t b0, int64_t b1, void *p) {                   \
     const rnn_ctx *cx = p;                                                      \
-    T *h = cx->a[0], *sv = cx->a[1];                                            \
-    const T *xg = cx->a[2], *hg = cx->a[3], *hp = cx->a[4];                     \
     const int64_t H = cx->H;                                                    \
-    for (int64_t e = e0; e < e1; e++) {                                         \
-        int64_t b = e / H, j = e - b * H;                                       \
-        const T *x = xg + b * 3 * H, *y = hg + b * 3 * H;                       \
-        T r = sigm_##SFX(x[j] + y[j]);                                          \
-        T z = sigm_##SFX(x[H + j] + y[H + j]);                                  \
-        T hn = y[2 * H + j];                                                    \
-        T n = TANH(x[2 * H + j] + r * hn);                                      \
-        T *s = sv + b * 4 * H;                                                  \
-        s[j] = r; s[H + j] = z; s[2 * H + j] = n; s[3 * H + j] = hn;            \
-        h[e] = n + z * (hp[e] - n);                                             \
-    }                                                                           \
-}                                                                               \
-                                                                                \
-static void gru_bwd_##SFX(int64_t e0, int64_t e1, void *p) {                   \
-    const rnn_ctx *cx = p;                                                      \
-    T *gx = cx->a[0], *gy = cx->a[1], *ghp = cx->a[2];                          \
-    const T *gh = cx->a[3], *sv = cx->a[4], *hp = cx->a[5];                     \
-    const int64_t H = cx->H;                                                    \
-    for (int64_t e = e0; e < e1; e++) {                                         \
-        int64_t b = e / H, j = e - b * H;                                       \
-        const T *s = sv + b * 4 * H;                                            \
-        T r = s[j], z = s[H + j], n = s[2 * H + j], hn = s[3 * H + j];          \
-        T d = gh[e];                                                            \
-        T dn = d * ((T)1 - z) * ((T)1 - n * n);                                 \
-        T dz = d * (hp[e] - n) * z * ((T)1 - z);                                \
-        T dr = dn * hn * r * ((T)1 - r);                                        \
-        T *x = gx + b * 3 * H, *y = gy + b * 3 * H;                             \
-        x[j] = dr; x[H + j] = dz; x[2 * H + j] = dn;                            \
-        y[j] = dr; y[H + j] = dz; y[2 * H + j] = dn * r;                        \
-        ghp[e] = d * z;                                                         \
-    }                                                                           \
-}                                                                               \
-                                                                                \
-static void rnn_fwd_##SFX(int64_t e0, int64_t e1, void *p) {                   \
-    const rnn_ctx *cx = p;                                                      \
-    T *h = cx->a[0];                                                            \
-    const T *g = cx->a[1];                                                      \
+    T *h = (T *)cx->a[0] + b0 * H;                                              \
+    const T *g = (const T *)cx->a[1] + b0 * H;                                  \
+    const int64_t n = (b1 - b0) * H;                                            \
     if (cx->nonlinearity == THNN_RNN_TANH)                                      \
-        for (int64_t e = e0; e < e1; e++) h[e] = TANH(g[e]);                    \
+        for (int64_t e = 0; e < n; e++) h[e] = tanh_##SFX(g[e]);                \
     else                                                                        \
-        for (int64_t e = e0; e < e1; e++) h[e] = g[e] > 0 ? g[e] : (T)0;        \
+        for (int64_t e = 0; e < n; e++) h[e] = g[e] > 0 ? g[e] : (T)0;          \
 }                                                                               \
                                                                                 \
-static void rnn_bwd_##SFX(int64_t e0, int64_t e1, void *p) {                   \
+static void rnn_bwd_##SFX(int64_t b0, int64_t b1, void *p) {                   \
     const rnn_ctx *cx = p;                                                      \
-    T *gg = cx->a[0];                                                           \
-    const T *gh = cx->a[1], *h = cx->a[2];                                      \
+    const int64_t H = cx->H;                                                    \
+    T *gg = (T *)cx->a[0] + b0 * H;                                             \
+    const T *gh = (const T *)cx->a[1] + b0 * H, *h = (const T *)cx->a[2] + b0 * H; \
+    const int64_t n = (b1 - b0) * H;                                            \
     if (cx->nonlinearity == THNN_RNN_TANH)                                      \
-        for (int64_t e = e0; e < e1; e++) gg[e] = gh[e] * ((T)1 - h[e] * h[e]); \
+        for (int64_t e = 0; e < n; e++) gg[e] = gh[e] * ((T)1 - h[e] * h[e]);   \
     else                                                                        \
-        for (int64_t e = e0; e < e1; e++) gg[e] = h[e] > 0 ? gh[e] : (T)0;      \
+        for (int64_t e = 0; e < n; e++) gg[e] = h[e] > 0 ? gh[e] : (T)0;        \
 }
 
-RNN_LOOPS(float, f, expf, tanhf)
-RNN_LOOPS(double, d, exp, tanh)
+RNN_LOOPS(float, f)
+RNN_LOOPS(double, d)
 
 /* ---- checks ---------------------------------------------------------------- */
 /* t: 2-D (B, k*H) of dtype, contiguous when it is written (`out`) */
@@ -151,8 +211,10 @@ static int gates_geometry(const char *fn, const char *name, const th_tensor *g, 
     return TH_OK;
 }
 
-static void run(int64_t n, th_range_fn fn, rnn_ctx *cx) {
-    if (n > 0) th_parallel_for(n, RNN_GRAIN, fn, cx);
+/* over the B rows, chunks of about RNN_GRAIN elements */
+static void run(int64_t B, th_range_fn fn, rnn_ctx *cx) {
+    int64_t grain = cx->H > 0 ? (RNN_GRAIN + cx->H - 1) / cx->H : 1;
+    if (B > 0 && cx->H > 0) th_parallel_for(B, grain, fn, cx);
 }
 
 #define PICK(dtype, name) ((dtype) == TH_FLOAT32 ? name##_f : name##_d)
@@ -172,7 +234,7 @@ THNN_API int thnn_lstm_cell_forward(th_tensor *h, th_tensor *c, th_tensor *gates
     th_tensor *cp = thnn__contig(c_prev);
     if (!cp) return thnn_last_status();
     rnn_ctx cx = {{thnn__data(h), thnn__data(c), thnn__data(gates), thnn__data(cp)}, H, 0};
-    run(B * H, PICK(dt, lstm_fwd), &cx);
+    run(B, PICK(dt, lstm_fwd), &cx);
     thnn__release(cp);
     return TH_OK;
 }
@@ -198,7 +260,7 @@ THNN_API int thnn_lstm_cell_backward(th_tensor *grad_gates, th_tensor *grad_c_pr
     rnn_ctx cx = {{thnn__data(grad_gates), thnn__data(grad_c_prev), gh ? thnn__data(gh) : NULL,
                    gc ? thnn__data(gc) : NULL, thnn__data(a), thnn__data(cp), thnn__data(cc)},
                   H, 0};
-    run(B * H, PICK(dt, lstm_bwd), &cx);
+    run(B, PICK(dt, lstm_bwd), &cx);
 done:
     thnn__release(gh); thnn__release(gc); thnn__release(a);
     thnn__release(cp); thnn__release(cc);
@@ -224,7 +286,7 @@ THNN_API int thnn_gru_cell_forward(th_tensor *h, th_tensor *save,
     if (!x || !y || !hp) { rc = thnn_last_status(); goto done; }
     rnn_ctx cx = {{thnn__data(h), thnn__data(save), thnn__data(x), thnn__data(y),
                    thnn__data(hp)}, H, 0};
-    run(B * H, PICK(dt, gru_fwd), &cx);
+    run(B, PICK(dt, gru_fwd), &cx);
 done:
     thnn__release(x); thnn__release(y); thnn__release(hp);
     return rc;
@@ -249,7 +311,7 @@ THNN_API int thnn_gru_cell_backward(th_tensor *grad_input_gates,
     rnn_ctx cx = {{thnn__data(grad_input_gates), thnn__data(grad_hidden_gates),
                    thnn__data(grad_h_prev), thnn__data(gh), thnn__data(s), thnn__data(hp)},
                   H, 0};
-    run(B * H, PICK(dt, gru_bwd), &cx);
+    run(B, PICK(dt, gru_bwd), &cx);
 done:
     thnn__release(gh); thnn__release(s); thnn__release(hp);
     return rc;
@@ -272,7 +334,7 @@ THNN_API int thnn_rnn_cell_forward(th_tensor *h, const th_tensor *gates, int non
     th_tensor *g = thnn__contig(gates);
     if (!g) return thnn_last_status();
     rnn_ctx cx = {{thnn__data(h), thnn__data(g)}, H, nonlinearity};
-    run(B * H, PICK(gates->dtype, rnn_fwd), &cx);
+    run(B, PICK(gates->dtype, rnn_fwd), &cx);
     thnn__release(g);
     return TH_OK;
 }
@@ -289,7 +351,7 @@ THNN_API int thnn_rnn_cell_backward(th_tensor *grad_gates, const th_tensor *grad
     th_tensor *gh = thnn__contig(grad_h), *hh = thnn__contig(h);
     if (!gh || !hh) { rc = thnn_last_status(); goto done; }
     rnn_ctx cx = {{thnn__data(grad_gates), thnn__data(gh), thnn__data(hh)}, H, nonlinearity};
-    run(B * H, PICK(h->dtype, rnn_bwd), &cx);
+    run(B, PICK(h->dtype, rnn_bwd), &cx);
 done:
     thnn__release(gh); thnn__release(hh);
     return rc;
