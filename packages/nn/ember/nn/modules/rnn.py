@@ -1,6 +1,8 @@
 """Recurrent layers — RNN (tanh/relu), LSTM (with projections), GRU — and
-their single-step cells, composed from ember operations so autograd
-records through them (gradcheck, double backward).
+their single-step cells.  On a kernel package with fused recurrent cells a
+layer's direction (or a cell call) is one autograd node (_rnn_fused);
+otherwise, and for double backward, they are composed from ember
+operations per step (gradcheck, double backward).
 
 Parameter names, shapes, gate order (LSTM: i, f, g, o; GRU: r, z, n) and
 the default initialisation are PyTorch's, so a PyTorch state_dict loads
