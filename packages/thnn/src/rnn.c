@@ -114,42 +114,55 @@ static void lstm_bwd_##SFX(int64_t b0, int64_t b1, void *p) {                  \
 static void gru_fwd_##SFX(int64_t b0, int64_t b1, void *p) {                   \
     const rnn_ctx *cx = p;                                                      \
     const int64_t H = cx->H;                                                    \
-    for (int64_t b = b0; b < b1; b++) {                                         \
-        T *h = (T *)cx->a[0] + b * H, *s = (T *)cx->a[1] + b * 4 * H;           \
-        const T *x = (const T *)cx->a[2] + b * 3 * H;                           \
-        const T *y = (const T *)cx->a[3] + b * 3 * H;                           \
-        const T *hp = (const T *)cx->a[4] + b * H;                              \
-        for (int64_t j = 0; j < H; j++) {                                       \
-            T r = sigm_##SFX(x[j] + y[j]);                                      \
-            T z = sigm_##SFX(x[H + j] + y[H + j]);                              \
-            T hn = y[2 * H + j];                                                \
-            T n = tanh_##SFX(x[2 * H + j] + r * hn);                            \
-            s[j] = r; s[H + j] = z; s[2 * H + j] = n; s[3 * H + j] = hn;        \
-            h[j] = n + z * (hp[j] - n);                                         \
+    T R[CH], Z[CH], N[CH];                                                      \
+    for (int64_t b = b0; b < b1; b++)                                           \
+        for (int64_t j0 = 0; j0 < H; j0 += CH) {                                \
+            const int64_t n = H - j0 < CH ? H - j0 : CH;                        \
+            T *h = (T *)cx->a[0] + b * H + j0;                                  \
+            T *sr = (T *)cx->a[1] + b * 4 * H + j0, *sz = sr + H, *sn = sz + H, *shn = sn + H; \
+            const T *xr = (const T *)cx->a[2] + b * 3 * H + j0, *xz = xr + H, *xn = xz + H; \
+            const T *yr = (const T *)cx->a[3] + b * 3 * H + j0, *yz = yr + H, *yn = yz + H; \
+            const T *hp = (const T *)cx->a[4] + b * H + j0;                     \
+            for (int64_t k = 0; k < n; k++) R[k] = sigm_##SFX(xr[k] + yr[k]);   \
+            for (int64_t k = 0; k < n; k++) Z[k] = sigm_##SFX(xz[k] + yz[k]);   \
+            for (int64_t k = 0; k < n; k++) N[k] = tanh_##SFX(xn[k] + R[k] * yn[k]); \
+            for (int64_t k = 0; k < n; k++) shn[k] = yn[k];                     \
+            for (int64_t k = 0; k < n; k++) sr[k] = R[k];                       \
+            for (int64_t k = 0; k < n; k++) sz[k] = Z[k];                       \
+            for (int64_t k = 0; k < n; k++) sn[k] = N[k];                       \
+            for (int64_t k = 0; k < n; k++) h[k] = N[k] + Z[k] * (hp[k] - N[k]); \
         }                                                                       \
-    }                                                                           \
 }                                                                               \
                                                                                 \
 static void gru_bwd_##SFX(int64_t b0, int64_t b1, void *p) {                   \
     const rnn_ctx *cx = p;                                                      \
     const int64_t H = cx->H;                                                    \
-    for (int64_t b = b0; b < b1; b++) {                                         \
-        T *x = (T *)cx->a[0] + b * 3 * H, *y = (T *)cx->a[1] + b * 3 * H;       \
-        T *ghp = (T *)cx->a[2] + b * H;                                         \
-        const T *gh = (const T *)cx->a[3] + b * H;                              \
-        const T *s = (const T *)cx->a[4] + b * 4 * H;                           \
-        const T *hp = (const T *)cx->a[5] + b * H;                              \
-        for (int64_t j = 0; j < H; j++) {                                       \
-            T r = s[j], z = s[H + j], n = s[2 * H + j], hn = s[3 * H + j];      \
-            T d = gh[j];                                                        \
-            T dn = d * ((T)1 - z) * ((T)1 - n * n);                             \
-            T dz = d * (hp[j] - n) * z * ((T)1 - z);                            \
-            T dr = dn * hn * r * ((T)1 - r);                                    \
-            x[j] = dr; x[H + j] = dz; x[2 * H + j] = dn;                        \
-            y[j] = dr; y[H + j] = dz; y[2 * H + j] = dn * r;                    \
-            ghp[j] = d * z;                                                     \
+    T D[CH], DN[CH], DZ[CH], DR[CH];                                            \
+    for (int64_t b = b0; b < b1; b++)                                           \
+        for (int64_t j0 = 0; j0 < H; j0 += CH) {                                \
+            const int64_t n = H - j0 < CH ? H - j0 : CH;                        \
+            T *xr = (T *)cx->a[0] + b * 3 * H + j0, *xz = xr + H, *xn = xz + H; \
+            T *yr = (T *)cx->a[1] + b * 3 * H + j0, *yz = yr + H, *yn = yz + H; \
+            T *ghp = (T *)cx->a[2] + b * H + j0;                                \
+            const T *gh = (const T *)cx->a[3] + b * H + j0;                     \
+            const T *sr = (const T *)cx->a[4] + b * 4 * H + j0, *sz = sr + H,   \
+                    *sn = sz + H, *shn = sn + H;                                \
+            const T *hp = (const T *)cx->a[5] + b * H + j0;                     \
+            for (int64_t k = 0; k < n; k++) D[k] = gh[k];                       \
+            for (int64_t k = 0; k < n; k++)                                     \
+                DN[k] = D[k] * ((T)1 - sz[k]) * ((T)1 - sn[k] * sn[k]);         \
+            for (int64_t k = 0; k < n; k++)                                     \
+                DZ[k] = D[k] * (hp[k] - sn[k]) * sz[k] * ((T)1 - sz[k]);        \
+            for (int64_t k = 0; k < n; k++)                                     \
+                DR[k] = DN[k] * shn[k] * sr[k] * ((T)1 - sr[k]);                \
+            for (int64_t k = 0; k < n; k++) xr[k] = DR[k];                      \
+            for (int64_t k = 0; k < n; k++) xz[k] = DZ[k];                      \
+            for (int64_t k = 0; k < n; k++) xn[k] = DN[k];                      \
+            for (int64_t k = 0; k < n; k++) yr[k] = DR[k];                      \
+            for (int64_t k = 0; k < n; k++) yz[k] = DZ[k];                      \
+            for (int64_t k = 0; k < n; k++) yn[k] = DN[k] * sr[k];              \
+            for (int64_t k = 0; k < n; k++) ghp[k] = D[k] * sz[k];              \
         }                                                                       \
-    }                                                                           \
 }                                                                               \
                                                                                 \
 static void rnn_fwd_##SFX(int64_t b0, int64_t b1, void *p) {                   \

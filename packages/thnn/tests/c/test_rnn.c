@@ -165,8 +165,20 @@ static void test_float32_large(void) {
         if (d > worst) worst = d;
     }
     CHECK(worst < 1e-5);
-    th_tensor *list[] = {g64, c64, g32, c32, h64, n64, h32, n32};
-    for (size_t i = 0; i < 8; i++) th_tensor_release(list[i]);
+    /* GRU: gates (B, 3H) from the same numbers */
+    th_tensor *x64 = make(B, 3 * H, TH_FLOAT64, 13), *y64 = make(B, 3 * H, TH_FLOAT64, 14);
+    th_tensor *x32 = th_to_dtype(x64, TH_FLOAT32), *y32 = th_to_dtype(y64, TH_FLOAT32);
+    th_tensor *s64 = zeros(B, 4 * H, TH_FLOAT64), *s32 = zeros(B, 4 * H, TH_FLOAT32);
+    CHECK(thnn_gru_cell_forward(h64, s64, x64, y64, c64) == TH_OK);
+    CHECK(thnn_gru_cell_forward(h32, s32, x32, y32, c32) == TH_OK);
+    worst = 0;
+    for (int64_t e = 0; e < B * H; e++) {
+        double d = fabs(at(h32, e) - at(h64, e));
+        if (d > worst) worst = d;
+    }
+    CHECK(worst < 1e-5);
+    th_tensor *list[] = {g64, c64, g32, c32, h64, n64, h32, n32, x64, y64, x32, y32, s64, s32};
+    for (size_t i = 0; i < sizeof list / sizeof *list; i++) th_tensor_release(list[i]);
 }
 
 static void test_errors(void) {
