@@ -46,15 +46,25 @@ def graph_nodes(t):
     return [type(n).__name__ for n in seen]
 
 
+def packed_tensors(mode, sizes, H, dtype, seed=0):
+    """tensors() for a packed batch: sum(sizes) rows of projected input."""
+    xp, h0, c0, w, b = tensors(mode, 1, sum(sizes), H, dtype, seed)
+    B = sizes[0]
+    cut = (lambda t: t.detach()[:B].clone().requires_grad_(True))
+    return xp, cut(h0), None if c0 is None else cut(c0), w, b
+
+
 @pytest.mark.parametrize("dtype,tol", [(ember.float64, 1e-12), (ember.float32, 2e-5)])
+@pytest.mark.parametrize("sizes", [3, [3, 3, 2, 2, 1], [4, 1]])
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("mode", MODES)
-def test_layer_matches_composed(mode, reverse, dtype, tol):
-    T, B, H = 5, 3, 4
-    args = tensors(mode, T, B, H, dtype)
+def test_layer_matches_composed(mode, reverse, sizes, dtype, tol):
+    T, H = 5, 4
+    args = tensors(mode, T, sizes, H, dtype) if isinstance(sizes, int) else \
+        packed_tensors(mode, sizes, H, dtype)
     k = kernels(mode, *args)
-    fused = [o for o in _rnn_fused.layer(k, mode, *args, B, reverse) if o is not None]
-    composed = _rnn_fused.compose(mode, *args, B, reverse)
+    fused = [o for o in _rnn_fused.layer(k, mode, *args, sizes, reverse) if o is not None]
+    composed = _rnn_fused.compose(mode, *args, sizes, reverse)
     assert len(fused) == len(composed)
     g = np.random.default_rng(1)
     grads = [ember.from_numpy(g.standard_normal(tuple(o.shape))).to(dtype) for o in fused]
@@ -73,10 +83,12 @@ def test_layer_matches_composed(mode, reverse, dtype, tol):
             np.testing.assert_allclose(a.numpy(), b.numpy(), atol=tol * 10, rtol=tol * 10)
 
 
+@pytest.mark.parametrize("sizes", [2, [3, 2, 1]])
 @pytest.mark.parametrize("mode", MODES)
-def test_layer_gradcheck_and_gradgradcheck(mode):
-    T, B, H = 3, 2, 2
-    args = tensors(mode, T, B, H, ember.float64, seed=2)
+def test_layer_gradcheck_and_gradgradcheck(mode, sizes):
+    T, B, H = 3, sizes, 2
+    args = tensors(mode, T, B, H, ember.float64, seed=2) if isinstance(sizes, int) else \
+        packed_tensors(mode, sizes, H, ember.float64, seed=2)
     k = kernels(mode, *args)
     present = [i for i, a in enumerate(args) if a is not None]
 
@@ -170,16 +182,21 @@ def test_module_double_backward():
     assert gradgradcheck(lambda x: m(x)[0], [x])
 
 
-def test_packed_sequences_of_different_lengths_stay_correct():
-    """Different lengths run composed, equal lengths fused: same results as
-    the padded batch run one sequence at a time."""
-    m = nn.GRU(2, 3, num_layers=2, bidirectional=True, dtype=ember.float64)
+@pytest.mark.parametrize("cls", ["GRU", "LSTM"])
+def test_packed_sequences_of_different_lengths(cls):
+    """The same results as each sequence run alone, on the fused node."""
+    m = getattr(nn, cls)(2, 3, num_layers=2, bidirectional=True, dtype=ember.float64)
     seqs = [ember.randn(n, 2, dtype=ember.float64) for n in (4, 2, 3)]
     packed = rnn_utils.pack_sequence(seqs, enforce_sorted=False)
     out, h = m(packed)
+    if cls == "LSTM":
+        h = h[0]
+    names = graph_nodes(out.data)
+    assert "LstmLayerBackward0" in names or "GruLayerBackward0" in names
     padded, lengths = rnn_utils.pad_packed_sequence(out)
     for i, s in enumerate(seqs):
         o1, h1 = m(s.unsqueeze(1))
+        h1 = h1[0] if cls == "LSTM" else h1
         np.testing.assert_allclose(padded[:lengths[i], i].detach().numpy(),
                                    o1[:, 0].detach().numpy(), atol=1e-12)
         np.testing.assert_allclose(h[:, i].detach().numpy(), h1[:, 0].detach().numpy(),

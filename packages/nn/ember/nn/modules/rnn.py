@@ -116,7 +116,8 @@ def _scan(step, steps_in, batch_sizes, state0, weights, reverse):
 
 
 def _fused_step_fn(mode, projected, state, w_hh, b_hh, batch):
-    """fn(reverse) -> (out, h_n[, c_n]) over fused kernels, or None."""
+    """fn(reverse) -> (out, h_n[, c_n]) over fused kernels, or None; batch:
+    the rows of each step (an int for equal steps, or batch_sizes)."""
     h0, c0 = state[0], state[1] if mode == "LSTM" else None
     b_hh = b_hh if mode == "GRU" else None  # the others have it in `projected`
     k = _rnn_fused.kernels_for(mode, projected, h0, c0, w_hh, b_hh)
@@ -378,11 +379,11 @@ class RNNBase(Module):
 
     def _fused(self, projected, state0, w_hh, b_hh, batch_sizes):
         """A function running one direction on fused kernels, or None where
-        they do not apply (projections, sequences of different lengths,
-        dtypes or devices the kernel package lacks)."""
-        if (self.proj_size > 0 or not batch_sizes or batch_sizes[0] != batch_sizes[-1]):
+        they do not apply (projections, dtypes or devices the kernel package
+        lacks)."""
+        if self.proj_size > 0 or not batch_sizes:
             return None
-        return _fused_step_fn(self.mode, projected, state0, w_hh, b_hh, batch_sizes[0])
+        return _fused_step_fn(self.mode, projected, state0, w_hh, b_hh, batch_sizes)
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
