@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 #define THNN_ABI_VERSION_MAJOR 1
-#define THNN_ABI_VERSION_MINOR 1
+#define THNN_ABI_VERSION_MINOR 2
 
 /* reductions of the losses */
 #define THNN_REDUCTION_NONE 0
@@ -491,6 +491,43 @@ int thnn_adaptive_max_pool2d_forward(th_tensor *output, th_tensor *indices,
 int thnn_adaptive_max_pool2d_backward_input(th_tensor *grad_input,
                                             const th_tensor *grad_output,
                                             const th_tensor *indices);
+
+/* ---- recurrent cells (rnn.c) ----------------------------------------
+ * The pointwise part of one step, after the caller's matrix products; B
+ * rows, hidden size H, PyTorch's gate order.  All outputs contiguous.
+ * LSTM: gates (B, 4H) = x W_ih^T + b_ih + h_prev W_hh^T + b_hh in (i, f,
+ * g, o) order, replaced in place by the activations (sigmoid, sigmoid,
+ * tanh, sigmoid), which the backward takes; c = f c_prev + i g, h = o
+ * tanh(c); c may be c_prev itself.  Backward: grad_h, grad_c (either may
+ * be NULL for zero) -> grad_gates (B, 4H, pre-activation) and grad_c_prev
+ * (may be grad_c itself).
+ * GRU: input_gates (B, 3H) = x W_ih^T + b_ih, hidden_gates = h_prev W_hh^T
+ * + b_hh, (r, z, n) order; n = tanh(x_n + r hidden_n), h = (1 - z) n +
+ * z h_prev; save (B, 4H) gets r, z, n, hidden_n.  Backward: grad of both
+ * gate tensors and the direct part of grad_h_prev (grad_h z; the caller
+ * adds grad_hidden_gates W_hh).
+ * RNN: h = tanh(gates) or relu(gates) (h may be gates itself); backward
+ * from h (grad_gates may be grad_h itself). */
+#define THNN_RNN_TANH 0
+#define THNN_RNN_RELU 1
+int thnn_lstm_cell_forward(th_tensor *h, th_tensor *c, th_tensor *gates,
+                           const th_tensor *c_prev);
+int thnn_lstm_cell_backward(th_tensor *grad_gates, th_tensor *grad_c_prev,
+                            const th_tensor *grad_h, const th_tensor *grad_c,
+                            const th_tensor *gates, const th_tensor *c_prev,
+                            const th_tensor *c);
+int thnn_gru_cell_forward(th_tensor *h, th_tensor *save,
+                          const th_tensor *input_gates,
+                          const th_tensor *hidden_gates,
+                          const th_tensor *h_prev);
+int thnn_gru_cell_backward(th_tensor *grad_input_gates,
+                           th_tensor *grad_hidden_gates,
+                           th_tensor *grad_h_prev, const th_tensor *grad_h,
+                           const th_tensor *save, const th_tensor *h_prev);
+int thnn_rnn_cell_forward(th_tensor *h, const th_tensor *gates,
+                          int nonlinearity);
+int thnn_rnn_cell_backward(th_tensor *grad_gates, const th_tensor *grad_h,
+                           const th_tensor *h, int nonlinearity);
 
 #ifdef __cplusplus
 }

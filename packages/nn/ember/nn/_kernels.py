@@ -38,12 +38,14 @@ __all__ = ["kernel", "providers", "COMPOSED"]
 
 _table = None
 _providers = []
+_objects = []  # the loaded packages' entry-point objects, in _providers' order
 
 
 def _load():
     global _table
     table = dict(COMPOSED)
     del _providers[:]
+    del _objects[:]
     if os.environ.get("EMBER_NN_KERNELS", "") != "composed":
         from importlib.metadata import entry_points
         from ._kernel_autograd import wrap
@@ -61,6 +63,7 @@ def _load():
                               f"{exc}", RuntimeWarning, stacklevel=3)
                 continue
             _providers.append(ep.name)
+            _objects.append(provider)
             # each package's functions take their own tensors and hand the
             # others on to the packages loaded before (the last: composed)
             table.update({k: wrap(k, spec, COMPOSED[k], tensor_type, fallback=table[k])
@@ -79,6 +82,20 @@ def reset():
     """Forget the loaded table (the next kernel() call looks again)."""
     global _table
     _table = None
+
+
+def provider_for(raw, function):
+    """The loaded kernel package that computes on raw tensors of `raw`'s
+    type and dtype and has `function` (None: compose ember ops instead).
+    For layers whose kernels do not fit the one-output spec table
+    (the recurrent layers' loops)."""
+    if _table is None:
+        _load()
+    for obj in reversed(_objects):
+        if (getattr(obj, "tensor_type", None) is raw.__class__
+                and raw.dtype in getattr(obj, "float_dtypes", ()) and hasattr(obj, function)):
+            return obj
+    return None
 
 
 def providers():

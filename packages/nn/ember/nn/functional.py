@@ -63,6 +63,10 @@ def linear(input, weight, bias=None):
                            f"{weight.shape[-1]}x{weight.shape[0]})")
     if input.dim() == 2 and bias is not None:
         return ember.addmm(bias, input, weight.t())
+    if input.dim() > 2:  # leading dims folded into one product (bias added by it)
+        flat = input.reshape(-1, input.shape[-1])
+        out = flat.mm(weight.t()) if bias is None else ember.addmm(bias, flat, weight.t())
+        return out.view(*input.shape[:-1], weight.shape[0])
     out = input.matmul(weight.t())
     return out if bias is None else out + bias
 

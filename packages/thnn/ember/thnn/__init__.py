@@ -12,6 +12,7 @@ import ember.th as _th
 from ._lib import check as _check, ffi as _ffi, lib as _lib
 from ._conv_pool_more import *  # noqa: F401,F403  conv3d, conv_transpose2d, 3-d / 1-d / adaptive max pooling
 from ._norm_resample_more import *  # noqa: F401,F403  group norm, upsampling, padding, embedding_bag, more losses
+from ._rnn import *  # noqa: F401,F403  recurrent cells (LSTM, GRU, RNN)
 
 __version__ = _ffi.string(_lib.thnn_version()).decode()
 NULL = _ffi.NULL

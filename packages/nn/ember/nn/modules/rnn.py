@@ -1,6 +1,8 @@
 """Recurrent layers — RNN (tanh/relu), LSTM (with projections), GRU — and
-their single-step cells, composed from ember operations so autograd
-records through them (gradcheck, double backward).
+their single-step cells.  On a kernel package with fused recurrent cells a
+layer's direction (or a cell call) is one autograd node (_rnn_fused);
+otherwise, and for double backward, they are composed from ember
+operations per step (gradcheck, double backward).
 
 Parameter names, shapes, gate order (LSTM: i, f, g, o; GRU: r, z, n) and
 the default initialisation are PyTorch's, so a PyTorch state_dict loads
@@ -13,6 +15,7 @@ import warnings
 
 import ember
 
+from .. import _rnn_fused
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -110,6 +113,22 @@ def _scan(step, steps_in, batch_sizes, state0, weights, reverse):
         state = step(steps_in[t], state, w_hh_t, b_hh, w_hr_t)
         outputs[t] = state[0]
     return outputs, state
+
+
+def _fused_step_fn(mode, projected, state, w_hh, b_hh, batch):
+    """fn(reverse) -> (out, h_n[, c_n]) over fused kernels, or None; batch:
+    the rows of each step (an int for equal steps, or batch_sizes)."""
+    h0, c0 = state[0], state[1] if mode == "LSTM" else None
+    b_hh = b_hh if mode == "GRU" else None  # the others have it in `projected`
+    k = _rnn_fused.kernels_for(mode, projected, h0, c0, w_hh, b_hh)
+    if k is None:
+        return None
+
+    def run(reverse):
+        out, h_n, c_n = _rnn_fused.layer(k, mode, projected, h0, c0, w_hh, b_hh, batch,
+                                         reverse)
+        return (out, h_n) if c_n is None else (out, h_n, c_n)
+    return run
 
 
 def _check_batch_sizes(batch_sizes, rows):
@@ -339,9 +358,16 @@ class RNNBase(Module):
                 w_ih, w_hh, b_ih, b_hh, w_hr = self._layer_weights(layer, direction)
                 # every step's input projection in one matmul
                 projected = F.linear(data, w_ih, _input_bias(self.mode, b_ih, b_hh))
-                steps_in = projected.split(batch_sizes) if batch_sizes else []
                 index = layer * directions + direction
                 state0 = tuple(h[index] for h in hx)
+                fused = self._fused(projected, state0, w_hh, b_hh, batch_sizes)
+                if fused is not None:  # the whole direction as one node
+                    out, *final = fused(direction == 1)
+                    outs.append(out)
+                    for parts, f in zip(finals, final):
+                        parts.append(f)
+                    continue
+                steps_in = projected.split(batch_sizes) if batch_sizes else []
                 weights = (w_hh.t(), b_hh, None if w_hr is None else w_hr.t())
                 outputs, final = _scan(step, steps_in, batch_sizes, state0, weights,
                                        reverse=direction == 1)
@@ -350,6 +376,14 @@ class RNNBase(Module):
                     parts.append(f)
             data = outs[0] if directions == 1 else ember.cat(outs, 1)
         return data, tuple(ember.stack(parts) for parts in finals)
+
+    def _fused(self, projected, state0, w_hh, b_hh, batch_sizes):
+        """A function running one direction on fused kernels, or None where
+        they do not apply (projections, dtypes or devices the kernel package
+        lacks)."""
+        if self.proj_size > 0 or not batch_sizes:
+            return None
+        return _fused_step_fn(self.mode, projected, state0, w_hh, b_hh, batch_sizes)
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
@@ -483,7 +517,12 @@ class RNNCellBase(Module):
         input, state, batched = self._prepare(input, hx)
         bias = _input_bias(mode, self.bias_ih, self.bias_hh)
         projected = F.linear(input, self.weight_ih, bias)
-        state = _STEPS[mode](projected, state, self.weight_hh.t(), self.bias_hh, None)
+        fused = _fused_step_fn(mode, projected, state, self.weight_hh, self.bias_hh,
+                               input.shape[0])
+        if fused is not None:  # one node for the step
+            state = fused(False)[1:]
+        else:
+            state = _STEPS[mode](projected, state, self.weight_hh.t(), self.bias_hh, None)
         return state if batched else tuple(s.squeeze(0) for s in state)
 
 
