@@ -41,6 +41,11 @@ static thc_storage *new_struct(void) {
 }
 
 thc_storage *thc__storage_new(int64_t nbytes) {
+    /* callers pass checked counts (checked.h); a negative one would reach
+       the allocator as a huge size_t */
+    if (nbytes < 0)
+        return thc__error_null(THC_ERR_VALUE, "storage of %lld bytes: the size must "
+                               "not be negative", (long long)nbytes);
     int device = 0;
     if (thc_get_device(&device)) return NULL;
     thc_allocator *a = thc_device_allocator(device);

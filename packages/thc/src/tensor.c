@@ -3,10 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checked.h"
 #include "runtime.h"
-#include "thc_internal.h"
-
-/* Tensor lifetime, metadata, creation and views. */
 #include "thc_internal.h"
 
 int64_t thc__prod(int n, const int64_t *v) {
@@ -48,17 +46,15 @@ static int check_shape(int ndim, const int64_t *sizes, int dtype) {
         return thc__error(THC_ERR_VALUE,
                          "number of dimensions must be in [0, %d], got %d",
                          THC_MAX_DIMS, ndim);
-    double total = 1;
     for (int i = 0; i < ndim; i++) {
-        if (sizes[i] < 0)
+        if (sizes[i] < 0) {
+            char b[256];
             return thc__error(THC_ERR_RUNTIME,
                              "Trying to create tensor with negative dimension "
-                             "%lld: [%lld]", (long long)sizes[i],
-                             (long long)sizes[i]);
-        total *= (double)sizes[i];
+                             "%lld: %s", (long long)sizes[i],
+                             thc__shape_str(ndim, sizes, b));
+        }
     }
-    if (total * (double)thc_dtype_itemsize(dtype) > 9.0e18)
-        return thc__error(THC_ERR_RUNTIME, "tensor size overflows int64");
     return THC_OK;
 }
 
@@ -66,60 +62,43 @@ THC_API thc_tensor *thc_empty(int ndim, const int64_t *sizes, int dtype) {
     if (check_shape(ndim, sizes, dtype) != THC_OK) return NULL;
     int64_t strides[THC_MAX_DIMS];
     thc__contiguous_strides(ndim, sizes, strides);
-    int64_t n = thc__prod(ndim, sizes);
-    thc_storage *s = thc__storage_new(n * thc_dtype_itemsize(dtype));
+    int64_t nbytes;
+    if (thc__storage_nbytes(ndim, sizes, NULL, dtype, &nbytes)) return NULL;
+    thc_storage *s = thc__storage_new(nbytes);
     if (!s) return NULL;
     thc_tensor *t = thc__wrap(s, 0, ndim, sizes, strides, dtype);
     thc_storage_release(s);
     return t;
 }
 
-/* Largest and smallest element offsets reachable from `offset`. */
-static void extent(int ndim, const int64_t *sizes, const int64_t *strides,
-                   int64_t offset, int64_t *lo, int64_t *hi) {
-    *lo = *hi = offset;
-    for (int i = 0; i < ndim; i++) {
-        if (sizes[i] == 0) { *hi = offset - 1; return; }
-        int64_t span = (sizes[i] - 1) * strides[i];
-        if (span > 0) *hi += span; else *lo += span;
-    }
-}
-
 THC_API thc_tensor *thc_tensor_from_storage(thc_storage *s, int64_t offset, int ndim,
                                   const int64_t *sizes, const int64_t *strides,
                                   int dtype) {
     if (!s) return thc__error_null(THC_ERR_VALUE, "storage is NULL");
-    if (check_shape(ndim, sizes, dtype) != THC_OK) return NULL;
-    int64_t cstrides[THC_MAX_DIMS];
+    int64_t n, cstrides[THC_MAX_DIMS];
+    if (check_shape(ndim, sizes, dtype) != THC_OK ||
+        thc__checked_numel(ndim, sizes, &n) != THC_OK)
+        return NULL;
     if (!strides) {
         thc__contiguous_strides(ndim, sizes, cstrides);
         strides = cstrides;
     }
-    int64_t lo, hi, item = thc_dtype_itemsize(dtype);
-    extent(ndim, sizes, strides, offset, &lo, &hi);
-    if (hi >= lo && (lo < 0 || (hi + 1) * item > s->nbytes)) {
-        char b1[256];
-        return thc__error_null(THC_ERR_RUNTIME,
-                              "setStorage: sizes %s, strides and storage "
-                              "offset %lld require elements [%lld, %lld] but "
-                              "the storage holds %lld bytes",
-                              thc__shape_str(ndim, sizes, b1), (long long)offset,
-                              (long long)lo, (long long)hi,
-                              (long long)s->nbytes);
-    }
+    if (thc__check_in_storage("setStorage", ndim, sizes, strides, offset,
+                              dtype, s->nbytes))
+        return NULL;
     return thc__wrap(s, offset, ndim, sizes, strides, dtype);
 }
 
 THC_API thc_tensor *thc_empty_strided(int ndim, const int64_t *sizes,
                             const int64_t *strides, int dtype) {
     if (check_shape(ndim, sizes, dtype) != THC_OK) return NULL;
-    int64_t lo, hi;
+    int64_t nbytes;
     for (int i = 0; i < ndim; i++)
         if (strides[i] < 0)
             return thc__error_null(THC_ERR_VALUE, "empty_strided: negative "
                                   "strides are not supported");
-    extent(ndim, sizes, strides, 0, &lo, &hi);
-    thc_storage *s = thc__storage_new((hi + 1) * thc_dtype_itemsize(dtype));
+    if (thc__storage_nbytes(ndim, sizes, strides, dtype, &nbytes)) return NULL;
+    thc_storage *s = thc__storage_new(nbytes);
     if (!s) return NULL;
     thc_tensor *t = thc__wrap(s, 0, ndim, sizes, strides, dtype);
     thc_storage_release(s);
@@ -162,8 +141,17 @@ thc_tensor *thc__empty_like(const thc_tensor *t, int dtype) {
     return thc_empty(t->ndim, t->sizes, dtype);
 }
 
+/* Every view is made here: its element count must fit in int64 and every
+ * element it addresses must lie in t's storage (expand and as_strided can
+ * ask for anything; views of an in-bounds tensor stay in bounds, and this
+ * check keeps it so). */
 static thc_tensor *view_of(const thc_tensor *t, int64_t offset, int ndim,
                           const int64_t *sizes, const int64_t *strides) {
+    int64_t n;
+    if (thc__checked_numel(ndim, sizes, &n) ||
+        thc__check_in_storage("view", ndim, sizes, strides, offset, t->dtype,
+                              t->storage->nbytes))
+        return NULL;
     return thc__wrap(t->storage, offset, ndim, sizes, strides, t->dtype);
 }
 
@@ -177,7 +165,7 @@ static int infer_shape(const thc_tensor *t, int ndim, const int64_t *in,
     if (ndim < 0 || ndim > THC_MAX_DIMS)
         return thc__error(THC_ERR_VALUE, "shape has %d dimensions, more than "
                          "the %d supported", ndim, THC_MAX_DIMS);
-    int infer = -1;
+    int infer = -1, overflow = 0;
     int64_t prod = 1, numel = thc_numel(t);
     for (int i = 0; i < ndim; i++) {
         out[i] = in[i];
@@ -189,13 +177,17 @@ static int infer_shape(const thc_tensor *t, int ndim, const int64_t *in,
         } else if (in[i] < 0) {
             return thc__error(THC_ERR_RUNTIME, "invalid shape dimension %lld",
                              (long long)in[i]);
-        } else {
-            prod *= in[i];
+        } else if (in[i] == 0) {
+            prod = 0;
+            overflow = 0;
+        } else if (prod != 0 && thc__mul_ovf(prod, in[i], &prod)) {
+            overflow = 1; /* cannot equal numel (unless a 0 follows) */
         }
     }
     char b1[256];
+    if (overflow) prod = -1;
     if (infer >= 0) {
-        if (prod == 0 || numel % prod != 0)
+        if (prod <= 0 || numel % prod != 0)
             return thc__error(THC_ERR_RUNTIME,
                              "shape '%s' is invalid for input of size %lld",
                              thc__shape_str(ndim, in, b1), (long long)numel);
@@ -223,9 +215,11 @@ static int view_strides(const thc_tensor *t, int ndim, const int64_t *sizes,
     for (int ti = t->ndim - 1; ti >= 0; ti--) {
         tensor_numel *= t->sizes[ti];
         if (ti == 0 || (t->sizes[ti - 1] != 1 &&
-                        t->strides[ti - 1] != tensor_numel * chunk_base_stride)) {
+                        t->strides[ti - 1] !=
+                            thc__wrap_mul(tensor_numel, chunk_base_stride))) {
             while (vi >= 0 && (view_numel < tensor_numel || sizes[vi] == 1)) {
-                strides[vi] = view_numel * chunk_base_stride;
+                /* view_of checks the result against the storage */
+                strides[vi] = thc__wrap_mul(view_numel, chunk_base_stride);
                 view_numel *= sizes[vi];
                 vi--;
             }
@@ -369,9 +363,13 @@ THC_API thc_tensor *thc_slice(const thc_tensor *t, int dim, int64_t start, int64
     stop = THC_MIN(THC_MAX(stop, start), size);
     thc_tensor *r = thc_alias(t);
     if (!r) return NULL;
+    int64_t len = stop == start ? 0 : (stop - start - 1) / step + 1;
+    if (thc__view_stride(t->strides[dim], step, len, &r->strides[dim])) {
+        thc_tensor_release(r);
+        return NULL;
+    }
     r->offset += start * t->strides[dim];
-    r->sizes[dim] = (stop - start + step - 1) / step;
-    r->strides[dim] = t->strides[dim] * step;
+    r->sizes[dim] = len;
     return r;
 }
 
@@ -511,7 +509,8 @@ THC_API thc_tensor *thc_unfold(const thc_tensor *t, int dim, int64_t size, int64
     int n = t->ndim ? t->ndim : 0;
     if (t->ndim) {
         sizes[dim] = (dsize - size) / step + 1;
-        strides[dim] = dstride * step;
+        if (thc__view_stride(dstride, step, sizes[dim], &strides[dim]))
+            return NULL;
     }
     sizes[n] = size;
     strides[n] = dstride;

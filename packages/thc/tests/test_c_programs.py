@@ -21,3 +21,4 @@ def test_make_check():
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-4000:]
     assert "test_allocator:" in out.stdout and " 0 failed" in out.stdout
     assert "test_launch:" in out.stdout
+    assert "test_limits: " in out.stdout

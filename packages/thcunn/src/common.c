@@ -58,6 +58,30 @@ const char *thcunn__shape_str(int ndim, const int64_t *sizes, char *buf) {
     return buf;
 }
 
+int thcunn__size_overflow(const char *fn, const char *what) {
+    return thcunn__error(THC_ERR_RUNTIME, "%s: %s overflows int64", fn, what);
+}
+
+int thcunn__planes(const char *fn, const thc_tensor *t, int from, int to, int64_t *planes) {
+    int64_t n = 1;
+    for (int i = from; i < to; i++)
+        if (thcunn__mul_ovf(n, t->sizes[i], &n))
+            return thcunn__size_overflow(fn, "the number of planes");
+    *planes = n;
+    return THC_OK;
+}
+
+int thcunn__window_fits(const char *fn, int64_t in, int64_t kernel, int64_t padding,
+                        int64_t dilation) {
+    int64_t padded, extent;
+    if (thcunn__mul_ovf(padding, 2, &padded) || thcunn__add_ovf(in, padded, &padded) ||
+        thcunn__mul_ovf(dilation, kernel - 1, &extent) || thcunn__add_ovf(extent, 1, &extent))
+        return thcunn__error(THC_ERR_RUNTIME, "%s: input size %lld with padding %lld, kernel "
+                             "%lld and dilation %lld overflows int64", fn, (long long)in,
+                             (long long)padding, (long long)kernel, (long long)dilation);
+    return THC_OK;
+}
+
 int64_t thcunn__numel(const thc_tensor *t) {
     int64_t n = 1;
     for (int i = 0; i < t->ndim; i++) n *= t->sizes[i];

@@ -85,11 +85,17 @@ int geometry(const char *what, const thc_tensor *input_or_null, const int64_t *i
     g->dw = dilation[1];
     g->G = groups;
     char a[256], b[256];
-    if (g->C != w_shape[1] * groups || g->O % groups)
+    int64_t want_c;
+    if (thcunn__mul_ovf(w_shape[1], groups, &want_c))
+        return thcunn__size_overflow(what, "weight size 1 times groups");
+    if (thcunn__window_fits(what, g->H, g->kh, g->ph, g->dh) ||
+        thcunn__window_fits(what, g->W, g->kw, g->pw, g->dw))
+        return thcunn_last_status();
+    if (g->C != want_c || g->O % groups)
         return thcunn__error(THC_ERR_RUNTIME, "Given groups=%lld, weight of size %s, expected "
                              "input%s to have %lld channels, but got %lld channels instead",
                              (long long)groups, thcunn__shape_str(4, w_shape, a),
-                             thcunn__shape_str(4, in_shape, b), (long long)(w_shape[1] * groups),
+                             thcunn__shape_str(4, in_shape, b), (long long)want_c,
                              (long long)g->C);
     g->OH = out_size(g->H, g->kh, g->sh, g->ph, g->dh);
     g->OW = out_size(g->W, g->kw, g->sw, g->pw, g->dw);

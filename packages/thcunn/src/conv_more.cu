@@ -204,12 +204,15 @@ int conv3d_geometry(const char *fn, const thc_tensor *input, const thc_tensor *w
     if (g->O % g->G)
         return thcunn__error(THC_ERR_RUNTIME, "%s: out_channels (%lld) must be divisible by "
                              "groups (%lld)", fn, (long long)g->O, (long long)g->G);
-    if (weight->sizes[1] * g->G != g->C)
+    int64_t want_c;
+    if (thcunn__mul_ovf(weight->sizes[1], g->G, &want_c))
+        return thcunn__size_overflow(fn, "weight size 1 times groups");
+    if (want_c != g->C)
         return thcunn__error(THC_ERR_RUNTIME, "Given groups=%lld, weight of size %s, expected "
                              "input%s to have %lld channels, but got %lld channels instead",
                              (long long)g->G, thcunn__shape_of(weight, a),
                              thcunn__shape_of(input, b),
-                             (long long)(weight->sizes[1] * g->G), (long long)g->C);
+                             (long long)want_c, (long long)g->C);
     if (g->kd < 1 || g->kh < 1 || g->kw < 1)
         return thcunn__error(THC_ERR_RUNTIME, "%s: expected a non-empty kernel, but got weight "
                              "of size %s", fn, thcunn__shape_of(weight, a));
@@ -217,6 +220,8 @@ int conv3d_geometry(const char *fn, const thc_tensor *input, const thc_tensor *w
     const int64_t p[3] = {g->pd, g->ph, g->pw}, d[3] = {g->dd, g->dh, g->dw};
     const int64_t s[3] = {g->sd, g->sh, g->sw};
     int64_t out[3];
+    for (int i = 0; i < 3; i++)
+        if (thcunn__window_fits(fn, in[i], k[i], p[i], d[i])) return thcunn_last_status();
     for (int i = 0; i < 3; i++) {
         if (in[i] + 2 * p[i] < d[i] * (k[i] - 1) + 1)
             return thcunn__error(THC_ERR_RUNTIME, "Calculated padded input size per channel: "
@@ -280,6 +285,14 @@ int convt_params(const char *fn, const int64_t *stride, const int64_t *padding,
     return THC_OK;
 }
 
+// (in - 1) * s - 2 * p + d * (k - 1) + op + 1, checked (in, k >= 1)
+int convt_out(int64_t in, int64_t s, int64_t p, int64_t d, int64_t k, int64_t op, int64_t *out) {
+    int64_t a, b, r;
+    return thcunn__mul_ovf(in - 1, s, &a) || thcunn__mul_ovf(p, 2, &b) ||
+           thcunn__mul_ovf(d, k - 1, &r) || thcunn__add_ovf(a - b, r, &r) ||
+           thcunn__add_ovf(r, op, &r) || thcunn__add_ovf(r, 1, out);
+}
+
 // fills g from the input and weight shapes; checks them as libTHNN does
 int convt_geometry(const char *fn, const thc_tensor *input, const thc_tensor *weight, Convt *g) {
     char a[256], b[256];
@@ -295,7 +308,8 @@ int convt_geometry(const char *fn, const thc_tensor *input, const thc_tensor *we
     if (g->C % g->G)
         return thcunn__error(THC_ERR_RUNTIME, "%s: in_channels (%lld) must be divisible by "
                              "groups (%lld)", fn, (long long)g->C, (long long)g->G);
-    g->O = weight->sizes[1] * g->G;
+    if (thcunn__mul_ovf(weight->sizes[1], g->G, &g->O))
+        return thcunn__size_overflow(fn, "out_channels (weight size 1 times groups)");
     if (g->H < 1 || g->W < 1)
         return thcunn__error(THC_ERR_RUNTIME, "%s: expected input to have non-zero size for the "
                              "spatial dimensions, but got input of size %s", fn,
@@ -303,8 +317,9 @@ int convt_geometry(const char *fn, const thc_tensor *input, const thc_tensor *we
     if (g->kh < 1 || g->kw < 1)
         return thcunn__error(THC_ERR_RUNTIME, "%s: expected a non-empty kernel, but got weight "
                              "of size %s", fn, thcunn__shape_of(weight, a));
-    g->OH = (g->H - 1) * g->sh - 2 * g->ph + g->dh * (g->kh - 1) + g->oph + 1;
-    g->OW = (g->W - 1) * g->sw - 2 * g->pw + g->dw * (g->kw - 1) + g->opw + 1;
+    if (convt_out(g->H, g->sh, g->ph, g->dh, g->kh, g->oph, &g->OH) ||
+        convt_out(g->W, g->sw, g->pw, g->dw, g->kw, g->opw, &g->OW))
+        return thcunn__size_overflow(fn, "the output size");
     if (g->OH < 1 || g->OW < 1)
         return thcunn__error(THC_ERR_RUNTIME, "Given input size per channel: (%lld x %lld). "
                              "Calculated output size per channel: (%lld x %lld). Output size "

@@ -38,8 +38,7 @@ int geometry(const char *fn, const char *name, int mode, int k, const thc_tensor
                                  "tensor with possibly 0 batch size and other non-zero "
                                  "dimensions for %s, but got: %s", fn, k + 1, k + 2, name,
                                  thcunn__shape_str(in->ndim, in->sizes, a));
-    g->planes = 1;
-    for (int i = 0; i < in->ndim - k; i++) g->planes *= in->sizes[i];
+    if (thcunn__planes(fn, in, 0, in->ndim - k, &g->planes)) return thcunn_last_status();
     for (int j = 0; j < 3; j++) {
         g->in[j] = g->out[j] = 1;
         g->before[j] = 0;
@@ -52,7 +51,9 @@ int geometry(const char *fn, const char *name, int mode, int k, const thc_tensor
                                  "than the corresponding input dimension, but got: padding "
                                  "(%lld, %lld) at dimension %d of input %s", (long long)pb,
                                  (long long)pa, dim, thcunn__shape_str(in->ndim, in->sizes, a));
-        const int64_t o = n + pb + pa;
+        int64_t o;
+        if (thcunn__add_ovf(n, pb, &o) || thcunn__add_ovf(o, pa, &o))
+            return thcunn__size_overflow(fn, "the padded size");
         if (o < 1)
             return thcunn__error(THC_ERR_RUNTIME, "%s: input size %lld at dimension %d of "
                                  "input %s is too small for padding (%lld, %lld): the "

@@ -24,7 +24,7 @@ int geometry(const char *what, const thc_tensor *input, const int64_t *kernel,
                              "input, but got: %s", what,
                              thcunn__shape_str(input->ndim, input->sizes, a));
     int d = input->ndim;
-    g->planes = d == 4 ? input->sizes[0] * input->sizes[1] : input->sizes[0];
+    if (thcunn__planes(what, input, 0, d - 2, &g->planes)) return thcunn_last_status();
     g->H = input->sizes[d - 2];
     g->W = input->sizes[d - 1];
     g->kh = kernel[0];
@@ -35,7 +35,9 @@ int geometry(const char *what, const thc_tensor *input, const int64_t *kernel,
     g->pw = padding[1];
     g->dh = dilation ? dilation[0] : 1;
     g->dw = dilation ? dilation[1] : 1;
-    if (g->ph * 2 > g->kh || g->pw * 2 > g->kw)
+    // pad > kernel / 2 is pad * 2 > kernel without the product (a huge
+    // pad would overflow it); a kernel < 1 is window_output_size's error
+    if ((g->kh >= 1 && g->ph > g->kh / 2) || (g->kw >= 1 && g->pw > g->kw / 2))
         return thcunn__error(THC_ERR_RUNTIME, "%s: pad should be at most half of effective "
                              "kernel size, but got pad=%lld, kernel_size=%lld", what,
                              (long long)(g->ph > g->pw ? g->ph : g->pw),

@@ -225,7 +225,7 @@ int pool3d_geometry(const char *fn, const thc_tensor *input, const int64_t *kern
                                  "non-batch dimension %d has length zero!", fn,
                                  thcunn__shape_of(input, a),
                                  i);
-    g->planes = d == 5 ? input->sizes[0] * input->sizes[1] : input->sizes[0];
+    if (thcunn__planes(fn, input, 0, d - 3, &g->planes)) return thcunn_last_status();
     g->D = input->sizes[d - 3];
     g->H = input->sizes[d - 2];
     g->W = input->sizes[d - 1];
@@ -242,7 +242,7 @@ int pool3d_geometry(const char *fn, const thc_tensor *input, const int64_t *kern
     g->dh = dilation ? dilation[1] : 1;
     g->dw = dilation ? dilation[2] : 1;
     for (int i = 0; i < 3; i++)
-        if (kernel[i] >= 1 && padding[i] * 2 > kernel[i])
+        if (kernel[i] >= 1 && padding[i] > kernel[i] / 2)  // no product to overflow
             return thcunn__error(THC_ERR_RUNTIME, "%s: pad should be at most half of kernel "
                                  "size, but got padding [%lld, %lld, %lld] and kernel_size "
                                  "[%lld, %lld, %lld]", fn, (long long)padding[0],
@@ -407,7 +407,7 @@ int adaptive_check(const char *fn, const thc_tensor *input, int64_t *planes) {
             return thcunn__error(THC_ERR_RUNTIME, "%s: Expected input to have non-zero size for "
                                  "non-batch dimensions, but input has sizes %s with dimension "
                                  "%d being empty", fn, thcunn__shape_of(input, a), i);
-    *planes = input->ndim == 4 ? input->sizes[0] * input->sizes[1] : input->sizes[0];
+    if (thcunn__planes(fn, input, 0, input->ndim - 2, planes)) return thcunn_last_status();
     return THC_OK;
 }
 
@@ -424,7 +424,13 @@ extern "C" THCUNN_API int64_t thcunn_window_output_size(int64_t in, int64_t kern
                       (long long)dilation);
         return -1;
     }
-    int64_t span = in + 2 * padding - dilation * (kernel - 1) - 1;
+    if (in < 0) {
+        thcunn__error(THC_ERR_VALUE, "input size must be non-negative, got %lld", (long long)in);
+        return -1;
+    }
+    if (thcunn__window_fits("window output size", in, kernel, padding, dilation)) return -1;
+    // both terms fit and are >= 0: the difference cannot overflow
+    int64_t span = in + 2 * padding - (dilation * (kernel - 1) + 1);
     // ceil mode keeps a window that overhangs the end: with span in
     // (-stride, 0) that is one window
     if (span < 0 && !(ceil_mode && span > -stride)) {
@@ -433,9 +439,11 @@ extern "C" THCUNN_API int64_t thcunn_window_output_size(int64_t in, int64_t kern
                       (long long)(in + 2 * padding), (long long)(dilation * (kernel - 1) + 1));
         return -1;
     }
-    int64_t out = (ceil_mode && span > 0 ? (span + stride - 1) / stride : span / stride) + 1;
-    // the last window must start inside the input or its left padding
-    if (ceil_mode && (out - 1) * stride >= in + padding) out--;
+    int64_t out = (ceil_mode && span > 0 ? (span - 1) / stride + 1 : span / stride) + 1;
+    // the last window must start inside the input or its left padding (a
+    // start beyond int64 is past it)
+    int64_t start;
+    if (ceil_mode && (thcunn__mul_ovf(out - 1, stride, &start) || start >= in + padding)) out--;
     return out;
 }
 

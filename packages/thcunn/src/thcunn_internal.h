@@ -33,6 +33,24 @@ int thcunn__check_output(const char *what, const char *arg, const thc_tensor *t,
                          const int64_t *sizes, int dtype);
 int64_t thcunn__numel(const thc_tensor *t);
 
+/* Overflow-checked size arithmetic for output sizes and plane counts (the
+ * rules of libTHNN's): 1 on overflow, else 0 and the result in *r. */
+static inline int thcunn__mul_ovf(int64_t a, int64_t b, int64_t *r) {
+    return __builtin_mul_overflow(a, b, r);
+}
+static inline int thcunn__add_ovf(int64_t a, int64_t b, int64_t *r) {
+    return __builtin_add_overflow(a, b, r);
+}
+/* RuntimeError "<fn>: <what> overflows int64"; returns its status. */
+int thcunn__size_overflow(const char *fn, const char *what);
+/* The product of t's sizes [from, to) into *planes, or that error. */
+int thcunn__planes(const char *fn, const thc_tensor *t, int from, int to, int64_t *planes);
+/* Error unless in + 2 * padding and dilation * (kernel - 1) + 1 fit in
+ * int64 (then a window's output-size formula cannot overflow); kernel,
+ * dilation >= 1 and in, padding >= 0 are the caller's checks. */
+int thcunn__window_fits(const char *fn, int64_t in, int64_t kernel, int64_t padding,
+                        int64_t dilation);
+
 /* Checks in libTHNN's words, shared by the kernel families (`fn` names
  * the kernel, `name` the argument). */
 /* PyTorch's name of a dtype ("Float", "Long"; "?" if unknown). */

@@ -39,7 +39,7 @@ int geometry(const char *fn, const char *in_name, const thc_tensor *in, const ch
                              thcunn__shape_str(in->ndim, in->sizes, b),
                              thc_dtype_name(in->dtype));
     const int d = in->ndim;
-    g->planes = d == 4 ? in->sizes[0] * in->sizes[1] : in->sizes[0];
+    if (thcunn__planes(fn, in, 0, d - 2, &g->planes)) return thcunn_last_status();
     g->H = in->sizes[d - 2];
     g->W = in->sizes[d - 1];
     g->OH = out->sizes[d - 2];

@@ -188,7 +188,12 @@ def wrap_dim(dim, ndim):
 
 
 def int64_array(values):
-    return ffi.new("int64_t[]", list(values))
+    values = list(values)
+    try:
+        return ffi.new("int64_t[]", values)
+    except OverflowError:  # a size, stride or offset past int64: PyTorch's error type
+        bad = next(v for v in values if not -2**63 <= v < 2**63)
+        raise RuntimeError(f"value {bad} does not fit in int64 (in {values})") from None
 
 
 def int_array(values):

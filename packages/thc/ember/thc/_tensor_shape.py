@@ -292,6 +292,13 @@ def repeat(self, *sizes):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than "
                            "number of dimensions of tensor")
     shape = [1] * (len(reps) - self.ndim) + list(self.shape)
+    for i, (r, s) in enumerate(zip(reps, shape)):
+        if r < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {r}: "
+                               f"{list(reps)}")
+        if r * s >= 2 ** 63:  # libTHC's sizes are int64, as libTH's
+            raise RuntimeError(f"repeat: sizes {list(self.shape)} repeated {list(reps)} "
+                               f"overflow int64 at dimension {i}")
     x = self.reshape(shape)
     for i in range(len(shape)):  # (1, s0, 1, s1, ...) then expand the 1s
         x = x.unsqueeze(2 * i)

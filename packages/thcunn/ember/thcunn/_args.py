@@ -56,17 +56,14 @@ def _ntuple(v, n, name):
 
 
 def _window(n, k, s, p, d, ceil_mode=False):
-    """Output length of a window sliding over n (libTHNN's rule); 0 when
-    invalid (the C kernel then reports the error in its words)."""
-    if k < 1 or s < 1 or d < 1 or p < 0:
+    """Output length of a window sliding over n (libTHNN's rule, computed
+    by libTHCUNN's overflow-checked thcunn_window_output_size); 0 when
+    invalid or beyond int64 (the C kernel then reports the error in its
+    words)."""
+    try:
+        return max(_lib.thcunn_window_output_size(n, k, s, p, d, int(ceil_mode)), 0)
+    except OverflowError:  # an argument beyond int64: the kernel call refuses it
         return 0
-    span = n + 2 * p - d * (k - 1) - 1
-    if span < 0 and not (ceil_mode and span > -s):
-        return 0
-    out = (-(-span // s) if ceil_mode and span > 0 else span // s) + 1
-    if ceil_mode and (out - 1) * s >= n + p:
-        out -= 1
-    return max(out, 0)
 
 
 def _reduction(reduction):

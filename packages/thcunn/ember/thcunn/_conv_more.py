@@ -100,8 +100,11 @@ def conv_transpose2d_forward(input, weight, bias=None, stride=1, padding=0,
     s, p, op, d = _convt_args(stride, padding, output_padding, dilation)
     if input.ndim == 4 and weight.ndim == 4:
         shape = (input.shape[0], weight.shape[1] * groups) + tuple(
-            max((input.shape[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (weight.shape[2 + i] - 1)
-                + op[i] + 1, 0) for i in range(2))
+            (input.shape[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (weight.shape[2 + i] - 1)
+            + op[i] + 1 for i in range(2))
+        # invalid or beyond int64: an empty output, and the kernel says why
+        if not all(0 <= v < 2 ** 63 for v in shape):
+            shape = (0,)
     else:
         shape = (0,)
     out = _empty(shape, input)

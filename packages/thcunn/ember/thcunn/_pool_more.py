@@ -4,7 +4,7 @@ arguments and results: ember.thc tensors in and out, outputs allocated
 here, C errors raised with their exception type."""
 import ember.thc as _thc
 
-from ._args import _empty, _ntuple, _pair, _tensor as _p
+from ._args import _empty, _ntuple, _pair, _tensor as _p, _window
 from ._lib import check as _check, lib as _lib
 
 __all__ = [
@@ -22,12 +22,6 @@ __all__ = [
 def _stride(stride, kernel, n):
     return list(kernel) if stride is None or stride == [] or stride == () \
         else _ntuple(stride, n, "stride")
-
-
-def _window(n, k, s, p, d, ceil_mode):
-    """Output length of a window along one dim; 0 when invalid (the kernel
-    then reports the error in its words)."""
-    return max(_lib.thcunn_window_output_size(n, k, s, p, d, int(ceil_mode)), 0)
 
 
 def _divisor(divisor_override):

@@ -82,6 +82,9 @@ def _padding(padding, k, name):
     padding = tuple(padding)
     if len(padding) != 2 * k or not all(isinstance(v, int) for v in padding):
         raise ValueError(f"{name}: padding must be an int or {2 * k} ints, got {padding!r}")
+    for v in padding:  # the C takes int64 (PyTorch's error type for wider ints)
+        if not -2 ** 63 <= v < 2 ** 63:
+            raise RuntimeError(f"value {v} does not fit in int64 (in {list(padding)})")
     return padding
 
 
@@ -89,7 +92,9 @@ def _padded_shape(input, padding, k):
     shape = list(input.shape)
     if input.ndim in (k + 1, k + 2):
         for j in range(k):
-            shape[-1 - j] = max(shape[-1 - j] + padding[2 * j] + padding[2 * j + 1], 0)
+            n = shape[-1 - j] + padding[2 * j] + padding[2 * j + 1]
+            # 0 when invalid or beyond int64: the kernel then says why
+            shape[-1 - j] = n if 0 < n < 2 ** 63 else 0
     return tuple(shape)
 
 

@@ -207,7 +207,24 @@ static void test_activations(void) {
     thc_tensor_release(ones);
 }
 
+/* Output sizes are overflow-checked (no device needed): a huge padding or
+ * kernel is an error, a huge stride in ceil mode no wrapped product. */
+static void test_window_limits(void) {
+    const int64_t huge = INT64_C(1) << 62;
+    thcunn_clear_error();
+    CHECK(thcunn_window_output_size(4, 3, 1, huge, 1, 0) == -1 &&
+          thcunn_last_status() == THC_ERR_RUNTIME &&
+          strstr(thcunn_last_error(), "window output size: input size 4 with padding "
+                 "4611686018427387904, kernel 3 and dilation 1 overflows int64"));
+    thcunn_clear_error();
+    CHECK(thcunn_window_output_size(4, huge, 1, 0, 4, 0) == -1 &&
+          strstr(thcunn_last_error(), "overflows int64"));
+    CHECK(thcunn_window_output_size(INT64_MAX, 2, huge, 0, 1, 1) == 2);
+    CHECK(thcunn_window_output_size(5, 2, 2, 0, 1, 1) == 3);
+}
+
 int main(void) {
+    test_window_limits();
     int n = 0;
     thc_device_count(&n);
     if (n == 0) {
