@@ -434,6 +434,8 @@ FUNCTIONAL = [
     ("multi_head_attention_forward", _mha,
      [R(3, 2, 4), R(5, 2, 4), R(5, 2, 4), R(12, 4), R(12), R(4, 4), R(4), R(1, 1, 4),
       R(1, 1, 4), C([[False, False, True, False, False], [False] * 5])]),
+    ("pixel_shuffle", lambda x: F.pixel_shuffle(x, 2), [R(2, 8, 2, 3)]),
+    ("pixel_unshuffle", lambda x: F.pixel_unshuffle(x, 2), [R(2, 2, 4, 6)]),
     ("multi_head_attention_forward-separate", _mha_separate,
      [R(3, 2, 4), R(5, 2, 4), R(5, 2, 4), R(4, 4), R(4, 4), R(4, 4), R(12), R(4, 4), R(4)]),
 ]
@@ -487,6 +489,8 @@ def _packed(rnn, x, lengths):
 
 
 EXTRA_MODULES = [
+    ("PixelShuffle", lambda nn: nn.PixelShuffle(2), [R(2, 8, 2, 3)]),
+    ("PixelUnshuffle", lambda nn: nn.PixelUnshuffle(3), [R(2, 2, 6, 3)]),
     # losses
     ("L1Loss", _loss("L1Loss"), [R(3, 4), R(3, 4)]),
     ("MSELoss", _loss("MSELoss", reduction="sum"), [R(3, 4), R(3, 4)]),
