@@ -44,7 +44,7 @@ typedef struct ln_ctx {
 
 /* one instance per dtype; statistics and sums in double */
 #define DEFINE_LN(T)                                                            \
-static void ln_fwd_##T(int64_t m0, int64_t m1, void *ctx) {                     \
+THNN_VEC_CLONES static void ln_fwd_##T(int64_t m0, int64_t m1, void *ctx) {                     \
     const ln_ctx *c = ctx;                                                      \
     const int64_t K = c->K;                                                     \
     const T *w = c->w, *b = c->b;                                               \
@@ -78,7 +78,7 @@ static void ln_fwd_##T(int64_t m0, int64_t m1, void *ctx) {                     
     }                                                                           \
 }                                                                               \
                                                                                 \
-static void ln_bwd_input_##T(int64_t m0, int64_t m1, void *ctx) {               \
+THNN_VEC_CLONES static void ln_bwd_input_##T(int64_t m0, int64_t m1, void *ctx) {               \
     const ln_ctx *c = ctx;                                                      \
     const int64_t K = c->K;                                                     \
     const T *w = c->w;                                                          \
@@ -103,7 +103,7 @@ static void ln_bwd_input_##T(int64_t m0, int64_t m1, void *ctx) {               
     }                                                                           \
 }                                                                               \
                                                                                 \
-static void ln_bwd_params_##T(int64_t k0, int64_t k1, void *ctx) {              \
+THNN_VEC_CLONES static void ln_bwd_params_##T(int64_t k0, int64_t k1, void *ctx) {              \
     const ln_ctx *c = ctx;                                                      \
     const int64_t M = c->M, K = c->K;                                           \
     const T *mean = c->mean, *invstd = c->invstd;                               \

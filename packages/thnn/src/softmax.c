@@ -70,7 +70,7 @@ DEFINE_SOFTMAX(double)
 /* float32 rows over the last dim: max and exp in float (thnn__exp_f),
  * sums in double; each row is done by one thread, so results do not
  * depend on the thread count. */
-static void softmax_fwd_rows_f(int64_t r0, int64_t r1, void *ctx) {
+THNN_VEC_CLONES static void softmax_fwd_rows_f(int64_t r0, int64_t r1, void *ctx) {
     const softmax_ctx *c = ctx;
     const int64_t n = c->n;
     for (int64_t r = r0; r < r1; r++) {
@@ -105,7 +105,7 @@ static void softmax_fwd_rows_f(int64_t r0, int64_t r1, void *ctx) {
     }
 }
 
-static void softmax_bwd_rows_f(int64_t r0, int64_t r1, void *ctx) {
+THNN_VEC_CLONES static void softmax_bwd_rows_f(int64_t r0, int64_t r1, void *ctx) {
     const softmax_ctx *c = ctx;
     const int64_t n = c->n;
     for (int64_t r = r0; r < r1; r++) {
