@@ -28,7 +28,9 @@ static inline int64_t thnn__grain(int64_t cost) {
  * picked once at load time by the CPU (GCC on x86-64 Linux).  Both do the
  * same IEEE operations (ISO C mode: no FMA contraction); only the order of
  * `omp simd` reductions follows the vector width. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#ifdef THNN_VEC_CLONES
+/* set by the build (-DTHNN_VEC_CLONES= turns the copies off) */
+#elif defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 #define THNN_VEC_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define THNN_VEC_CLONES
