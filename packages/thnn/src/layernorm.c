@@ -5,15 +5,6 @@
 
 #include "thnn_internal.h"
 
-static inline double ld(const th_tensor *t, int64_t k) {
-    return t->dtype == TH_FLOAT32 ? (double)((const float *)thnn__data(t))[k]
-                                  : ((const double *)thnn__data(t))[k];
-}
-static inline void st(th_tensor *t, int64_t k, double v) {
-    if (t->dtype == TH_FLOAT32) ((float *)thnn__data(t))[k] = (float)v;
-    else ((double *)thnn__data(t))[k] = v;
-}
-
 static int geometry(const char *fn, const th_tensor *input, int nd,
                     const th_tensor *weight, int64_t *M, int64_t *K) {
     char a[256], b[256];
@@ -38,71 +29,107 @@ static int geometry(const char *fn, const th_tensor *input, int nd,
     return TH_OK;
 }
 
-/* one call's tensors and settings, for the range functions */
+/* one call's data pointers and settings, for the range functions */
 typedef struct ln_ctx {
-    th_tensor *out, *out2; /* output, grad_input, or grad_weight and grad_bias */
-    th_tensor *save_mean, *save_invstd;
-    const th_tensor *x, *gy, *w, *b, *mean, *invstd;
+    void *out, *out2; /* output, grad_input, or grad_weight and grad_bias */
+    void *save_mean, *save_invstd;
+    const void *x, *gy, *w, *b, *mean, *invstd;
     double eps;
     int64_t M, K;
 } ln_ctx;
 
-static void ln_fwd_range(int64_t m0, int64_t m1, void *ctx) {
-    const ln_ctx *c = ctx;
-    const int64_t K = c->K;
-    for (int64_t m = m0; m < m1; m++) {
-        double s = 0, ss = 0;
-        for (int64_t k = 0; k < K; k++) s += ld(c->x, m * K + k);
-        const double mean = s / (double)K;
-        for (int64_t k = 0; k < K; k++) {
-            double d = ld(c->x, m * K + k) - mean;
-            ss += d * d;
-        }
-        const double invstd = 1.0 / sqrt(ss / (double)K + c->eps);
-        st(c->save_mean, m, mean);
-        st(c->save_invstd, m, invstd);
-        for (int64_t k = 0; k < K; k++) {
-            double v = (ld(c->x, m * K + k) - mean) * invstd;
-            if (c->w) v *= ld(c->w, k);
-            if (c->b) v += ld(c->b, k);
-            st(c->out, m * K + k, v);
-        }
-    }
-}
+/* columns per block of the parameter backward: it walks the rows in order
+ * (contiguous reads) with one accumulator per column of the block */
+#define LN_COLS 256
 
-static void ln_bwd_input_range(int64_t m0, int64_t m1, void *ctx) {
-    const ln_ctx *c = ctx;
-    const int64_t K = c->K;
-    for (int64_t m = m0; m < m1; m++) {
-        const double mean = ld(c->mean, m), invstd = ld(c->invstd, m);
-        double sg = 0, sgx = 0;
-        for (int64_t k = 0; k < K; k++) {
-            double g = ld(c->gy, m * K + k) * (c->w ? ld(c->w, k) : 1.0);
-            sg += g;
-            sgx += g * (ld(c->x, m * K + k) - mean) * invstd;
-        }
-        for (int64_t k = 0; k < K; k++) {
-            double g = ld(c->gy, m * K + k) * (c->w ? ld(c->w, k) : 1.0);
-            double xh = (ld(c->x, m * K + k) - mean) * invstd;
-            st(c->out, m * K + k, invstd * (g - sg / (double)K - xh * sgx / (double)K));
-        }
-    }
+/* one instance per dtype; statistics and sums in double */
+#define DEFINE_LN(T)                                                            \
+THNN_VEC_CLONES static void ln_fwd_##T(int64_t m0, int64_t m1, void *ctx) {                     \
+    const ln_ctx *c = ctx;                                                      \
+    const int64_t K = c->K;                                                     \
+    const T *w = c->w, *b = c->b;                                               \
+    for (int64_t m = m0; m < m1; m++) {                                         \
+        const T *x = (const T *)c->x + m * K;                                   \
+        T *y = (T *)c->out + m * K;                                             \
+        double s = 0, ss = 0;                                                   \
+        _Pragma("omp simd reduction(+ : s)")                                    \
+        for (int64_t k = 0; k < K; k++) s += (double)x[k];                      \
+        const double mean = s / (double)K;                                      \
+        _Pragma("omp simd reduction(+ : ss)")                                   \
+        for (int64_t k = 0; k < K; k++) {                                       \
+            const double d = (double)x[k] - mean;                               \
+            ss += d * d;                                                        \
+        }                                                                       \
+        const double invstd = 1.0 / sqrt(ss / (double)K + c->eps);              \
+        ((T *)c->save_mean)[m] = (T)mean;                                       \
+        ((T *)c->save_invstd)[m] = (T)invstd;                                   \
+        if (w && b)                                                             \
+            for (int64_t k = 0; k < K; k++)                                     \
+                y[k] = (T)(((double)x[k] - mean) * invstd * (double)w[k] + (double)b[k]); \
+        else if (w)                                                             \
+            for (int64_t k = 0; k < K; k++)                                     \
+                y[k] = (T)(((double)x[k] - mean) * invstd * (double)w[k]);      \
+        else if (b)                                                             \
+            for (int64_t k = 0; k < K; k++)                                     \
+                y[k] = (T)(((double)x[k] - mean) * invstd + (double)b[k]);      \
+        else                                                                    \
+            for (int64_t k = 0; k < K; k++)                                     \
+                y[k] = (T)(((double)x[k] - mean) * invstd);                     \
+    }                                                                           \
+}                                                                               \
+                                                                                \
+THNN_VEC_CLONES static void ln_bwd_input_##T(int64_t m0, int64_t m1, void *ctx) {               \
+    const ln_ctx *c = ctx;                                                      \
+    const int64_t K = c->K;                                                     \
+    const T *w = c->w;                                                          \
+    for (int64_t m = m0; m < m1; m++) {                                         \
+        const T *x = (const T *)c->x + m * K, *gy = (const T *)c->gy + m * K;   \
+        T *gx = (T *)c->out + m * K;                                            \
+        const double mean = (double)((const T *)c->mean)[m];                    \
+        const double invstd = (double)((const T *)c->invstd)[m];                \
+        double sg = 0, sgx = 0;                                                 \
+        _Pragma("omp simd reduction(+ : sg, sgx)")                              \
+        for (int64_t k = 0; k < K; k++) {                                       \
+            const double g = (double)gy[k] * (w ? (double)w[k] : 1.0);          \
+            sg += g;                                                            \
+            sgx += g * ((double)x[k] - mean) * invstd;                          \
+        }                                                                       \
+        const double a = sg / (double)K, bx = sgx / (double)K;                  \
+        for (int64_t k = 0; k < K; k++) {                                       \
+            const double g = (double)gy[k] * (w ? (double)w[k] : 1.0);          \
+            const double xh = ((double)x[k] - mean) * invstd;                   \
+            gx[k] = (T)(invstd * (g - a - xh * bx));                            \
+        }                                                                       \
+    }                                                                           \
+}                                                                               \
+                                                                                \
+THNN_VEC_CLONES static void ln_bwd_params_##T(int64_t k0, int64_t k1, void *ctx) {              \
+    const ln_ctx *c = ctx;                                                      \
+    const int64_t M = c->M, K = c->K;                                           \
+    const T *mean = c->mean, *invstd = c->invstd;                               \
+    double sw[LN_COLS], sb[LN_COLS];                                            \
+    for (int64_t j0 = k0; j0 < k1; j0 += LN_COLS) {                             \
+        const int64_t n = k1 - j0 < LN_COLS ? k1 - j0 : LN_COLS;                \
+        for (int64_t j = 0; j < n; j++) sw[j] = sb[j] = 0;                      \
+        for (int64_t m = 0; m < M; m++) {                                       \
+            const T *x = (const T *)c->x + m * K + j0;                          \
+            const T *gy = (const T *)c->gy + m * K + j0;                        \
+            const double mu = (double)mean[m], is = (double)invstd[m];          \
+            for (int64_t j = 0; j < n; j++) {                                   \
+                sb[j] += (double)gy[j];                                         \
+                sw[j] += (double)gy[j] * ((double)x[j] - mu) * is;              \
+            }                                                                   \
+        }                                                                       \
+        if (c->out)                                                             \
+            for (int64_t j = 0; j < n; j++) ((T *)c->out)[j0 + j] = (T)sw[j];   \
+        if (c->out2)                                                            \
+            for (int64_t j = 0; j < n; j++) ((T *)c->out2)[j0 + j] = (T)sb[j];  \
+    }                                                                           \
 }
+DEFINE_LN(float)
+DEFINE_LN(double)
 
-static void ln_bwd_params_range(int64_t k0, int64_t k1, void *ctx) {
-    const ln_ctx *c = ctx;
-    const int64_t M = c->M, K = c->K;
-    for (int64_t k = k0; k < k1; k++) {
-        double sw = 0, sb = 0;
-        for (int64_t m = 0; m < M; m++) {
-            double g = ld(c->gy, m * K + k);
-            sb += g;
-            sw += g * (ld(c->x, m * K + k) - ld(c->mean, m)) * ld(c->invstd, m);
-        }
-        if (c->out) st(c->out, k, sw);
-        if (c->out2) st(c->out2, k, sb);
-    }
-}
+static void *data_or_null(const th_tensor *t) { return t ? thnn__data(t) : NULL; }
 
 THNN_API int thnn_layer_norm_forward(th_tensor *output, th_tensor *save_mean,
                                      th_tensor *save_invstd,
@@ -121,9 +148,10 @@ THNN_API int thnn_layer_norm_forward(th_tensor *output, th_tensor *save_mean,
     th_tensor *x = thnn__contig(input);
     th_tensor *w = weight ? thnn__contig(weight) : NULL, *b = bias ? thnn__contig(bias) : NULL;
     if (!x || (weight && !w) || (bias && !b)) { rc = thnn_last_status(); goto done; }
-    ln_ctx c = {.out = output, .save_mean = save_mean, .save_invstd = save_invstd,
-                .x = x, .w = w, .b = b, .eps = eps, .K = K};
-    th_parallel_for(M, thnn__grain(K), ln_fwd_range, &c);
+    ln_ctx c = {.out = thnn__data(output), .save_mean = thnn__data(save_mean),
+                .save_invstd = thnn__data(save_invstd), .x = thnn__data(x),
+                .w = data_or_null(w), .b = data_or_null(b), .eps = eps, .K = K};
+    th_parallel_for(M, thnn__grain(K), x->dtype == TH_FLOAT32 ? ln_fwd_float : ln_fwd_double, &c);
 done:
     thnn__release(x); thnn__release(w); thnn__release(b);
     return rc;
@@ -162,9 +190,10 @@ THNN_API int thnn_layer_norm_backward_input(th_tensor *grad_input,
     th_tensor *w = weight ? thnn__contig(weight) : NULL;
     th_tensor *mt = thnn__contig(save_mean), *it = thnn__contig(save_invstd);
     if (!x || !gy || (weight && !w) || !mt || !it) { rc = thnn_last_status(); goto done; }
-    ln_ctx c = {.out = grad_input, .x = x, .gy = gy, .w = w, .mean = mt, .invstd = it,
-                .K = K};
-    th_parallel_for(M, thnn__grain(K), ln_bwd_input_range, &c);
+    ln_ctx c = {.out = thnn__data(grad_input), .x = thnn__data(x), .gy = thnn__data(gy),
+                .w = data_or_null(w), .mean = thnn__data(mt), .invstd = thnn__data(it), .K = K};
+    th_parallel_for(M, thnn__grain(K),
+                    x->dtype == TH_FLOAT32 ? ln_bwd_input_float : ln_bwd_input_double, &c);
 done:
     thnn__release(x); thnn__release(gy); thnn__release(w);
     thnn__release(mt); thnn__release(it);
@@ -191,9 +220,11 @@ THNN_API int thnn_layer_norm_backward_params(th_tensor *grad_weight,
     th_tensor *x = thnn__contig(input), *gy = thnn__contig(grad_output);
     th_tensor *mt = thnn__contig(save_mean), *it = thnn__contig(save_invstd);
     if (!x || !gy || !mt || !it) { rc = thnn_last_status(); goto done; }
-    ln_ctx c = {.out = grad_weight, .out2 = grad_bias, .x = x, .gy = gy, .mean = mt,
-                .invstd = it, .M = M, .K = K};
-    th_parallel_for(K, thnn__grain(M), ln_bwd_params_range, &c);
+    ln_ctx c = {.out = data_or_null(grad_weight), .out2 = data_or_null(grad_bias),
+                .x = thnn__data(x), .gy = thnn__data(gy), .mean = thnn__data(mt),
+                .invstd = thnn__data(it), .M = M, .K = K};
+    th_parallel_for(K, thnn__grain(M),
+                    x->dtype == TH_FLOAT32 ? ln_bwd_params_float : ln_bwd_params_double, &c);
 done:
     thnn__release(x); thnn__release(gy); thnn__release(mt); thnn__release(it);
     return rc;

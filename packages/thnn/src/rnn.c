@@ -7,13 +7,7 @@
 #include <string.h>
 
 #include "thnn_internal.h"
-
-/* The row loops below vectorize only when GCC may if-convert float compares
- * (the clamps and NaN test of exp_f); these loops set no FP exception flags
- * anyone reads. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("no-trapping-math")
-#endif
+#include "vexp.h"
 
 /* elements per chunk of the pool: these loops do a few exp/tanh each */
 #define RNN_GRAIN 4096
@@ -24,26 +18,8 @@ typedef struct {
     int nonlinearity;  /* rnn cells */
 } rnn_ctx;
 
-/* float32: exp by range reduction and a degree-6 polynomial (about 1 ulp),
- * branch-free so that the row loops vectorize; libm's scalar expf/tanhf
- * made the cell kernels cost more than the step's matrix product.  NaN
- * propagates; float64 keeps libm. */
-static inline float exp_f(float x) {
-    float y = x < -87.0f ? -87.0f : x;
-    y = y > 88.0f ? 88.0f : y;
-    /* n = round(y / ln 2) by the 1.5 * 2^23 trick (default rounding mode) */
-    float n = (y * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    float r = y - n * 0.693359375f + n * 2.12194440e-4f;
-    float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.66666667e-1f + r * (4.16666667e-2f
-              + r * (8.33333333e-3f + r * 1.38888889e-3f)))));
-    int32_t bits = ((int32_t)n + 127) << 23;
-    float scale;
-    memcpy(&scale, &bits, sizeof scale);
-    float v = p * scale;
-    return x != x ? x : v;
-}
-static inline float sigm_f(float x) { return 1.0f / (1.0f + exp_f(-x)); }
-static inline float tanh_f(float x) { return 2.0f / (1.0f + exp_f(-2.0f * x)) - 1.0f; }
+static inline float sigm_f(float x) { return 1.0f / (1.0f + thnn__exp_f(-x)); }
+static inline float tanh_f(float x) { return 2.0f / (1.0f + thnn__exp_f(-2.0f * x)) - 1.0f; }
 static inline double sigm_d(double x) { return 1.0 / (1.0 + exp(-x)); }
 static inline double tanh_d(double x) { return tanh(x); }
 

@@ -1,9 +1,12 @@
 /* softmax and log_softmax along any dim, numerically stable (max
  * subtracted); the tensor is seen as (outer, n, inner), and its
- * outer * inner lines of n run on libTH's thread pool. */
+ * outer * inner lines of n run on libTH's thread pool.  float32 over the
+ * last dim (inner == 1, the classifier case) has its own vectorized rows;
+ * the other cases use libm's exp in double. */
 #include <math.h>
 
 #include "thnn_internal.h"
+#include "vexp.h"
 
 /* one call's data: fwd y = f(x); bwd gx from gy and y */
 typedef struct softmax_ctx {
@@ -63,6 +66,66 @@ typedef struct softmax_ctx {
 DEFINE_SOFTMAX(float)
 DEFINE_SOFTMAX(double)
 
+
+/* float32 rows over the last dim: max and exp in float (thnn__exp_f),
+ * sums in double; each row is done by one thread, so results do not
+ * depend on the thread count. */
+THNN_VEC_CLONES static void softmax_fwd_rows_f(int64_t r0, int64_t r1, void *ctx) {
+    const softmax_ctx *c = ctx;
+    const int64_t n = c->n;
+    for (int64_t r = r0; r < r1; r++) {
+        const float *x = (const float *)c->in + r * n;
+        float *y = (float *)c->out + r * n;
+        float m = -INFINITY;
+        int nan = 0;
+#pragma omp simd reduction(max : m) reduction(| : nan)
+        for (int64_t k = 0; k < n; k++) {
+            m = x[k] > m ? x[k] : m;
+            nan |= x[k] != x[k];
+        }
+        if (nan) m = NAN;
+        else if (m == -INFINITY) m = 0; /* a row all -inf then gives NaN */
+        double s = 0;
+        if (c->log_mode) {
+#pragma omp simd reduction(+ : s)
+            for (int64_t k = 0; k < n; k++) s += (double)thnn__exp_f(x[k] - m);
+            const float ls = (float)log(s);
+            for (int64_t k = 0; k < n; k++) y[k] = x[k] - m - ls;
+        } else {
+            /* y holds exp(x - m) until scaled */
+#pragma omp simd reduction(+ : s)
+            for (int64_t k = 0; k < n; k++) {
+                const float e = thnn__exp_f(x[k] - m);
+                y[k] = e;
+                s += (double)e;
+            }
+            const float inv = (float)(1.0 / s);
+            for (int64_t k = 0; k < n; k++) y[k] *= inv;
+        }
+    }
+}
+
+THNN_VEC_CLONES static void softmax_bwd_rows_f(int64_t r0, int64_t r1, void *ctx) {
+    const softmax_ctx *c = ctx;
+    const int64_t n = c->n;
+    for (int64_t r = r0; r < r1; r++) {
+        const float *y = (const float *)c->in + r * n, *gy = (const float *)c->gy + r * n;
+        float *gx = (float *)c->out + r * n;
+        double s = 0;
+        if (c->log_mode) {
+#pragma omp simd reduction(+ : s)
+            for (int64_t k = 0; k < n; k++) s += (double)gy[k];
+            const float sf = (float)s;
+            for (int64_t k = 0; k < n; k++) gx[k] = gy[k] - thnn__exp_f(y[k]) * sf;
+        } else {
+#pragma omp simd reduction(+ : s)
+            for (int64_t k = 0; k < n; k++) s += (double)gy[k] * (double)y[k];
+            const float sf = (float)s;
+            for (int64_t k = 0; k < n; k++) gx[k] = y[k] * (gy[k] - sf);
+        }
+    }
+}
+
 static int split(const char *fn, const th_tensor *t, int dim, int64_t *outer,
                  int64_t *n, int64_t *inner) {
     int nd = t->ndim > 0 ? t->ndim : 1;
@@ -88,7 +151,8 @@ static int forward(const char *fn, th_tensor *output, const th_tensor *input,
     if (!x) return thnn_last_status();
     softmax_ctx c = {thnn__data(output), thnn__data(x), NULL, n, inner, log_mode};
     th_parallel_for(outer * inner, thnn__grain(n),
-                    x->dtype == TH_FLOAT32 ? softmax_fwd_float : softmax_fwd_double, &c);
+                    x->dtype == TH_FLOAT64 ? softmax_fwd_double
+                    : inner == 1 ? softmax_fwd_rows_f : softmax_fwd_float, &c);
     th_tensor_release(x);
     return TH_OK;
 }
@@ -113,7 +177,8 @@ static int backward(const char *fn, th_tensor *grad_input,
     if (!gy || !y) { thnn__release(gy); thnn__release(y); return thnn_last_status(); }
     softmax_ctx c = {thnn__data(grad_input), thnn__data(y), thnn__data(gy), n, inner, log_mode};
     th_parallel_for(outer * inner, thnn__grain(n),
-                    y->dtype == TH_FLOAT32 ? softmax_bwd_float : softmax_bwd_double, &c);
+                    y->dtype == TH_FLOAT64 ? softmax_bwd_double
+                    : inner == 1 ? softmax_bwd_rows_f : softmax_bwd_float, &c);
     th_tensor_release(gy); th_tensor_release(y);
     return TH_OK;
 }

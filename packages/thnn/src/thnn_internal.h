@@ -24,6 +24,18 @@ static inline int64_t thnn__grain(int64_t cost) {
     return cost >= THNN_GRAIN / 2 ? 1 : (THNN_GRAIN / 2 + cost - 1) / cost;
 }
 
+/* Hot row functions get an AVX2 copy next to the baseline (SSE2) one,
+ * picked once at load time by the CPU (GCC on x86-64 Linux).  Both do the
+ * same IEEE operations (ISO C mode: no FMA contraction); only the order of
+ * `omp simd` reductions follows the vector width. */
+#ifdef THNN_VEC_CLONES
+/* set by the build (-DTHNN_VEC_CLONES= turns the copies off) */
+#elif defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define THNN_VEC_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define THNN_VEC_CLONES
+#endif
+
 /* Sum over items [0, n) of fn's per-range sums, the same on any number of
  * threads: [0, n) is cut into blocks whose size depends only on n and
  * `cost` (the work per item), fn sums each block, and the blocks' sums are

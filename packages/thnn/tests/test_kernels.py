@@ -192,6 +192,56 @@ def test_softmax(dim, log, dtype):
              lambda gy: [N(bwd(T(gy), fwd(T(x), dim), dim))])
 
 
+def _softmax_ref(x):
+    """float64 softmax and log_softmax over the last dim"""
+    x = x.astype(np.float64)
+    m = x.max(axis=-1, keepdims=True)
+    lse = m + np.log(np.exp(x - m).sum(axis=-1, keepdims=True))
+    return np.exp(x - lse), x - lse
+
+
+@pytest.mark.parametrize("shape,scale", [((7, 1000), 10), ((5, 37), 3), ((3, 10000), 30)])
+def test_softmax_float32_rows_accuracy(shape, scale):
+    # float32 over the last dim has its own vectorized rows (float exp)
+    rng = np.random.default_rng(8)
+    x = (rng.standard_normal(shape) * scale).astype(np.float32)
+    sm_ref, lsm_ref = _softmax_ref(x)
+    sm, lsm = N(nn.softmax_forward(T(x), -1)), N(nn.log_softmax_forward(T(x), 1))
+    # exp(x - lse) carries float32's rounding of x - max, relative to |x - lse|
+    big = sm_ref > 1e-30   # away from float32's subnormals
+    rel = np.abs(sm[big] / sm_ref[big] - 1)
+    assert (rel < 1e-6 + 1.2e-7 * np.abs(lsm_ref[big])).all()
+    assert rel[sm_ref[big] > 1e-4].max() < 1e-6
+    np.testing.assert_allclose(lsm, lsm_ref, rtol=2e-6, atol=2e-6)
+    gy = rng.standard_normal(shape).astype(np.float32)
+    y64, g64 = sm.astype(np.float64), gy.astype(np.float64)
+    ref = y64 * (g64 - (g64 * y64).sum(axis=-1, keepdims=True))
+    np.testing.assert_allclose(N(nn.softmax_backward_input(T(gy), T(sm), 1)), ref,
+                               rtol=1e-5, atol=2e-6 * np.abs(ref).max())
+    l64 = lsm.astype(np.float64)
+    ref = g64 - np.exp(l64) * g64.sum(axis=-1, keepdims=True)
+    np.testing.assert_allclose(N(nn.log_softmax_backward_input(T(gy), T(lsm), 1)), ref,
+                               rtol=1e-5, atol=2e-6 * np.abs(ref).max())
+
+
+def test_softmax_float32_rows_extremes():
+    inf, nan = np.inf, np.nan
+    x = np.array([[0, -50, -87.5, -90, -100, -103, -110, -1e30],   # tiny and subnormal results
+                  [0, -inf, 3, -inf, 1, 2, -inf, 0],
+                  [-inf] * 8,                                    # all -inf: NaN
+                  [1, 2, nan, 3, 4, 5, 6, 7],                    # NaN: NaN row
+                  [1, inf, 3, 4, 5, 6, 7, 8],                    # inf: NaN row
+                  [-3e38, 0, 1, 2, 3, 4, 5, -3e38]], np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        sm_ref, lsm_ref = _softmax_ref(x)
+    sm, lsm = N(nn.softmax_forward(T(x), 1)), N(nn.log_softmax_forward(T(x), 1))
+    np.testing.assert_array_equal(np.isnan(sm), np.isnan(sm_ref))
+    np.testing.assert_allclose(sm, sm_ref.astype(np.float32), rtol=2e-6, atol=3e-45)
+    np.testing.assert_array_equal(np.isnan(lsm), np.isnan(lsm_ref))
+    np.testing.assert_allclose(lsm, lsm_ref, rtol=2e-6)
+    assert sm[0, 4] > 0 and sm[0, 6] == 0 and sm[0, 7] == 0   # exp(-100) is a float32 subnormal
+
+
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("shape", [(5, 4), (3, 4, 2, 3)])

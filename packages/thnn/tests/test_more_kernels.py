@@ -59,6 +59,25 @@ def test_layer_norm(shape, nshape, affine):
                  lambda gy: [N(nn.layer_norm_backward_input(T(gy), T(x), nshape, None, sm, si))])
 
 
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_float32_matches_float64(affine):
+    # K = 600: the parameter backward runs in blocks of columns
+    rng = np.random.default_rng(12)
+    x, gy = rng.standard_normal((9, 600)) * 2 + 5, rng.standard_normal((9, 600))
+    w, b = rng.standard_normal(600), rng.standard_normal(600)
+
+    def run(dt):
+        c = (lambda a: T(a.astype(dt)))
+        wt, bt = (c(w), c(b)) if affine else (None, None)
+        y, sm, si = nn.layer_norm_forward(c(x), (600,), wt, bt, 1e-5)
+        gi = nn.layer_norm_backward_input(c(gy), c(x), (600,), wt, sm, si)
+        gw, gb = nn.layer_norm_backward_params(c(gy), c(x), (600,), sm, si)
+        return [N(a) for a in (y, sm, si, gi, gw, gb)]
+    for a, ref in zip(run(np.float32), run(np.float64)):
+        assert a.dtype == np.float32
+        np.testing.assert_allclose(a, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+
+
 def test_layer_norm_bad_shape():
     with pytest.raises(RuntimeError, match="Given normalized_shape"):
         nn.layer_norm_forward(th.randn(2, 3), (4,))

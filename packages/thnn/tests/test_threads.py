@@ -157,9 +157,14 @@ def test_other_parallel_kernels_bitwise_equal_on_1_and_2_threads(dtype):
         yl, ml, sl = nn.layer_norm_forward(x, (24, 24), None, None)
         yg, mg, rg = nn.group_norm_forward(x, 4, w, b)
         sm = nn.softmax_forward(x, 1)
+        lsm = nn.log_softmax_forward(x, 3)   # last dim: float32's vectorized rows
+        gl = nn.layer_norm_backward_input(gy, x, (24, 24), None, ml, sl)
+        glw, glb = nn.layer_norm_backward_params(gy, x, (24, 24), ml, sl)
         return [N(a) for a in (y, m, s, nn.batch_norm_backward_input(gy, x, w, m, s),
                                gw, gb, yl, ml, sl, yg, mg, rg, sm,
-                               nn.softmax_backward_input(gy, sm, 1),
+                               nn.softmax_backward_input(gy, sm, 1), lsm,
+                               nn.log_softmax_backward_input(gy, lsm, 3),
+                               nn.softmax_forward(x, -1), gl, glw, glb,
                                nn.activation_forward("gelu", x),
                                nn.avg_pool2d_forward(x, 3, 2, 1))]
 
