@@ -262,13 +262,15 @@ static void scan_loop(char **d, const int64_t *s, int64_t n, void *vctx) {
     }
 }
 
-/* b is scanned as the loops see it, in the compute dtype ct: an int8
- * tensor // 256 divides by (int8)256 == 0 (a hardware trap). */
+/* A divisor is scanned as the loops see it, in the compute dtype ct: an
+ * int8 tensor // 256 divides by (int8)256 == 0 (a hardware trap).  An
+ * exponent is scanned as given: uint8 ** -2 is refused (as PyTorch), not
+ * taken as ** 254. */
 static int check_integer_rhs(int op, const th_tensor *b, int ct) {
     int div = op == TH_FLOOR_DIVIDE || op == TH_TRUNC_DIVIDE ||
               op == TH_REMAINDER || op == TH_FMOD;
     if (!div && op != TH_POW) return TH_OK;
-    th_tensor *bc = th__cast(b, ct);
+    th_tensor *bc = th__cast(b, div ? ct : b->dtype);
     th_tensor *b64 = bc ? th__cast(bc, TH_INT64) : NULL;
     th_tensor_release(bc);
     if (!b64) return th_last_status();

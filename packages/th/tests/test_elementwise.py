@@ -816,6 +816,13 @@ def test_integer_negative_power_error():
         th.tensor([2, 3]) ** -1
     assert (th.tensor([2, 3]) ** 2).tolist() == [4, 9]
     assert (th.tensor([2, 3]) ** 0.5).dtype is th.float32
+    # the exponent's own value counts, not its wrap in the base's dtype
+    for dt in (th.uint8, th.int8, th.int16):
+        with pytest.raises(RuntimeError, match="negative integer powers"):
+            th.tensor([3, 4], dtype=dt) ** -2
+        with pytest.raises(RuntimeError, match="negative integer powers"):
+            th.pow(th.tensor([3, 4], dtype=dt), th.tensor([-1, 2]))
+    assert (th.tensor([3, 4], dtype=th.uint8) ** 2).tolist() == [9, 16]
 
 
 def test_shift_by_bit_width_or_more():

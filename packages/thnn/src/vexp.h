@@ -19,7 +19,7 @@
 #endif
 
 static inline float thnn__pow2i_f(int32_t n) { /* 2^n, -126 <= n <= 127 */
-    const int32_t bits = (n + 127) << 23;
+    const uint32_t bits = (uint32_t)(n + 127) << 23; /* unsigned: no UB for any n */
     float f;
     memcpy(&f, &bits, sizeof f);
     return f;
