@@ -421,7 +421,7 @@ static int run_job(th_tensor *C, const th_tensor *A, const th_tensor *B,
     double work = (double)j.m * (double)j.n * (double)j.k;
     if (th_dtype_is_floating(j.dtype)) {
         if (!th_in_parallel())
-            th__blas_sync();
+            th__blas_sync(work);
         double small = j.m == 1 || j.n == 1 ? SMALL_VECTOR_PRODUCT
                                             : SMALL_PRODUCT;
         if (nbatch > 1 && work < small) /* >= 64K multiply-adds a task */

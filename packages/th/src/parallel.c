@@ -82,7 +82,7 @@ int th_parallel_info(char *buf, int64_t size) {
     return TH_OK;
 }
 
-void th__blas_sync(void) {}
+void th__blas_sync(double work) { (void)work; }
 
 #else /* threaded build */
 
@@ -534,15 +534,21 @@ static void blas_threads(int sync, blas_dojob_fn dojob, int numjobs,
  * that at the pool's current width (1 inside a region). */
 static int blas_width_set;
 
-void th__blas_sync(void) {
-    int w = in_region ? 1 : current_width();
+/* Below this many multiply-adds a product runs on one thread: OpenBLAS
+ * splits from about 2^18, but a job of a few hundred microseconds gains
+ * less than waking and joining a second thread costs (a LeNet conv's
+ * banded products were slower on 2 threads than on 1). */
+#define BLAS_THREAD_WORK (1 << 22)
+
+void th__blas_sync(double work) {
+    int w = in_region || work < BLAS_THREAD_WORK ? 1 : current_width();
     if (__atomic_load_n(&blas_width_set, __ATOMIC_RELAXED) != w) {
         scipy_openblas_set_num_threads(w);
         __atomic_store_n(&blas_width_set, w, __ATOMIC_RELAXED);
     }
 }
 #else
-void th__blas_sync(void) {}
+void th__blas_sync(double work) { (void)work; }
 #endif
 
 /* ---- fork ----------------------------------------------------------- */

@@ -80,9 +80,10 @@ double th__scalar_double(const th_tensor *t);
 int64_t th__scalar_int64(const th_tensor *t);
 
 /* ---- parallel loops (parallel.c; th_parallel_for is public) -------- */
-/* Sets OpenBLAS's job count to the pool's current width (before a BLAS
- * call from outside a region). */
-void th__blas_sync(void);
+/* Sets OpenBLAS's job count for a product of m*n*k multiply-adds: the
+ * pool's current width, or 1 below BLAS_THREAD_WORK (before a BLAS call
+ * from outside a region). */
+void th__blas_sync(double work);
 
 /* ---- strided iteration (iter.c) ------------------------------------ */
 #define TH_ITER_MAX_OPS 5
