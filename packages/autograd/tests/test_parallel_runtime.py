@@ -13,6 +13,7 @@ import time
 import pytest
 
 import ember
+from test_dataloader_workers import alive  # a pid that is running, not a zombie
 
 START_METHODS = ("fork", "spawn", "forkserver")
 
@@ -23,14 +24,6 @@ def run_script(body, timeout=120, args=()):
                        timeout=timeout)
     assert r.returncode == 0, f"exit {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}"
     return r.stdout
-
-
-def alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 # A parent that has run work on every kind of parallel region of the front

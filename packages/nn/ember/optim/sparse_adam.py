@@ -5,6 +5,7 @@ import math
 
 import ember
 
+from ._algorithms import _check_betas
 from .optimizer import Optimizer, _closure_loss, _use_no_grad
 
 
@@ -14,10 +15,7 @@ class SparseAdam(Optimizer):
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 < eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        _check_betas(betas)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, maximize=maximize))
         sparse = [[gi, pi] for gi, group in enumerate(self.param_groups)
                   for pi, p in enumerate(group["params"]) if p.is_sparse]
