@@ -10,9 +10,10 @@
  * No collapse under load: when the caller waited much longer for such a
  * chunk than its own chunks took (a worker holding a chunk was preempted),
  * the region "stalled"; the following regions run on half as many threads
- * for a back-off period that doubles while stalls repeat (10 ms to 1 s)
- * and resets after a full-width region without one.  A busy machine so
- * settles on the caller alone, probing the full width about once a second.
+ * for a back-off period that doubles while stalls recur soon after it
+ * ends (10 ms to 1 s) and starts again at 10 ms after a quiet spell.  A
+ * busy machine so settles on the caller alone, probing the full width
+ * about once a second; a quiet one never backs off.
  *
  * Waiting: a worker spins for a short while after each region (the next
  * op usually follows within microseconds) and then sleeps on a condition
@@ -187,7 +188,7 @@ typedef struct pool {
     int sleepers;           /* workers in cond_wait */
     int caller_waiting;
     /* adaptive width */
-    int64_t backoff_until, backoff_ns;
+    int64_t backoff_until, backoff_ns, last_stall_ns;
     int reduced_width;
     /* statistics */
     int64_t regions, serial_busy, stalls, gangs, gang_spawned;
@@ -326,17 +327,21 @@ static int current_width(void) {
     return nt;
 }
 
+/* A stall that comes soon after the last back-off ended means the load
+ * is still there: the back-off doubles.  One long after it (or the first)
+ * starts again at the minimum.  A region that runs well at full width is
+ * no evidence that the load has gone (a preempted worker holds a chunk in
+ * only some regions), so it does not reset the back-off. */
 static void note_outcome(int width, int stalled) {
-    if (stalled) {
-        P.stalls++;
-        __atomic_store_n(&P.reduced_width, TH_MAX(1, width / 2), __ATOMIC_RELAXED);
-        P.backoff_ns = P.backoff_ns ? TH_MIN(2 * P.backoff_ns, BACKOFF_MAX_NS)
-                                    : BACKOFF_MIN_NS;
-        __atomic_store_n(&P.backoff_until, now_ns() + P.backoff_ns, __ATOMIC_RELAXED);
-    } else if (width >= th_get_num_threads()) {
-        P.backoff_ns = 0;
-        __atomic_store_n(&P.backoff_until, 0, __ATOMIC_RELAXED);
-    }
+    if (!stalled)
+        return;
+    int64_t now = now_ns();
+    P.stalls++;
+    __atomic_store_n(&P.reduced_width, TH_MAX(1, width / 2), __ATOMIC_RELAXED);
+    int recurring = P.backoff_ns && now - P.last_stall_ns < 2 * P.backoff_ns + BACKOFF_MIN_NS;
+    P.backoff_ns = recurring ? TH_MIN(2 * P.backoff_ns, BACKOFF_MAX_NS) : BACKOFF_MIN_NS;
+    P.last_stall_ns = now;
+    __atomic_store_n(&P.backoff_until, now + P.backoff_ns, __ATOMIC_RELAXED);
 }
 
 /* Runs a job of `nchunks` chunks on `width` threads (caller included);
@@ -566,6 +571,7 @@ static void atfork_child(void) {
     P.caller_waiting = 0;
     P.backoff_until = 0;
     P.backoff_ns = 0;
+    P.last_stall_ns = 0;
     P.regions = P.serial_busy = P.stalls = P.gangs = P.gang_spawned = 0;
     in_region = 0;
 #ifndef TH_NO_BLAS
