@@ -14,6 +14,7 @@
  * bool (wrapping like PyTorch's int64 arithmetic).  float16/bfloat16
  * inputs are converted to float32 first and results converted back. */
 #include "th_internal.h"
+#include "vecmath.h"
 
 /* ---- internal kernel ops -------------------------------------------- */
 enum {
@@ -246,11 +247,46 @@ IEXTREMES(b8, th_bool_t, 0, 1)
     X(NANSUM, T, S)                                                           \
     X(ALL, T, S) X(ANY, T, S) X(COUNT, T, S) X(SUMSQ, T, S)                   \
     X(SUMABS, T, S) X(SUMPOW, T, S) X(MAXABS, T, S) X(MINABS, T, S)           \
-    X(SUMEXP, T, S) X(SQDEV, T, S)
+    X(SQDEV, T, S)
 
 #define F_KERNELS(OP, T, S) FROW(OP, T, S, double) FCOL(OP, T, S, double)
 F_OPS(F_KERNELS, float, f32)
 F_OPS(F_KERNELS, double, f64)
+F_KERNELS(SUMEXP, double, f64)
+FCOL(SUMEXP, float, f32, double)
+
+/* float32 rows of logsumexp (log_softmax's forward): exp in float through
+ * the vector math library, 16 float lanes summed over blocks of 1024
+ * elements and the blocks added in double.  A double exp per element
+ * cost five times the rest of the reduction; the terms are at most 1
+ * (shifted by the row's max), so float lanes over a block lose nothing a
+ * float32 result keeps. */
+#define SUMEXP_BLOCK 1024
+TH_CLONES
+static void row_SUMEXP_f32(const char *xp, int64_t rows, int64_t n,
+                           const kparam *kp, int64_t out0, void *accp) {
+    double *acc = accp;
+    for (int64_t r = 0; r < rows; r++) {
+        const float *x = (const float *)xp + r * n;
+        const float sh = (float)kp->shift[out0 + r];
+        double total = acc[r];
+        for (int64_t b = 0; b < n; b += SUMEXP_BLOCK) {
+            const int64_t e = TH_MIN(n, b + SUMEXP_BLOCK);
+            float l[16] = {0};
+            int64_t i = b;
+            for (; i + 16 <= e; i += 16)
+                for (int j = 0; j < 16; j++)
+                    l[j] += expf(x[i + j] - sh);
+            double part = 0.0;
+            for (; i < e; i++)
+                part += expf(x[i] - sh);
+            for (int j = 0; j < 16; j++)
+                part += l[j];
+            total += part;
+        }
+        acc[r] = total;
+    }
+}
 FROW(SUMD, float, f32, double)
 FROW(SUMD, double, f64, double)
 FROW(PROD, float, f32, float)
@@ -423,10 +459,12 @@ I_ALL_TYPES(TH_BOOL, th_bool_t, b8)
 
 #define F_ROWS(E, T, S)                                                       \
     F_OPS(F_ROW_ENTRY, E, S) [K_SUM][E] = row_SUM_##S,                        \
+    [K_SUMEXP][E] = row_SUMEXP_##S,                                           \
     [K_SUMD][E] = row_SUMD_##S, [K_PROD][E] = row_PROD_##S,                   \
     [K_MAX][E] = row_MAX_##S, [K_MIN][E] = row_MIN_##S,
 #define F_COLS(E, T, S)                                                       \
     F_OPS(F_COL_ENTRY, E, S) [K_SUM][E] = col_SUM8_##S,                       \
+    [K_SUMEXP][E] = col_SUMEXP_##S,                                           \
     [K_SUMD][E] = col_SUM8_##S,                                               \
     [K_PROD][E] = col_PROD_##S, [K_MAX][E] = col_MAX_##S,                     \
     [K_MIN][E] = col_MIN_##S,

@@ -548,6 +548,28 @@ def test_logsumexp_is_stable(d):
                  + big, d, rtol=EPS[d] * 8)
 
 
+
+@pytest.mark.parametrize("d", [th.float32, th.float64], ids=["float32", "float64"])
+def test_logsumexp_long_rows(d):
+    """Rows longer than the float32 kernel's blocks and lanes (with a tail),
+    a strided view, and rows holding -inf, inf and NaN, against float64."""
+    rng = np.random.default_rng(11)
+    a = (rng.standard_normal((5, 4 * 1024 + 23)) * 30).astype(as_dtype(np.zeros(1), d).dtype)
+    a[1, 7] = -INF
+    a[2, 3000] = INF
+    a[3, 4000] = np.nan
+    a[4] = -INF
+    t = new_tensor(a, d)
+    with np.errstate(divide="ignore", invalid="ignore"):  # the all -inf row
+        want = logsumexp_ref(a, 1, False)
+    got = to_numpy(t.logsumexp(1))
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    np.testing.assert_allclose(f64(got)[ok], want[ok], rtol=EPS[d] * 8)
+    view = t[:, ::3]  # not contiguous
+    np.testing.assert_allclose(f64(to_numpy(view.logsumexp(1)))[[0, 1]],
+                               logsumexp_ref(a[:, ::3], 1, False)[[0, 1]], rtol=EPS[d] * 8)
+
 # ---- out= -------------------------------------------------------------
 def test_out_argument():
     t = th.tensor([[1.0, 2.0], [3.0, 4.0]])
