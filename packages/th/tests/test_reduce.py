@@ -566,9 +566,9 @@ def test_logsumexp_long_rows(d):
     assert np.array_equal(np.isnan(got), np.isnan(want))
     ok = ~np.isnan(want)
     np.testing.assert_allclose(f64(got)[ok], want[ok], rtol=EPS[d] * 8)
-    view = t[:, ::3]  # not contiguous
-    np.testing.assert_allclose(f64(to_numpy(view.logsumexp(1)))[[0, 1]],
-                               logsumexp_ref(a[:, ::3], 1, False)[[0, 1]], rtol=EPS[d] * 8)
+    view = t[:2, ::3]  # not contiguous
+    np.testing.assert_allclose(f64(to_numpy(view.logsumexp(1))),
+                               logsumexp_ref(a[:2, ::3], 1, False), rtol=EPS[d] * 8)
 
 # ---- out= -------------------------------------------------------------
 def test_out_argument():
