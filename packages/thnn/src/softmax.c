@@ -87,8 +87,13 @@ THNN_VEC_CLONES static void softmax_fwd_rows_f(int64_t r0, int64_t r1, void *ctx
         else if (m == -INFINITY) m = 0; /* a row all -inf then gives NaN */
         double s = 0;
         if (c->log_mode) {
-#pragma omp simd reduction(+ : s)
-            for (int64_t k = 0; k < n; k++) s += (double)thnn__exp_f(x[k] - m);
+            for (int64_t b = 0; b < n; b += 1024) { /* float partial sums of <= 1024 terms */
+                const int64_t e = b + 1024 < n ? b + 1024 : n;
+                float fs = 0;
+#pragma omp simd reduction(+ : fs)
+                for (int64_t k = b; k < e; k++) fs += thnn__exp_f(x[k] - m);
+                s += fs;
+            }
             const float ls = (float)log(s);
             for (int64_t k = 0; k < n; k++) y[k] = x[k] - m - ls;
         } else {

@@ -24,14 +24,14 @@ static inline int64_t thnn__grain(int64_t cost) {
     return cost >= THNN_GRAIN / 2 ? 1 : (THNN_GRAIN / 2 + cost - 1) / cost;
 }
 
-/* Hot row functions get an AVX2 copy next to the baseline (SSE2) one,
- * picked once at load time by the CPU (GCC on x86-64 Linux).  Both do the
- * same IEEE operations (ISO C mode: no FMA contraction); only the order of
- * `omp simd` reductions follows the vector width. */
+/* Hot row functions get AVX-512 and AVX2 copies next to the baseline
+ * (SSE2) one, picked once at load time by the CPU (GCC on x86-64 Linux).
+ * All do the same IEEE operations (ISO C mode: no FMA contraction); only
+ * the order of `omp simd` reductions follows the vector width. */
 #ifdef THNN_VEC_CLONES
 /* set by the build (-DTHNN_VEC_CLONES= turns the copies off) */
 #elif defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define THNN_VEC_CLONES __attribute__((target_clones("avx2", "default")))
+#define THNN_VEC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define THNN_VEC_CLONES
 #endif
