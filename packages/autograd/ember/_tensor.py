@@ -17,6 +17,7 @@ The operations themselves are attached from ember._ops.
 import warnings
 
 from ._device import CPU, device_of
+from .backends import get_backend, is_available as backend_available, loaded_backend, sharing
 
 _new = object.__new__
 
@@ -153,8 +154,9 @@ class Tensor:
     def share_memory_(self):
         """Moves this tensor's storage to shared memory (in place; views
         follow), so that processes it is sent to share it."""
-        from .multiprocessing.reductions import share_raw_
-        share_raw_(self._data)
+        if self.device.type != "cpu":
+            raise NotImplementedError(f"share_memory_() of a {self.device} tensor")
+        sharing().share_memory_(self._data)
         return self
 
     def is_signed(self):
@@ -174,9 +176,8 @@ class Tensor:
         """True for a CPU tensor in page-locked memory (from pin_memory)."""
         if self.device.type != "cpu":
             return False
-        import sys
-        thc = sys.modules.get("ember.thc")   # nothing is pinned before ember.thc loads
-        return bool(thc and thc.device_count() and thc.is_pinned(self._data))
+        cuda = loaded_backend("cuda")  # nothing is pinned before the CUDA backend loads
+        return bool(cuda and cuda.is_pinned(self._data))
 
     def pin_memory(self, device=None):
         """A copy in page-locked host memory, from which copies to the GPU
@@ -184,13 +185,11 @@ class Tensor:
         if self.device.type != "cpu":
             raise RuntimeError(f"cannot pin '{self.device}' memory: only CPU tensors can be "
                                "pinned")
-        import ember.cuda
-        import ember.thc
-        if not ember.cuda.is_available():
+        if not backend_available("cuda"):
             raise RuntimeError("pin_memory needs a CUDA device, and none is available")
         if self.is_pinned():
             return self
-        return _make(ember.thc.pin_memory(self._data.contiguous()))
+        return _make(get_backend("cuda").pin_memory(self._data.contiguous()))
 
     def __len__(self):
         return len(self._data)
@@ -271,39 +270,8 @@ class Tensor:
     def retains_grad(self):
         return self._meta is not None and self._meta.retains_grad
 
-    def retain_grad(self):
-        if not self._requires_grad:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self._grad_fn is None or self.retains_grad:
-            return
-        from .autograd.graph import retain_grad
-        retain_grad(self)
-
-    def register_post_accumulate_grad_hook(self, hook):
-        """Calls hook(tensor) after a gradient was accumulated into this
-        leaf's ``.grad`` (optimizers that step per parameter use this)."""
-        if self._grad_fn is not None:
-            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
-                               "tensors")
-        if not self._requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
-                               "gradient")
-        from .autograd.graph import RemovableHandle
-        m = meta_of(self)
-        if m.post_accumulate_hooks is None:
-            m.post_accumulate_hooks = []
-        return RemovableHandle(m.post_accumulate_hooks, hook)
-
-    def register_hook(self, hook):
-        """Calls hook(grad) when the gradient for this tensor is computed; a
-        non-None return value replaces the gradient."""
-        if not self._requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
-                               "gradient")
-        from .autograd.graph import register_tensor_hook
-        return register_tensor_hook(self, hook)
-
-    # backward() is attached by ember.autograd.engine
+    # retain_grad(), register_hook() and register_post_accumulate_grad_hook()
+    # are attached by ember.autograd.graph, backward() by ember.autograd.engine
 
     def detach(self):
         """A tensor sharing storage with this one, outside the graph."""

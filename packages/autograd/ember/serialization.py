@@ -27,11 +27,8 @@ import sys
 import tempfile
 import zipfile
 
-from ember.th._lib import ffi, lib
-from ember.th import _core as _thcore
-from ember.th import dtypes as _thdt
-
 from . import _tensor
+from .backends import get_backend
 from ._tensor import Tensor, _new_like
 
 __all__ = ["save", "load", "UnpicklingError", "FORMAT_VERSION", "add_safe_globals",
@@ -108,10 +105,7 @@ def _view_of(storage, offset, size, stride):
         if last >= n:
             raise RuntimeError(f"corrupt checkpoint: a tensor of size {tuple(size)} at offset "
                                f"{offset} reaches beyond its storage of {n} elements")
-    p = storage._p
-    return _thcore.wrap(lib.th_tensor_from_storage(
-        p.storage, p.offset + offset, len(size), _thcore.int64_array(size),
-        _thcore.int64_array(stride), p.dtype))
+    return storage.as_strided(size, stride, offset)
 
 
 class _Pickler(pickle.Pickler):
@@ -134,19 +128,18 @@ class _Pickler(pickle.Pickler):
         if location != "cpu":   # written from a host copy, loaded back to the device
             data = data.to("cpu") if hasattr(data, "to") else data.cpu()
             location = "cuda:0" if location == "cuda" else location
-        p = data._p
-        addr = (int(ffi.cast("uintptr_t", p.storage)), data.dtype.name)
-        item = data.element_size()
+        cpu = _cpu()
+        addr = (cpu.storage_key(data), data.dtype.name)
         entry = self.storages.get(addr)
         if entry is None:
             entry = self.storages[addr] = (str(len(self.storages)), data, data.dtype)
         key = entry[0]
-        numel = p.storage.nbytes // item
+        numel = cpu.storage_numel(data)
         cls_name = None
         if type(t) is not Tensor and type(t).__name__ == "Parameter":
             cls_name = "ember.nn.Parameter"
         return (_rebuild_tensor,
-                (_StorageRef(key, data.dtype.name, numel, location), p.offset,
+                (_StorageRef(key, data.dtype.name, numel, location), data.storage_offset(),
                  tuple(data.shape),
                  tuple(data.stride()), bool(t.requires_grad), cls_name))
 
@@ -156,11 +149,17 @@ class _Pickler(pickle.Pickler):
         return None
 
 
+def _cpu():
+    """The CPU backend: storages are saved from and loaded into its tensors."""
+    return get_backend("cpu")
+
+
+def _dtype_by_name(name):
+    return _cpu().dtype_from_name(name)
+
+
 def _storage_bytes(data):
-    s = data._p.storage
-    item = data.element_size()
-    n = (s.nbytes // item) * item
-    return ffi.buffer(s.data, n) if n else b""
+    return _cpu().storage_bytes(data)
 
 
 def _write_archive(fileobj, obj, protocol):
@@ -231,7 +230,7 @@ def _remove_dead_temporaries(path, folder):
     ours by name, unlocked (a writer locks its temporary until the rename)
     and written by a process that has exited (its pid gone, or reused by a
     process that started later)."""
-    from ember.th._shared import process_gone
+    process_gone = _cpu().sharing.process_gone
     prefix = _temp_prefix(path)
     try:
         names = os.listdir(folder)
@@ -319,7 +318,7 @@ def _torch_device(spec, index=None):
 
 
 def _torch_size(*args):
-    return _thcore.Size(*args)
+    return _cpu().namespace.Size(*args)
 
 
 def _bytearray(*args):
@@ -340,8 +339,8 @@ _SAFE_GLOBALS = {
     ("_codecs", "encode"): _codecs.encode,  # bytes under protocol 2
     ("ember.serialization", "_rebuild_tensor"): _rebuild_tensor,
     ("ember.serialization", "_rebuild_sparse_coo"): _rebuild_sparse_coo,
-    ("ember.th.dtypes", "_by_name"): _thdt._by_name,
-    ("ember.th._core", "Size"): _thcore.Size,
+    # how the CPU backend's dtypes pickle (its Size: _safe_global)
+    ("ember.th.dtypes", "_by_name"): _dtype_by_name,
     ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
     ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
     ("torch._utils", "_rebuild_sparse_tensor"): _rebuild_sparse_tensor,
@@ -354,6 +353,8 @@ def _safe_global(module, name):
     fn = _SAFE_GLOBALS.get((module, name))
     if fn is not None:
         return fn
+    if (module, name) == ("ember.th._core", "Size"):  # a class: pickled with NEWOBJ
+        return _cpu().namespace.Size
     if module == "ember" and name == "device":
         from ._device import device
         return device
@@ -362,7 +363,7 @@ def _safe_global(module, name):
     if module == "torch" and name in _TORCH_STORAGES:
         return _TorchStorageType(_TORCH_STORAGES[name])
     if module == "torch" and name in _TORCH_DTYPES:
-        return _thdt._by_name({"float": "float32", "double": "float64", "half": "float16",
+        return _dtype_by_name({"float": "float32", "double": "float64", "half": "float16",
                                "long": "int64", "int": "int32",
                                "short": "int16"}.get(name, name))
     return None
@@ -594,7 +595,7 @@ def _load(fh, f, map_location, weights_only):
             _, stype, key, location, numel = pid
             dname = stype.dtype_name if isinstance(stype, _TorchStorageType) else stype
             try:
-                d = _thdt._by_name(dname)
+                d = _dtype_by_name(dname)
             except (KeyError, TypeError):
                 raise UnpicklingError(f"checkpoint {_name_of(f)}: unsupported storage type "
                                       f"{stype!r}") from None
@@ -612,8 +613,9 @@ def _load(fh, f, map_location, weights_only):
                 raise RuntimeError(f"checkpoint {_name_of(f)} is corrupt: storage {key} holds "
                                    f"{info.file_size} bytes, fewer than {numel} x "
                                    f"{d.itemsize}")
-            t = _thcore.wrap(lib.th_empty(1, _thcore.int64_array([numel]), d.code))
-            _read_into(z, info, ffi.buffer(lib.th_data_ptr(t._p), numel * d.itemsize), f)
+            cpu = _cpu()
+            t = cpu.namespace.empty(numel, dtype=d)
+            _read_into(z, info, cpu.storage_bytes(t), f)
             st = _LoadedStorage(t, location)
             st.target = _target_of(map_location, st, location)
             loaded[cache_key] = st

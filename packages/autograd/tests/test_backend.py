@@ -110,3 +110,55 @@ def test_pytorch_switch_modules_are_there():
     with pytest.raises(AttributeError):
         matmul.allow_tf16 = True   # a misspelt switch is not silently kept
     assert ember.get_float32_matmul_precision() == "highest"
+
+
+def test_missing_features_names_storage_and_sharing():
+    """A CPU backend without the storage methods or the sharing module is
+    reported; one whose sharing module lacks a function names it."""
+    cpu = backends.get_backend("cpu")
+
+    class Partial:
+        device_type = "cpu"
+        Tensor = cpu.Tensor
+        namespace = cpu.namespace
+        storage_key = cpu.storage_key
+        sharing = None
+
+    missing = backends.missing_features(Partial())
+    assert {"storage_numel", "storage_bytes", "dtype_from_name", "sharing"} <= set(missing)
+    assert "storage_key" not in missing
+
+    class HalfSharing:
+        share_memory_ = staticmethod(cpu.sharing.share_memory_)
+
+    Partial.sharing = HalfSharing
+    assert "sharing.rebuild" in backends.missing_features(Partial())
+    assert "sharing" not in backends.missing_features(Partial())
+
+
+def test_storage_methods_round_trip():
+    cpu = backends.get_backend("cpu")
+    base = ember.arange(12, dtype=ember.float64)._data
+    view = base[3:7]
+    assert cpu.storage_key(view) == cpu.storage_key(base) != cpu.storage_key(base.clone())
+    assert cpu.storage_numel(view) == 12
+    raw = bytes(cpu.storage_bytes(view))
+    import numpy as np
+    assert np.array_equal(np.frombuffer(raw, np.float64), np.arange(12.0))
+    assert cpu.dtype_from_name("float64") is base.dtype
+    with pytest.raises(KeyError):
+        cpu.dtype_from_name("float128")
+
+
+def test_front_modules_import_no_backend_internals():
+    """The front talks to backends through the interface: no module of the
+    ember package imports a private name of ember.th or ember.thc."""
+    import pathlib
+    import re
+    root = pathlib.Path(ember.__file__).parent
+    private = re.compile(r"(from\s+ember\.thc?\s+import\s+_|from\s+ember\.thc?\._|"
+                         r"import\s+ember\.thc?\._)")
+    offenders = [f"{path.relative_to(root)}:{n}" for path in root.rglob("*.py")
+                 for n, line in enumerate(path.read_text().splitlines(), 1)
+                 if private.search(line)]
+    assert offenders == []

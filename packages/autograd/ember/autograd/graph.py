@@ -285,6 +285,47 @@ def retain_grad(t):
     retained[t._output_nr] = weakref.ref(t)
 
 
+# ---- the Tensor methods built on them -------------------------------------
+def _retain_grad_method(self):
+    if not self._requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if self._grad_fn is None or self.retains_grad:
+        return
+    retain_grad(self)
+
+
+def _register_post_accumulate_grad_hook(self, hook):
+    """Calls hook(tensor) after a gradient was accumulated into this
+    leaf's ``.grad`` (optimizers that step per parameter use this)."""
+    if self._grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                           "tensors")
+    if not self._requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                           "gradient")
+    m = meta_of(self)
+    if m.post_accumulate_hooks is None:
+        m.post_accumulate_hooks = []
+    return RemovableHandle(m.post_accumulate_hooks, hook)
+
+
+def _register_hook(self, hook):
+    """Calls hook(grad) when the gradient for this tensor is computed; a
+    non-None return value replaces the gradient."""
+    if not self._requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                           "gradient")
+    return register_tensor_hook(self, hook)
+
+
+_retain_grad_method.__name__ = _retain_grad_method.__qualname__ = "retain_grad"
+_register_post_accumulate_grad_hook.__name__ = "register_post_accumulate_grad_hook"
+_register_hook.__name__ = "register_hook"
+Tensor.retain_grad = _retain_grad_method
+Tensor.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook
+Tensor.register_hook = _register_hook
+
+
 def run_pre_hooks(node, extra, grads):
     """Tensor hooks, then retained gradients, then node pre-hooks."""
     tensor_hooks = extra.get("tensor_hooks")

@@ -10,8 +10,11 @@ imported until a device is first used.
 The front keeps backend tensors ("raw" tensors, no autograd) inside its own
 ``ember.Tensor`` and calls them through PyTorch's names only:
 :data:`RAW_TENSOR_METHODS` and :data:`NAMESPACE_FUNCTIONS` list exactly
-what it calls, and :func:`missing_features` checks a backend against them
-(the test suite runs it on every installed backend).
+what it calls, :data:`STORAGE_METHODS`, :data:`SHARING_FUNCTIONS` and
+:data:`PINNING_METHODS` what saving, sharing between processes and
+pinning call on the backend object, and :func:`missing_features` checks a
+backend against them (the test suite runs it on every installed backend).
+No other module of the front imports a backend's internals.
 """
 from __future__ import annotations
 
@@ -112,6 +115,24 @@ RAW_TENSOR_METHODS = (
     "uniform_", "normal_", "bernoulli_", "random_", "bernoulli", "multinomial",
 )
 
+#: Backend methods the front's ember.save and ember.load call on the
+#: backends whose tensors are saved (the CPU: a CUDA tensor is saved from a
+#: CPU copy and loaded back to its device).
+STORAGE_METHODS = ("storage_key", "storage_numel", "storage_bytes", "dtype_from_name")
+
+#: Functions of a backend's ``sharing`` object, which moves storages into
+#: shared memory for ember.multiprocessing and the DataLoader's worker
+#: processes (``sharing = None`` for a backend that cannot share).
+SHARING_FUNCTIONS = ("share_memory_", "is_shared", "handle", "rebuild", "stack",
+                     "is_transient", "to_transient", "sweep", "process_gone")
+
+#: Backend methods for page-locked host memory (Tensor.pin_memory and
+#: is_pinned; the CUDA backend).
+PINNING_METHODS = ("pin_memory", "is_pinned")
+
+#: Which of the lists above each device type's backend must provide.
+DEVICE_FEATURES = {"cpu": STORAGE_METHODS, "cuda": PINNING_METHODS}
+
 #: Functions of the backend namespace the front calls.
 NAMESPACE_FUNCTIONS = (
     "tensor", "as_tensor", "from_numpy", "empty", "empty_strided", "zeros", "ones", "full",
@@ -185,6 +206,21 @@ def get_backend(device_type: str) -> TensorBackend:
     return backend
 
 
+def loaded_backend(device_type: str) -> TensorBackend | None:
+    """The backend for a device type if it was loaded already, else None
+    (for questions such as "is this pinned?" that need no import)."""
+    return _loaded.get(device_type)
+
+
+def sharing():
+    """The CPU backend's shared-memory functions (SHARING_FUNCTIONS)."""
+    sh = getattr(get_backend("cpu"), "sharing", None)
+    if sh is None:
+        raise BackendError("the installed CPU backend cannot share tensors between "
+                           "processes: upgrade ember-th")
+    return sh
+
+
 def is_available(device_type: str) -> bool:
     """True when a backend for the device type is installed and usable."""
     try:
@@ -199,6 +235,13 @@ def missing_features(backend: TensorBackend) -> list[str]:
     missing = [f"Tensor.{name}" for name in RAW_TENSOR_METHODS
                if not hasattr(backend.Tensor, name)]
     missing += [name for name in NAMESPACE_FUNCTIONS if not hasattr(backend.namespace, name)]
+    missing += [name for name in DEVICE_FEATURES.get(backend.device_type, ())
+                if not hasattr(backend, name)]
+    sh = getattr(backend, "sharing", None)
+    if backend.device_type == "cpu" and sh is None:
+        missing.append("sharing")
+    elif sh is not None:
+        missing += [f"sharing.{name}" for name in SHARING_FUNCTIONS if not hasattr(sh, name)]
     return missing
 
 

@@ -7,15 +7,7 @@ pickle: ember.save and pickle.dumps still copy the values.
 from multiprocessing.reduction import ForkingPickler
 
 from .._tensor import Tensor, _new_like
-
-
-def _shared():
-    try:
-        from ember.th import _shared
-    except ImportError:  # pragma: no cover - an ember-th without sharing
-        raise RuntimeError("sharing tensors between processes needs ember-th >= 0.1 with "
-                           "ember.th._shared; upgrade ember-th") from None
-    return _shared
+from ..backends import get_backend, sharing as _shared
 
 
 def share_raw_(data):
@@ -70,6 +62,5 @@ def init_reductions():
         return
     from .._tensor import SUBCLASS_HOOKS
     SUBCLASS_HOOKS.append(lambda cls: ForkingPickler.register(cls, reduce_tensor))
-    import ember.th
-    ForkingPickler.register(ember.th.Tensor, reduce_raw)
+    ForkingPickler.register(get_backend("cpu").Tensor, reduce_raw)
     _registered = True

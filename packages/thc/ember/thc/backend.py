@@ -1,5 +1,5 @@
 """ember.thc as the ``cuda`` backend of the ember front (entry point group
-``ember.backends``; see packages/autograd/ember/backends.py)."""
+``ember.backends``; see packages/autograd/ember/backends/__init__.py)."""
 import ember.thc as _thc
 
 API_VERSION = 1
@@ -25,3 +25,15 @@ class CUDABackend:
 
     def manual_seed(self, seed):
         _thc.manual_seed(seed)
+
+    # ---- page-locked host memory ----------------------------------------
+    def pin_memory(self, tensor):
+        """A copy of a contiguous CPU raw tensor in page-locked memory."""
+        return _thc.pin_memory(tensor)
+
+    def is_pinned(self, tensor):
+        """True for a CPU raw tensor in page-locked memory."""
+        return bool(_thc.device_count() and _thc.is_pinned(tensor))
+
+    #: CUDA storages are not shared between processes here
+    sharing = None

@@ -47,10 +47,10 @@ def _stack_fast(batch):
     for b in batch:
         if type(b) is not ember.Tensor or str(b.device) != "cpu":
             return None
-    from ember.th import _shared
+    from ember.backends import sharing
     from ember._tensor import _make
     from ._worker import get_worker_info
-    out = _shared.stack([b._data for b in batch], transient=get_worker_info() is not None)
+    out = sharing().stack([b._data for b in batch], transient=get_worker_info() is not None)
     return None if out is None else _make(out)
 
 

@@ -71,7 +71,8 @@ def _to_shared(obj):
     """Moves every tensor in a batch into a fresh one-receiver shared-memory
     segment, so the main process maps it instead of unpickling a copy."""
     import ember
-    from ember.th import _shared
+    from ember.backends import sharing
+    _shared = sharing()
     if isinstance(obj, ember.Tensor):
         if str(obj.device) != "cpu":
             return obj
@@ -123,8 +124,8 @@ def _exit_with_parent():
 
 def _leave_orphaned():
     # nobody will map what we queued
-    from ember.th import _shared
-    _shared.sweep(os.getpid())
+    from ember.backends import sharing
+    sharing().sweep(os.getpid())
     os._exit(0)
 
 

@@ -6,7 +6,7 @@ import warnings
 import weakref
 
 import ember
-from ember.th import _shared
+from ember.backends import sharing
 
 from . import _worker
 from ._collate import default_collate, default_convert
@@ -381,7 +381,7 @@ def _shutdown(state):
             break
     for w in workers:
         if w.pid is not None:
-            _shared.sweep(w.pid)
+            sharing().sweep(w.pid)
     for q in index_queues:
         q.cancel_join_thread()
         q.close()
