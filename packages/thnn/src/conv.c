@@ -13,13 +13,14 @@
  * at a time into one wider col instead, see batch_samples; for large
  * planes that measured slower (col falls out of cache).
  *
- * Threads: the GEMMs' parallel sections run on libTH's thread pool (where
- * OpenBLAS's threads callback sends them; th_set_num_threads).  The unfold
- * loops are serial: when libTHNN had OpenMP threads of its own, a region
- * between two BLAS calls left its workers spinning while OpenBLAS's
- * threads wanted the same cores (5-20x slower on 2 cores, see README).
- * With one pool that contention is gone; unfolding on the pool is left
- * until it measures faster. */
+ * Threads: a sample's GEMM big enough for BLAS's threads (SAMPLE_WORK
+ * multiply-adds) runs them on libTH's thread pool (where OpenBLAS's
+ * threads callback sends them), its unfold serial.  Smaller samples (LeNet,
+ * small planes) run side by side instead: blocks of samples are tasks on
+ * the pool, each unfolding into its own col and calling single-threaded
+ * GEMMs.  The weight gradient then sums per-block partials in block order,
+ * and the blocks depend only on the batch size (also on one thread), so
+ * results do not depend on the thread count. */
 #include <string.h>
 
 #include "thnn_internal.h"
@@ -296,26 +297,121 @@ static th_tensor *new_col(const conv_geom *g, int dtype, int64_t nb) {
 DEFINE_FILL_BIAS(float)
 DEFINE_FILL_BIAS(double)
 
+/* ---- samples side by side ---------------------------------------------- */
+/* Multiply-adds per sample below which samples run side by side on the pool
+ * (libTH runs products below 2^22 on one thread). */
+#define SAMPLE_WORK (1 << 22)
+/* blocks of samples of the weight gradient (its partial sums) */
+#define PARAM_BLOCKS 8
+
+static int samples_side_by_side(const conv_geom *g) {
+    const double work = (double)(g->O / g->G) * (g->C / g->G * g->kh * g->kw) *
+                        (double)(g->OH * g->OW) * g->G;
+    return g->N >= 2 && work < SAMPLE_WORK;
+}
+
+/* which part of the batch a task runs, and the first failure */
+typedef int (*sample_fn)(void *job, int64_t n0, int64_t n1, int64_t block);
+typedef struct {
+    sample_fn fn;
+    void *job;
+    int64_t N, nb, blocks;
+    int failed;
+} sample_run;
+
+/* Block b runs whole GEMM batches of nb samples, the same batches as one
+ * thread would (a GEMM's sums can depend on its width). */
+static void sample_blocks(int64_t b0, int64_t b1, void *ctx) {
+    sample_run *r = ctx;
+    const int64_t batches = (r->N + r->nb - 1) / r->nb;
+    for (int64_t b = b0; b < b1; b++) {
+        const int64_t n0 = batches * b / r->blocks * r->nb;
+        int64_t n1 = batches * (b + 1) / r->blocks * r->nb;
+        n1 = n1 < r->N ? n1 : r->N;
+        if (n0 < n1 && !__atomic_load_n(&r->failed, __ATOMIC_RELAXED) &&
+            r->fn(r->job, n0, n1, b))
+            __atomic_store_n(&r->failed, 1, __ATOMIC_RELAXED);
+    }
+}
+
+/* blocks for outputs that do not depend on the blocking: about 4 per
+ * thread */
+static int64_t sample_tasks(const conv_geom *g, int64_t nb) {
+    const int64_t batches = (g->N + nb - 1) / nb, most = 4 * (int64_t)th_get_num_threads();
+    return batches < most ? batches : most;
+}
+
+/* Runs fn over `blocks` blocks of the N samples on the pool.  A task can
+ * only fail for memory (shapes were checked), reported here because the
+ * task's own error message stays on its thread. */
+static int run_samples(const char *fn_name, sample_fn fn, void *job, int64_t N,
+                       int64_t nb, int64_t blocks) {
+    sample_run r = {fn, job, N, nb, blocks, 0};
+    th_parallel_for(blocks, 1, sample_blocks, &r);
+    return r.failed ? thnn__error(TH_ERR_MEMORY, "%s: not enough memory for the "
+                                  "unfolded input of a block of samples", fn_name)
+                    : TH_OK;
+}
+
 /* ---- forward ---------------------------------------------------------- */
-/* output (filled with the bias, or not when !has_bias) from nb samples at a time */
-static int forward_batched(th_tensor *output, const th_tensor *x, const th_tensor *w,
-                           th_tensor *col, const conv_geom *g, int64_t nb, int has_bias) {
+typedef struct {
+    th_tensor *output;
+    const th_tensor *x, *w;
+    const conv_geom *g;
+    int64_t nb;
+    int has_bias;
+} fwd_job;
+
+/* output samples [n0, n1) (filled with the bias, or not when !has_bias),
+ * nb samples per GEMM, with col as the unfold buffer */
+static int forward_range(const fwd_job *j, th_tensor *col, int64_t n0, int64_t n1) {
+    const conv_geom *g = j->g;
     const int64_t L = g->OH * g->OW, Og = g->O / g->G, K = g->C / g->G * g->kh * g->kw;
-    th_tensor *buf = new_mat(Og, nb * L, x->dtype);
-    int rc = buf ? TH_OK : thnn_last_status();
-    for (int64_t n = 0; n < g->N && !rc; n += nb) {
-        const int64_t m = n + nb <= g->N ? nb : g->N - n, cols = m * L;
-        im2col_rows(x, n, col, g, m, 0, g->OH);
-        for (int64_t gi = 0; gi < g->G && !rc; gi++) {
-            rc = gemm_views(mat(buf, 0, Og, cols, cols, 1), mat(w, gi * Og * K, Og, K, K, 1),
-                            mat(col, gi * K * cols, K, cols, cols, 1), 0.0);
-            if (!rc) move_rows(output, buf, n, m, g->O, gi * Og, Og, L, 0, has_bias);
+    int rc = TH_OK;
+    if (j->nb > 1) {
+        th_tensor *buf = new_mat(Og, j->nb * L, j->x->dtype);
+        rc = buf ? TH_OK : thnn_last_status();
+        for (int64_t n = n0; n < n1 && !rc; n += j->nb) {
+            const int64_t m = n + j->nb <= n1 ? j->nb : n1 - n, cols = m * L;
+            im2col_rows(j->x, n, col, g, m, 0, g->OH);
+            for (int64_t gi = 0; gi < g->G && !rc; gi++) {
+                rc = gemm_views(mat(buf, 0, Og, cols, cols, 1),
+                                mat(j->w, gi * Og * K, Og, K, K, 1),
+                                mat(col, gi * K * cols, K, cols, cols, 1), 0.0);
+                if (!rc) move_rows(j->output, buf, n, m, g->O, gi * Og, Og, L, 0, j->has_bias);
+            }
+        }
+        thnn__release(buf);
+        return rc;
+    }
+    /* unfold a band of output rows at a time, small enough for col to stay
+       in cache while the GEMM packs it: on 8x64x56x56 * 64x64x3x3 the whole
+       (576, 3136) col read back from memory made the forward 2.5x slower
+       than backward_input */
+    const int64_t band = tile_rows(g, j->x->dtype);
+    for (int64_t n = n0; n < n1 && !rc; n++) {
+        for (int64_t oh0 = 0; oh0 < g->OH && !rc; oh0 += band) {
+            const int64_t oh1 = oh0 + band < g->OH ? oh0 + band : g->OH;
+            const int64_t Lt = (oh1 - oh0) * g->OW;
+            im2col_rows(j->x, n, col, g, 1, oh0, oh1);
+            for (int64_t gi = 0; gi < g->G && !rc; gi++)
+                rc = gemm_views(mat(j->output, (n * g->O + gi * Og) * L + oh0 * g->OW, Og, Lt,
+                                    L, 1),
+                                mat(j->w, gi * Og * K, Og, K, K, 1),
+                                mat(col, gi * K * Lt, K, Lt, Lt, 1), j->has_bias ? 1.0 : 0.0);
         }
     }
-    thnn__release(buf);
     return rc;
 }
 
+static int forward_block(void *job, int64_t n0, int64_t n1, int64_t block) {
+    (void)block;
+    const fwd_job *j = job;
+    th_tensor *col = new_col(j->g, j->x->dtype, j->nb);
+    int rc = col ? forward_range(j, col, n0, n1) : thnn_last_status();
+    thnn__release(col);
+    return rc;
+}
 
 THNN_API int thnn_conv2d_forward(th_tensor *output, const th_tensor *input,
                                  const th_tensor *weight, const th_tensor *bias,
@@ -334,36 +430,20 @@ THNN_API int thnn_conv2d_forward(th_tensor *output, const th_tensor *input,
     th_tensor *x = thnn__contig(input), *w = thnn__contig(weight);
     th_tensor *bc = bias ? thnn__contig(bias) : NULL, *col = NULL;
     if (!x || !w || (bias && !bc)) { rc = thnn_last_status(); goto done; }
-    const int64_t L = g.OH * g.OW, Cg = g.C / g.G, Og = g.O / g.G;
-    const int64_t K = Cg * g.kh * g.kw;
+    const int64_t L = g.OH * g.OW;
     if (bc) {
         if (input->dtype == TH_FLOAT32)
             fill_bias_float(thnn__data(output), thnn__data(bc), g.N * g.O, g.O, L);
         else
             fill_bias_double(thnn__data(output), thnn__data(bc), g.N * g.O, g.O, L);
     }
-    const int64_t nb = batch_samples(&g);
-    if (!(col = new_col(&g, input->dtype, nb))) { rc = thnn_last_status(); goto done; }
-    if (nb > 1) {
-        rc = forward_batched(output, x, w, col, &g, nb, bc != NULL);
+    fwd_job job = {output, x, w, &g, batch_samples(&g), bc != NULL};
+    if (samples_side_by_side(&g)) {
+        rc = run_samples(fn, forward_block, &job, g.N, job.nb, sample_tasks(&g, job.nb));
         goto done;
     }
-    /* unfold a band of output rows at a time, small enough for col to stay
-       in cache while the GEMM packs it: on 8x64x56x56 * 64x64x3x3 the whole
-       (576, 3136) col read back from memory made the forward 2.5x slower
-       than backward_input */
-    const int64_t band = tile_rows(&g, input->dtype);
-    for (int64_t n = 0; n < g.N && !rc; n++) {
-        for (int64_t oh0 = 0; oh0 < g.OH && !rc; oh0 += band) {
-            const int64_t oh1 = oh0 + band < g.OH ? oh0 + band : g.OH;
-            const int64_t Lt = (oh1 - oh0) * g.OW;
-            im2col_rows(x, n, col, &g, 1, oh0, oh1);
-            for (int64_t gi = 0; gi < g.G && !rc; gi++)
-                rc = gemm_views(mat(output, (n * g.O + gi * Og) * L + oh0 * g.OW, Og, Lt, L, 1),
-                                mat(w, gi * Og * K, Og, K, K, 1),
-                                mat(col, gi * K * Lt, K, Lt, Lt, 1), bc ? 1.0 : 0.0);
-        }
-    }
+    if (!(col = new_col(&g, input->dtype, job.nb))) { rc = thnn_last_status(); goto done; }
+    rc = forward_range(&job, col, 0, g.N);
 done:
     thnn__release(x); thnn__release(w); thnn__release(bc); thnn__release(col);
     return rc;
@@ -391,6 +471,61 @@ static int check_grad_output(const char *fn, const th_tensor *gout,
 }
 
 /* ---- backward_input --------------------------------------------------- */
+typedef struct {
+    th_tensor *grad_input;
+    const th_tensor *go, *w;
+    const conv_geom *g;
+    int64_t nb;
+} bwd_input_job;
+
+/* grad_input samples [n0, n1) (zeroed before), with col as the buffer */
+static int backward_input_range(const bwd_input_job *j, th_tensor *col, int64_t n0,
+                                int64_t n1) {
+    const conv_geom *g = j->g;
+    const int64_t L = g->OH * g->OW, Og = g->O / g->G, K = g->C / g->G * g->kh * g->kw;
+    int rc = TH_OK;
+    if (j->nb > 1) {
+        th_tensor *buf = new_mat(Og, j->nb * L, j->w->dtype);
+        rc = buf ? TH_OK : thnn_last_status();
+        for (int64_t n = n0; n < n1 && !rc; n += j->nb) {
+            const int64_t m = n + j->nb <= n1 ? j->nb : n1 - n, cols = m * L;
+            for (int64_t gi = 0; gi < g->G && !rc; gi++) {
+                move_rows((th_tensor *)j->go, buf, n, m, g->O, gi * Og, Og, L, 1, 0);
+                rc = gemm_views(mat(col, gi * K * cols, K, cols, cols, 1),
+                                mat(j->w, gi * Og * K, K, Og, 1, K),
+                                mat(buf, 0, Og, cols, cols, 1), 0.0);
+            }
+            if (!rc) col2im_rows(j->grad_input, n, col, g, m, 0, g->OH);
+        }
+        thnn__release(buf);
+        return rc;
+    }
+    const int64_t band = tile_rows(g, j->w->dtype);
+    for (int64_t n = n0; n < n1 && !rc; n++) {
+        for (int64_t oh0 = 0; oh0 < g->OH && !rc; oh0 += band) {
+            const int64_t oh1 = oh0 + band < g->OH ? oh0 + band : g->OH;
+            const int64_t Lt = (oh1 - oh0) * g->OW;
+            for (int64_t gi = 0; gi < g->G && !rc; gi++)
+                /* W_g^T: (K, Og) view of the (Og, K) block */
+                rc = gemm_views(mat(col, gi * K * Lt, K, Lt, Lt, 1),
+                                mat(j->w, gi * Og * K, K, Og, 1, K),
+                                mat(j->go, (n * g->O + gi * Og) * L + oh0 * g->OW, Og, Lt, L, 1),
+                                0.0);
+            if (!rc) col2im_rows(j->grad_input, n, col, g, 1, oh0, oh1);
+        }
+    }
+    return rc;
+}
+
+static int backward_input_block(void *job, int64_t n0, int64_t n1, int64_t block) {
+    (void)block;
+    const bwd_input_job *j = job;
+    th_tensor *col = new_col(j->g, j->w->dtype, j->nb);
+    int rc = col ? backward_input_range(j, col, n0, n1) : thnn_last_status();
+    thnn__release(col);
+    return rc;
+}
+
 THNN_API int thnn_conv2d_backward_input(th_tensor *grad_input,
                                         const th_tensor *grad_output,
                                         const th_tensor *weight,
@@ -409,43 +544,15 @@ THNN_API int thnn_conv2d_backward_input(th_tensor *grad_input,
     if (th_numel(grad_input) == 0 || th_numel(grad_output) == 0) return TH_OK;
 
     th_tensor *go = thnn__contig(grad_output), *w = thnn__contig(weight), *col = NULL;
-    const int64_t nb = batch_samples(&g);
-    if (!go || !w || !(col = new_col(&g, weight->dtype, nb))) {
-        rc = thnn_last_status();
+    if (!go || !w) { rc = thnn_last_status(); goto done; }
+    bwd_input_job job = {grad_input, go, w, &g, batch_samples(&g)};
+    if (samples_side_by_side(&g)) {
+        rc = run_samples(fn, backward_input_block, &job, g.N, job.nb,
+                         sample_tasks(&g, job.nb));
         goto done;
     }
-    const int64_t L = g.OH * g.OW, Cg = g.C / g.G, Og = g.O / g.G;
-    const int64_t K = Cg * g.kh * g.kw;
-    if (nb > 1) {
-        th_tensor *buf = new_mat(Og, nb * L, weight->dtype);
-        rc = buf ? TH_OK : thnn_last_status();
-        for (int64_t n = 0; n < g.N && !rc; n += nb) {
-            const int64_t m = n + nb <= g.N ? nb : g.N - n, cols = m * L;
-            for (int64_t gi = 0; gi < g.G && !rc; gi++) {
-                move_rows(go, buf, n, m, g.O, gi * Og, Og, L, 1, 0);
-                rc = gemm_views(mat(col, gi * K * cols, K, cols, cols, 1),
-                                mat(w, gi * Og * K, K, Og, 1, K),
-                                mat(buf, 0, Og, cols, cols, 1), 0.0);
-            }
-            if (!rc) col2im_rows(grad_input, n, col, &g, m, 0, g.OH);
-        }
-        thnn__release(buf);
-        goto done;
-    }
-    const int64_t band = tile_rows(&g, weight->dtype);
-    for (int64_t n = 0; n < g.N && !rc; n++) {
-        for (int64_t oh0 = 0; oh0 < g.OH && !rc; oh0 += band) {
-            const int64_t oh1 = oh0 + band < g.OH ? oh0 + band : g.OH;
-            const int64_t Lt = (oh1 - oh0) * g.OW;
-            for (int64_t gi = 0; gi < g.G && !rc; gi++)
-                /* W_g^T: (K, Og) view of the (Og, K) block */
-                rc = gemm_views(mat(col, gi * K * Lt, K, Lt, Lt, 1),
-                                mat(w, gi * Og * K, K, Og, 1, K),
-                                mat(go, (n * g.O + gi * Og) * L + oh0 * g.OW, Og, Lt, L, 1),
-                                0.0);
-            if (!rc) col2im_rows(grad_input, n, col, &g, 1, oh0, oh1);
-        }
-    }
+    if (!(col = new_col(&g, weight->dtype, job.nb))) { rc = thnn_last_status(); goto done; }
+    rc = backward_input_range(&job, col, 0, g.N);
 done:
     thnn__release(go); thnn__release(w); thnn__release(col);
     return rc;
@@ -469,6 +576,79 @@ DEFINE_BIAS_GRAD(float)
 DEFINE_BIAS_GRAD(double)
 
 /* ---- backward_params -------------------------------------------------- */
+typedef struct {
+    th_tensor *gw;          /* the weight gradient, or the blocks' partials */
+    const th_tensor *go, *x;
+    const conv_geom *g;
+    int64_t nb;
+} bwd_params_job;
+
+/* gW (G*Og, K) = sum over samples [n0, n1) (overwritten, not added to) */
+static int backward_params_range(const bwd_params_job *j, th_tensor *gw, th_tensor *col,
+                                 int64_t n0, int64_t n1) {
+    const conv_geom *g = j->g;
+    const int64_t L = g->OH * g->OW, Og = g->O / g->G, K = g->C / g->G * g->kh * g->kw;
+    int rc = TH_OK;
+    if (j->nb > 1) {
+        th_tensor *buf = new_mat(Og, j->nb * L, j->x->dtype);
+        rc = buf ? TH_OK : thnn_last_status();
+        for (int64_t n = n0; n < n1 && !rc; n += j->nb) {
+            const int64_t m = n + j->nb <= n1 ? j->nb : n1 - n, cols = m * L;
+            im2col_rows(j->x, n, col, g, m, 0, g->OH);
+            for (int64_t gi = 0; gi < g->G && !rc; gi++) {
+                move_rows((th_tensor *)j->go, buf, n, m, g->O, gi * Og, Og, L, 1, 0);
+                /* col_g^T: (cols, K) view of the (K, cols) block */
+                rc = gemm_views(mat(gw, gi * Og * K, Og, K, K, 1),
+                                mat(buf, 0, Og, cols, cols, 1),
+                                mat(col, gi * K * cols, cols, K, 1, cols), n == n0 ? 0.0 : 1.0);
+            }
+        }
+        thnn__release(buf);
+        return rc;
+    }
+    const int64_t band = tile_rows(g, j->x->dtype);
+    for (int64_t n = n0; n < n1 && !rc; n++) {
+        for (int64_t oh0 = 0; oh0 < g->OH && !rc; oh0 += band) {
+            const int64_t oh1 = oh0 + band < g->OH ? oh0 + band : g->OH;
+            const int64_t Lt = (oh1 - oh0) * g->OW;
+            im2col_rows(j->x, n, col, g, 1, oh0, oh1);
+            for (int64_t gi = 0; gi < g->G && !rc; gi++)
+                /* col_g^T: (Lt, K) view of the (K, Lt) block */
+                rc = gemm_views(mat(gw, gi * Og * K, Og, K, K, 1),
+                                mat(j->go, (n * g->O + gi * Og) * L + oh0 * g->OW, Og, Lt, L, 1),
+                                mat(col, gi * K * Lt, Lt, K, 1, Lt),
+                                n == n0 && oh0 == 0 ? 0.0 : 1.0);
+        }
+    }
+    return rc;
+}
+
+/* block b's partial sum, into row b of the (blocks, G*Og*K) partials */
+static int backward_params_block(void *job, int64_t n0, int64_t n1, int64_t block) {
+    const bwd_params_job *j = job;
+    const int64_t size = th_numel(j->gw) / j->gw->sizes[0];
+    th_tensor *col = new_col(j->g, j->x->dtype, j->nb);
+    th_tensor *part = thnn__view(j->gw, block * size, 2,
+                                 (int64_t[]){j->g->O, size / j->g->O},
+                                 (int64_t[]){size / j->g->O, 1});
+    int rc = col && part ? backward_params_range(j, part, col, n0, n1) : thnn_last_status();
+    thnn__release(part);
+    thnn__release(col);
+    return rc;
+}
+
+#define DEFINE_SUM_PARTIALS(T)                                                \
+    static void sum_partials_##T(T *out, const T *part, int64_t blocks,       \
+                                 int64_t size) {                              \
+        for (int64_t i = 0; i < size; i++) {                                  \
+            T s = part[i];                                                    \
+            for (int64_t b = 1; b < blocks; b++) s += part[b * size + i];     \
+            out[i] = s;                                                       \
+        }                                                                     \
+    }
+DEFINE_SUM_PARTIALS(float)
+DEFINE_SUM_PARTIALS(double)
+
 THNN_API int thnn_conv2d_backward_params(th_tensor *grad_weight,
                                          th_tensor *grad_bias,
                                          const th_tensor *grad_output,
@@ -500,7 +680,7 @@ THNN_API int thnn_conv2d_backward_params(th_tensor *grad_weight,
     const int64_t O = grad_output->sizes[1];
     if (grad_bias && (rc = thnn__check_out(fn, "grad_bias", grad_bias, 1, &O, input->dtype)))
         return rc;
-    th_tensor *go = thnn__contig(grad_output), *x = NULL, *col = NULL;
+    th_tensor *go = thnn__contig(grad_output), *x = NULL, *col = NULL, *parts = NULL;
     if (!go) return thnn_last_status();
     if (grad_bias) {
         const int64_t N = go->sizes[0], L = go->sizes[2] * go->sizes[3];
@@ -514,46 +694,30 @@ THNN_API int thnn_conv2d_backward_params(th_tensor *grad_weight,
         if (th_zero(grad_weight)) rc = thnn__from_th(fn);
         goto done;
     }
-    const int64_t nb = batch_samples(&g);
-    if (!(x = thnn__contig(input)) || !(col = new_col(&g, input->dtype, nb))) {
-        rc = thnn_last_status();
+    if (!(x = thnn__contig(input))) { rc = thnn_last_status(); goto done; }
+    bwd_params_job job = {grad_weight, go, x, &g, batch_samples(&g)};
+    if (samples_side_by_side(&g)) {
+        /* PARAM_BLOCKS partial sums, whatever the thread count */
+        const int64_t batches = (g.N + job.nb - 1) / job.nb;
+        const int64_t blocks = batches < PARAM_BLOCKS ? batches : PARAM_BLOCKS;
+        const int64_t size = th_numel(grad_weight);
+        if (!(parts = new_mat(blocks, size, input->dtype))) {
+            rc = thnn_last_status();
+            goto done;
+        }
+        job.gw = parts;
+        if ((rc = run_samples(fn, backward_params_block, &job, g.N, job.nb, blocks)))
+            goto done;
+        if (input->dtype == TH_FLOAT32)
+            sum_partials_float(thnn__data(grad_weight), thnn__data(parts), blocks, size);
+        else
+            sum_partials_double(thnn__data(grad_weight), thnn__data(parts), blocks, size);
         goto done;
     }
-    const int64_t L = g.OH * g.OW, Cg = g.C / g.G, Og = g.O / g.G;
-    const int64_t K = Cg * g.kh * g.kw;
-    if (nb > 1) {
-        th_tensor *buf = new_mat(Og, nb * L, input->dtype);
-        rc = buf ? TH_OK : thnn_last_status();
-        for (int64_t n = 0; n < g.N && !rc; n += nb) {
-            const int64_t m = n + nb <= g.N ? nb : g.N - n, cols = m * L;
-            im2col_rows(x, n, col, &g, m, 0, g.OH);
-            for (int64_t gi = 0; gi < g.G && !rc; gi++) {
-                move_rows(go, buf, n, m, g.O, gi * Og, Og, L, 1, 0);
-                /* col_g^T: (cols, K) view of the (K, cols) block */
-                rc = gemm_views(mat(grad_weight, gi * Og * K, Og, K, K, 1),
-                                mat(buf, 0, Og, cols, cols, 1),
-                                mat(col, gi * K * cols, cols, K, 1, cols), n == 0 ? 0.0 : 1.0);
-            }
-        }
-        thnn__release(buf);
-        goto done;
-    }
-    const int64_t band = tile_rows(&g, input->dtype);
-    for (int64_t n = 0; n < g.N && !rc; n++) {
-        for (int64_t oh0 = 0; oh0 < g.OH && !rc; oh0 += band) {
-            const int64_t oh1 = oh0 + band < g.OH ? oh0 + band : g.OH;
-            const int64_t Lt = (oh1 - oh0) * g.OW;
-            im2col_rows(x, n, col, &g, 1, oh0, oh1);
-            for (int64_t gi = 0; gi < g.G && !rc; gi++)
-                /* col_g^T: (Lt, K) view of the (K, Lt) block */
-                rc = gemm_views(mat(grad_weight, gi * Og * K, Og, K, K, 1),
-                                mat(go, (n * g.O + gi * Og) * L + oh0 * g.OW, Og, Lt, L, 1),
-                                mat(col, gi * K * Lt, Lt, K, 1, Lt),
-                                n == 0 && oh0 == 0 ? 0.0 : 1.0);
-        }
-    }
+    if (!(col = new_col(&g, input->dtype, job.nb))) { rc = thnn_last_status(); goto done; }
+    rc = backward_params_range(&job, grad_weight, col, 0, g.N);
 done:
-    thnn__release(go); thnn__release(x); thnn__release(col);
+    thnn__release(go); thnn__release(x); thnn__release(col); thnn__release(parts);
     return rc;
 }
 

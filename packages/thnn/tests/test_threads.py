@@ -171,6 +171,73 @@ def test_other_parallel_kernels_bitwise_equal_on_1_and_2_threads(dtype):
     _same_on_1_and_2_threads(run)
 
 
+def _conv_ref(x, w, stride, pad, dil, groups):
+    """float64 conv2d forward by explicit windows (NumPy)."""
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh = (h + 2 * pad - dil * (kh - 1) - 1) // stride + 1
+    ow = (wd + 2 * pad - dil * (kw - 1) - 1) // stride + 1
+    og = o // groups
+    out = np.zeros((n, o, oh, ow))
+    for g in range(groups):
+        xs = xp[:, g * cg:(g + 1) * cg]
+        for i in range(kh):
+            for j in range(kw):
+                patch = xs[:, :, i * dil:i * dil + stride * oh:stride,
+                           j * dil:j * dil + stride * ow:stride]
+                out[:, g * og:(g + 1) * og] += np.einsum("nchw,oc->nohw", patch,
+                                                         w[g * og:(g + 1) * og, :, i, j])
+    return out
+
+
+# samples side by side on the pool: LeNet's two layers (one sample per GEMM),
+# small planes several samples per GEMM, groups, stride, dilation; batches
+# below, at and past the weight gradient's 8 blocks
+SIDE_BY_SIDE = [((13, 1, 28, 28), (6, 1, 5, 5), 1, 2, 1, 1),
+                ((64, 6, 14, 14), (16, 6, 5, 5), 1, 0, 1, 1),
+                ((11, 4, 6, 6), (8, 2, 3, 3), 1, 1, 1, 2),
+                ((5, 3, 9, 9), (4, 3, 3, 3), 2, 1, 2, 1),
+                ((8, 2, 7, 5), (3, 2, 2, 3), 1, 0, 1, 1)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", SIDE_BY_SIDE, ids=lambda s: "x".join(map(str, s[0])))
+def test_small_convolutions_side_by_side(shape, dtype):
+    """Convolutions too small for BLAS's threads run blocks of samples on the
+    pool: forward and both gradients bitwise equal on 1 and 2 threads, and
+    equal to float64 references (the input gradient by the adjoint identity
+    <conv(x), gy> = <x, conv^T(gy)>, the weight gradient against one built
+    from the reference)."""
+    xs, ws, stride, pad, dil, groups = shape
+    rng = np.random.default_rng(17)
+    x = rng.standard_normal(xs).astype(dtype)
+    w = rng.standard_normal(ws).astype(dtype)
+    b = rng.standard_normal(ws[0]).astype(dtype)
+    ref = _conv_ref(x, w, stride, pad, dil, groups) + b[None, :, None, None]
+    gy = rng.standard_normal(ref.shape).astype(dtype)
+
+    def run():
+        y = nn.conv2d_forward(T(x), T(w), T(b), stride, pad, dil, groups)
+        gi = nn.conv2d_backward_input(T(gy), xs, T(w), stride, pad, dil, groups)
+        gw, gb = nn.conv2d_backward_params(T(gy), T(x), ws, stride, pad, dil, groups)
+        return [N(y), N(gi), N(gw), N(gb)]
+
+    y, gi, gw, gb = _same_on_1_and_2_threads(run)
+    tol = 2e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(y, ref, rtol=tol, atol=tol * np.abs(ref).max())
+    # <conv(x'), gy> is linear in x' and in w': check both gradients through it
+    dx = rng.standard_normal(xs)
+    lin_x = (_conv_ref(dx, w, stride, pad, dil, groups) * gy).sum()
+    np.testing.assert_allclose((gi.astype(np.float64) * dx).sum(), lin_x, rtol=tol * 10)
+    dw = rng.standard_normal(ws)
+    lin_w = (_conv_ref(x, dw, stride, pad, dil, groups) * gy).sum()
+    np.testing.assert_allclose((gw.astype(np.float64) * dw).sum(), lin_w, rtol=tol * 10)
+    np.testing.assert_allclose(gb, gy.astype(np.float64).sum((0, 2, 3)), rtol=tol * 10,
+                               atol=tol)
+
+
 FORK_SCRIPT = r"""
 import os, sys, numpy as np, ember.th as th, ember.thnn as nn
 th.set_num_threads(2)
