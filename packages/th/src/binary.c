@@ -61,7 +61,12 @@ static const th_loop_fn loops[TH_NUM_BINARY_OPS][TH_NUM_DTYPES] = {
 #include "th_ops.def"
 };
 
-static int op_flags(int op) { return th__op_flags(TH_OP_BINARY, op); }
+/* each op's TH_OPF_ bits (op already checked to be in range) */
+static const int op_flag_table[TH_NUM_BINARY_OPS] = {
+#define TH_BINARY_OP(CODE, name, c, kind, flags, ...) [TH_##CODE] = TH_KIND_##kind | (flags),
+#include "th_ops.def"
+};
+static inline int op_flags(int op) { return op_flag_table[op]; }
 
 /* ---- helpers shared with the other element-wise files -------------- */
 const char *th__dtype_title(int dtype) {

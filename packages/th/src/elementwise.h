@@ -43,6 +43,13 @@ th_loop_fn th__unary_math_loop(int op, int dtype);
 /* 1 if the op maps integers to the default float dtype. */
 int th__unary_is_float_op(int op);
 
+/* A row's kind as TH_OPF_ bits */
+#define TH_KIND_KEEP 0
+#define TH_KIND_FLOAT TH_OPF_FLOAT
+#define TH_KIND_MATH (TH_OPF_FLOAT | TH_OPF_VECTOR_MATH)
+#define TH_KIND_ONLYF TH_OPF_FLOAT_ONLY
+#define TH_KIND_PRED TH_OPF_PREDICATE
+
 /* ---- helpers of th_ops.def's scalar expressions -------------------- */
 /* Integer negation, products and + - * wrap in two's complement like
  * PyTorch's, computed in uint64 since signed overflow is undefined in C

@@ -2,11 +2,6 @@
  * names the element-wise and reduction files print in their messages. */
 #include "elementwise.h"
 
-#define KIND_KEEP 0
-#define KIND_FLOAT TH_OPF_FLOAT
-#define KIND_MATH (TH_OPF_FLOAT | TH_OPF_VECTOR_MATH)
-#define KIND_ONLYF TH_OPF_FLOAT_ONLY
-#define KIND_PRED TH_OPF_PREDICATE
 #define CLS(c) (TH_IF_F_##c(TH_OPC_FLOAT |) TH_IF_I_##c(TH_OPC_INT |) \
                 TH_IF_B_##c(TH_OPC_BOOL |) 0)
 /* the expressions, as written in the row (stringified before expansion) */
@@ -16,12 +11,12 @@
 
 static const th_op_info unary_rows[] = {
 #define TH_UNARY_OP(CODE, name, c, kind, flags, f, i, b) \
-    {#name, TH_OP_UNARY, TH_##CODE, CLS(c), KIND_##kind | (flags), EXPRS(c, #f, #i, #b)},
+    {#name, TH_OP_UNARY, TH_##CODE, CLS(c), TH_KIND_##kind | (flags), EXPRS(c, #f, #i, #b)},
 #include "th_ops.def"
 };
 static const th_op_info binary_rows[] = {
 #define TH_BINARY_OP(CODE, name, c, kind, flags, f, i, b) \
-    {#name, TH_OP_BINARY, TH_##CODE, CLS(c), KIND_##kind | (flags), EXPRS(c, #f, #i, #b)},
+    {#name, TH_OP_BINARY, TH_##CODE, CLS(c), TH_KIND_##kind | (flags), EXPRS(c, #f, #i, #b)},
 #include "th_ops.def"
 };
 static const th_op_info reduce_rows[] = {

@@ -88,12 +88,18 @@ static const th_loop_fn loops[TH_NUM_UNARY_OPS][TH_NUM_DTYPES] = {
 #include "th_ops.def"
 };
 
+/* each op's TH_OPF_ bits (op already checked to be in range) */
+static const int op_flag_table[TH_NUM_UNARY_OPS] = {
+#define TH_UNARY_OP(CODE, name, c, kind, flags, ...) [TH_##CODE] = TH_KIND_##kind | (flags),
+#include "th_ops.def"
+};
+
 int th__unary_is_float_op(int op) {
-    return (th__op_flags(TH_OP_UNARY, op) & TH_OPF_FLOAT) != 0;
+    return (op_flag_table[op] & TH_OPF_FLOAT) != 0;
 }
 
 static int is_predicate(int op) {
-    return (th__op_flags(TH_OP_UNARY, op) & TH_OPF_PREDICATE) != 0;
+    return (op_flag_table[op] & TH_OPF_PREDICATE) != 0;
 }
 
 /* the loop for op in compute dtype ct, NULL where the op has none */
