@@ -11,6 +11,7 @@
 // unsigned element types make some sign tests constant: intended
 #ifdef __CUDACC__
 #pragma nv_diag_suppress 186
+#pragma nv_diag_suppress 514
 #endif
 #pragma GCC diagnostic ignored "-Wtype-limits"
 
