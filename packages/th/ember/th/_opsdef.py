@@ -68,3 +68,9 @@ def expand_header(header_text, def_text):
     if n != 3:
         raise ValueError(f"expected the 3 op enums made from th_ops.def, found {n}")
     return expanded
+
+
+if __name__ == "__main__":   # python _opsdef.py HEADER TABLE: the header written out
+    import sys
+    with open(sys.argv[1]) as h, open(sys.argv[2]) as t:
+        sys.stdout.write(expand_header(h.read(), t.read()))
