@@ -2,7 +2,8 @@
 
 1. builds libTH with the package's Makefile (honours TH_NO_BLAS=1 and
    TH_NO_THREADS=1 from the environment),
-2. copies the library, header and pkg-config file into ember/th/,
+2. copies the library, header (its op enums written out from th_ops.def),
+   th_ops.def and the pkg-config file into ember/th/,
 3. compiles the cffi extension ember/th/_th_cffi against it, linked with
    an $ORIGIN rpath so the installed package finds its own libTH.so.
 """
@@ -16,6 +17,21 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PKG = HERE / "ember" / "th"
+
+
+def _opsdef():
+    """ember/th/_opsdef.py, loaded by path (ember.th is not built yet)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("_th_opsdef", PKG / "_opsdef.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def plain_header() -> str:
+    """th.h with the op enumerators written out from th_ops.def."""
+    return _opsdef().expand_header((HERE / "include" / "th.h").read_text(),
+                                   (HERE / "include" / "th_ops.def").read_text())
 
 
 def cdef_from_header(text: str) -> str:
@@ -58,7 +74,8 @@ def install_into_package(build: Path) -> None:
     (lib_dir / "pkgconfig").mkdir(parents=True)
     inc_dir.mkdir(parents=True)
     shutil.copy2(build / "lib" / "libTH.so", lib_dir / "libTH.so")
-    shutil.copy2(HERE / "include" / "th.h", inc_dir / "th.h")
+    (inc_dir / "th.h").write_text(plain_header())
+    shutil.copy2(HERE / "include" / "th_ops.def", inc_dir / "th_ops.def")
     pc = (build / "lib" / "pkgconfig" / "th.pc").read_text()
     # relocatable: paths relative to the .pc file's own folder
     pc = re.sub(r"^prefix=.*$", "prefix=${pcfiledir}/../..", pc, flags=re.M)
@@ -71,7 +88,7 @@ def build_extension(build: Path) -> None:
     import cffi
 
     ffi = cffi.FFI()
-    ffi.cdef(cdef_from_header((HERE / "include" / "th.h").read_text()))
+    ffi.cdef(cdef_from_header(plain_header()))
     ffi.set_source(
         "ember.th._th_cffi",
         '#include "th.h"',

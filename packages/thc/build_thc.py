@@ -21,6 +21,42 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 PKG = HERE / "ember" / "thc"
 
+
+def th_include() -> Path:
+    """libTH's include folder, for th_ops.def (the op vocabulary): the
+    sibling packages/th, else an installed ember-th's."""
+    if os.environ.get("TH_INCLUDE"):
+        return Path(os.environ["TH_INCLUDE"])
+    sibling = HERE.parent / "th" / "include"
+    if (sibling / "th_ops.def").is_file():
+        return sibling
+    try:
+        import ember.th
+    except ImportError:
+        sys.exit("ember-thc: libTH's th_ops.def is needed to build libTHC: build from the "
+                 "monorepo, install ember-th first (pip install --no-build-isolation), or "
+                 "set TH_INCLUDE to a folder holding th_ops.def")
+    return Path(ember.th.get_include())
+
+
+def _opsdef():
+    """ember-th's reader of th_ops.def, loaded by path."""
+    import importlib.util
+    for path in (HERE.parent / "th" / "ember" / "th" / "_opsdef.py",
+                 th_include().parent / "_opsdef.py"):
+        if path.is_file():
+            spec = importlib.util.spec_from_file_location("_th_opsdef", path)
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            return mod
+    sys.exit("ember-thc: ember-th's _opsdef.py not found beside th_ops.def")
+
+
+def plain_header() -> str:
+    """thc.h with the op enumerators written out from th_ops.def."""
+    return _opsdef().expand_header((HERE / "include" / "thc.h").read_text(),
+                                   (th_include() / "th_ops.def").read_text())
+
 # the C callbacks through which a Python object serves as the allocator's device
 CALLBACKS = """
 extern "Python" int _thc_py_malloc(void *ctx, void **ptr, size_t nbytes);
@@ -59,7 +95,7 @@ def build_library() -> Path:
     no_cuda = os.environ.get("EMBER_NO_CUDA") == "1"
     build_dir = os.environ.get("THC_BUILD_DIR", "build/wheel-nocuda" if no_cuda else "build/wheel")
     jobs = os.environ.get("THC_MAKE_JOBS", "2")
-    env = dict(os.environ, PYTHON=sys.executable)
+    env = dict(os.environ, PYTHON=sys.executable, TH_INCLUDE=str(th_include()))
     try:
         subprocess.check_call(["make", "-C", str(HERE), f"-j{jobs}", f"BUILD={build_dir}"], env=env)
     except subprocess.CalledProcessError:
@@ -75,7 +111,7 @@ def install_into_package(build: Path) -> None:
     (lib_dir / "pkgconfig").mkdir(parents=True)
     inc_dir.mkdir(parents=True)
     shutil.copy2(build / "lib" / "libTHC.so", lib_dir / "libTHC.so")
-    shutil.copy2(HERE / "include" / "thc.h", inc_dir / "thc.h")
+    (inc_dir / "thc.h").write_text(plain_header())
     pc = (build / "lib" / "pkgconfig" / "thc.pc").read_text()
     # relocatable: paths relative to the .pc file's own folder
     pc = re.sub(r"^prefix=.*$", "prefix=${pcfiledir}/../..", pc, flags=re.M)
@@ -86,11 +122,11 @@ def build_extension(build: Path) -> None:
     import cffi
 
     ffi = cffi.FFI()
-    ffi.cdef(cdef_from_header((HERE / "include" / "thc.h").read_text()))
+    ffi.cdef(cdef_from_header(plain_header()))
     ffi.set_source(
         "ember.thc._thc_cffi",
         '#include "thc.h"',
-        include_dirs=[str(HERE / "include")],
+        include_dirs=[str(PKG / "include")],   # the header as installed
         library_dirs=[str(PKG / "lib")],
         libraries=["THC"],
         extra_link_args=["-Wl,-rpath,$ORIGIN/lib"],

@@ -64,8 +64,9 @@ def th_paths():
     build = sibling / "build" / f"for-thcunn{config}"
     jobs = os.environ.get("THCUNN_MAKE_JOBS", "2")
     subprocess.check_call(["make", "-C", str(sibling), f"-j{jobs}", f"BUILD={build}",
-                           str(build / "lib" / "libTHC.so")], env=dict(os.environ))
-    return str(sibling / "include"), str(build / "lib")
+                           str(build / "lib" / "libTHC.so"), str(build / "include" / "thc.h")],
+                          env=dict(os.environ))
+    return str(build / "include"), str(build / "lib")   # thc.h beside th_ops.def
 
 
 def build_library(th_inc: str, th_lib: str) -> Path:

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define TH_ABI_VERSION_MAJOR 1
-#define TH_ABI_VERSION_MINOR 2
+#define TH_ABI_VERSION_MINOR 3
 #define TH_MAX_DIMS 16
 
 /* ---- dtypes -------------------------------------------------------- */
@@ -93,33 +93,65 @@ typedef struct th_tensor {
  * exactly), as PyTorch's "wrapped numbers". */
 #define TH_TENSOR_WRAPPED_NUMBER 1
 
-/* ---- elementwise operation codes ----------------------------------- */
+/* ---- the op vocabulary --------------------------------------------- */
+/* Op codes come from th_ops.def, installed beside this header: one row per
+ * op (see that file).  The installed copy of this header has the
+ * enumerators written out. */
 typedef enum th_unary_op {
-    TH_NEG = 0, TH_ABS, TH_SIGN, TH_EXP, TH_EXP2, TH_EXPM1, TH_LOG, TH_LOG2,
-    TH_LOG10, TH_LOG1P, TH_SQRT, TH_RSQRT, TH_RECIPROCAL, TH_SIN, TH_COS,
-    TH_TAN, TH_ASIN, TH_ACOS, TH_ATAN, TH_SINH, TH_COSH, TH_TANH, TH_ASINH,
-    TH_ACOSH, TH_ATANH, TH_SIGMOID, TH_ERF, TH_ERFC, TH_ERFINV, TH_FLOOR,
-    TH_CEIL, TH_ROUND, TH_TRUNC, TH_FRAC, TH_ISNAN, TH_ISINF, TH_ISFINITE,
-    TH_LOGICAL_NOT, TH_BITWISE_NOT, TH_SQUARE, TH_ISPOSINF, TH_ISNEGINF,
+#define TH_UNARY_OP(CODE, ...) TH_##CODE,
+#include "th_ops.def"
     TH_NUM_UNARY_OPS
 } th_unary_op;
 
 typedef enum th_binary_op {
-    TH_ADD = 0, TH_SUB, TH_MUL, TH_DIV, TH_FLOOR_DIVIDE, TH_TRUNC_DIVIDE,
-    TH_REMAINDER, TH_FMOD, TH_POW, TH_ATAN2, TH_MAXIMUM, TH_MINIMUM,
-    TH_EQ, TH_NE, TH_LT, TH_LE, TH_GT, TH_GE,
-    TH_LOGICAL_AND, TH_LOGICAL_OR, TH_LOGICAL_XOR,
-    TH_BITWISE_AND, TH_BITWISE_OR, TH_BITWISE_XOR,
-    TH_LSHIFT, TH_RSHIFT, TH_HYPOT, TH_COPYSIGN,
+#define TH_BINARY_OP(CODE, ...) TH_##CODE,
+#include "th_ops.def"
     TH_NUM_BINARY_OPS
 } th_binary_op;
 
 typedef enum th_reduce_op {
-    TH_RED_SUM = 0, TH_RED_PROD, TH_RED_MEAN, TH_RED_AMAX, TH_RED_AMIN,
-    TH_RED_ALL, TH_RED_ANY, TH_RED_COUNT_NONZERO, TH_RED_LOGSUMEXP,
-    TH_RED_NANSUM,
+#define TH_REDUCE_OP(CODE, ...) TH_##CODE,
+#include "th_ops.def"
     TH_NUM_REDUCE_OPS
 } th_reduce_op;
+
+typedef enum th_op_family {
+    TH_OP_UNARY = 0, TH_OP_BINARY = 1, TH_OP_REDUCE = 2
+} th_op_family;
+
+/* th_op_info.classes: the compute dtypes with a loop */
+#define TH_OPC_FLOAT 1
+#define TH_OPC_INT 2
+#define TH_OPC_BOOL 4
+/* th_op_info.flags: PREDICATE bool result; FLOAT integers and bool compute
+ * in the default float dtype; FLOAT_ONLY integers and bool are refused;
+ * VECTOR_MATH float loops use libm's vector variants; DIVISOR integer
+ * divisors are checked for zero; EXPONENT integer exponents are checked for
+ * negatives; NO_INPLACE no in-place form (the is* predicates); HIDDEN
+ * reached through another function; TAKES_DTYPE a reduction with a dtype=
+ * argument. */
+#define TH_OPF_PREDICATE 1
+#define TH_OPF_FLOAT 2
+#define TH_OPF_FLOAT_ONLY 4
+#define TH_OPF_VECTOR_MATH 8
+#define TH_OPF_DIVISOR 16
+#define TH_OPF_EXPONENT 32
+#define TH_OPF_NO_INPLACE 64
+#define TH_OPF_HIDDEN 128
+#define TH_OPF_TAKES_DTYPE 256
+
+/* One row of th_ops.def.  expr[0..2]: the scalar C expression of the
+ * float, integer and bool loops (NULL where that class has none); for a
+ * reduction, expr[0] is its combine step in (a, x) and expr[1] its
+ * identity. */
+typedef struct th_op_info {
+    const char *name;
+    int32_t family;
+    int32_t code;
+    int32_t classes;
+    int32_t flags;
+    const char *expr[3];
+} th_op_info;
 
 typedef enum th_scatter_reduce {
     TH_SCATTER_NONE = 0, TH_SCATTER_SUM, TH_SCATTER_PROD, TH_SCATTER_MEAN,
@@ -129,6 +161,10 @@ typedef enum th_scatter_reduce {
 /* ---- library facts, errors, threads -------------------------------- */
 int th_abi_version_major(void);
 int th_abi_version_minor(void);
+/* The op vocabulary: how many ops a family has, and one op's row (NULL,
+ * with an error set, for a bad family or code). */
+int th_op_count(int family);
+const th_op_info *th_op_get(int family, int code);
 const char *th_version(void);
 int th_has_blas(void);
 int th_has_openmp(void); /* 0: libTH no longer uses OpenMP (th_has_threads) */

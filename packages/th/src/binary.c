@@ -43,140 +43,30 @@
         }                                                                     \
     }
 
-#define SAME(E, T, S, NAME, EXPR) BLOOP(NAME##_##S, T, T, EXPR)
-#define TOBOOL(E, T, S, NAME, EXPR) BLOOP(NAME##_##S, T, th_bool_t, EXPR)
+/* one loop per row of th_ops.def and class of its compute dtypes */
+#define GEN_KEEP(E, T, S, NAME, EXPR) BLOOP(NAME##_##S, T, T, EXPR)
+#define GEN_FLOAT GEN_KEEP
+#define GEN_ONLYF GEN_KEEP
+#define GEN_PRED(E, T, S, NAME, EXPR) BLOOP(NAME##_##S, T, th_bool_t, EXPR)
+#define TH_BINARY_OP(CODE, name, c, kind, flags, f, i, b) \
+    TH_IF_F_##c(TH_FLOATS_A(GEN_##kind, name, f))        \
+    TH_IF_I_##c(TH_INTS_A(GEN_##kind, name, i))          \
+    TH_IF_B_##c(TH_BOOL_A(GEN_##kind, name, b))
+#include "th_ops.def"
 
-/* Python-style integer floor division and modulo (divisor checked != 0). */
-/* y == -1 is taken apart: INT_MIN / -1 traps on x86 (the quotient wraps,
- * as in PyTorch, and the remainder is 0). */
-#define INEG(x) ((int64_t)(0 - (uint64_t)(x)))
-#define IFLOORDIV(x, y) ((y) == -1 ? INEG(x) : \
-    (x) / (y) - (((x) % (y) != 0) && (((x) < 0) != ((y) < 0))))
-#define IMOD(x, y) ((y) == -1 ? 0 : \
-    (x) % (y) + ((((x) % (y)) != 0 && ((((x) % (y)) < 0) != ((y) < 0))) ? (y) : 0))
-#define ITRUNCDIV(x, y) ((y) == -1 ? INEG(x) : (x) / (y))
-#define IFMOD(x, y) ((y) == -1 ? 0 : (x) % (y))
-
-static inline double fl_floordiv(double a, double b) {
-    if (b == 0) return a / b;
-    double mod = fmod(a, b), div = (a - mod) / b;
-    if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1.0;
-    if (div == 0) return copysign(0.0, a / b);
-    double fd = floor(div);
-    if (div - fd > 0.5) fd += 1.0;
-    return fd;
-}
-
-static inline double fl_mod(double a, double b) {
-    double r = fmod(a, b);
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;
-    return r;
-}
-
-static inline int64_t ipow(int64_t b, int64_t e) {
-    if (e < 0) return b == 1 ? 1 : b == -1 ? ((e & 1) ? -1 : 1) : 0;
-    int64_t r = 1;
-    while (e) {
-        if (e & 1) r = (int64_t)((uint64_t)r * (uint64_t)b);
-        b = (int64_t)((uint64_t)b * (uint64_t)b);
-        e >>= 1;
-    }
-    return r;
-}
-
-#define FMAX(x, y) (((x) > (y) || (x) != (x)) ? (x) : (y))
-#define FMIN(x, y) (((x) < (y) || (x) != (x)) ? (x) : (y))
-#define BITS(T) ((int64_t)sizeof(T) * 8)
-
-/* Integer + - * wrap in two's complement like PyTorch's; computed in
- * uint64 since signed overflow is undefined in C (int8/int16 promote to
- * int and never overflow, int32/int64 can). */
-#define IWRAP(x, y, OP) ((__typeof__(x))((uint64_t)(x) OP (uint64_t)(y)))
-TH_FLOATS_A(SAME, add, x + y) TH_INTS_A(SAME, add, IWRAP(x, y, +))
-BLOOP(add_b8, th_bool_t, th_bool_t, x | y)
-TH_FLOATS_A(SAME, sub, x - y) TH_INTS_A(SAME, sub, IWRAP(x, y, -))
-TH_FLOATS_A(SAME, mul, x * y) TH_INTS_A(SAME, mul, IWRAP(x, y, *))
-BLOOP(mul_b8, th_bool_t, th_bool_t, x & y)
-TH_FLOATS_A(SAME, div, x / y)
-TH_FLOATS_A(SAME, floordiv, fl_floordiv(x, y))
-TH_INTS_A(SAME, floordiv, IFLOORDIV(x, y))
-TH_FLOATS_A(SAME, truncdiv, trunc(x / y))
-TH_INTS_A(SAME, truncdiv, ITRUNCDIV(x, y))
-TH_FLOATS_A(SAME, rem, fl_mod(x, y))
-TH_INTS_A(SAME, rem, IMOD(x, y))
-TH_FLOATS_A(SAME, fmod, fmod(x, y))
-TH_INTS_A(SAME, fmod, IFMOD(x, y))
-TH_FLOATS_A(SAME, pow, pow(x, y))
-TH_INTS_A(SAME, pow, ipow(x, y))
-TH_FLOATS_A(SAME, atan2, atan2(x, y))
-TH_FLOATS_A(SAME, hypot, hypot(x, y))
-TH_FLOATS_A(SAME, copysign, copysign(x, y))
-TH_FLOATS_A(SAME, max, FMAX(x, y)) TH_INTS_A(SAME, max, x > y ? x : y)
-TH_BOOL_A(SAME, max, x | y)
-TH_FLOATS_A(SAME, min, FMIN(x, y)) TH_INTS_A(SAME, min, x < y ? x : y)
-TH_BOOL_A(SAME, min, x & y)
-TH_ALL_A(TOBOOL, eq, x == y)
-TH_ALL_A(TOBOOL, ne, x != y)
-TH_ALL_A(TOBOOL, lt, x < y)
-TH_ALL_A(TOBOOL, le, x <= y)
-TH_ALL_A(TOBOOL, gt, x > y)
-TH_ALL_A(TOBOOL, ge, x >= y)
-TH_ALL_A(TOBOOL, land, (x != 0) & (y != 0))
-TH_ALL_A(TOBOOL, lor, (x != 0) | (y != 0))
-TH_ALL_A(TOBOOL, lxor, (x != 0) ^ (y != 0))
-TH_INTS_A(SAME, band, x & y) TH_BOOL_A(SAME, band, x & y)
-TH_INTS_A(SAME, bor, x | y) TH_BOOL_A(SAME, bor, x | y)
-TH_INTS_A(SAME, bxor, x ^ y) TH_BOOL_A(SAME, bxor, x ^ y)
-TH_INTS_A(SAME, lshift,
-          (y < 0 || y >= BITS(x)) ? 0 : (int64_t)((uint64_t)x << y))
-TH_INTS_A(SAME, rshift,
-          (y < 0 || y >= BITS(x)) ? (x < 0 ? -1 : 0) : x >> y)
-
-#define ROW_ALL(N) {TH_ROW_FLOAT(N), TH_ROW_INT(N), TH_ROW_BOOL(N)}
-#define ROW_NUM(N) {TH_ROW_FLOAT(N), TH_ROW_INT(N)}
 static const th_loop_fn loops[TH_NUM_BINARY_OPS][TH_NUM_DTYPES] = {
-    [TH_ADD] = ROW_ALL(add),
-    [TH_SUB] = ROW_NUM(sub),
-    [TH_MUL] = ROW_ALL(mul),
-    [TH_DIV] = {TH_ROW_FLOAT(div)},
-    [TH_FLOOR_DIVIDE] = ROW_NUM(floordiv),
-    [TH_TRUNC_DIVIDE] = ROW_NUM(truncdiv),
-    [TH_REMAINDER] = ROW_NUM(rem),
-    [TH_FMOD] = ROW_NUM(fmod),
-    [TH_POW] = ROW_NUM(pow),
-    [TH_ATAN2] = {TH_ROW_FLOAT(atan2)},
-    [TH_HYPOT] = {TH_ROW_FLOAT(hypot)},
-    [TH_COPYSIGN] = {TH_ROW_FLOAT(copysign)},
-    [TH_MAXIMUM] = ROW_ALL(max),
-    [TH_MINIMUM] = ROW_ALL(min),
-    [TH_EQ] = ROW_ALL(eq), [TH_NE] = ROW_ALL(ne), [TH_LT] = ROW_ALL(lt),
-    [TH_LE] = ROW_ALL(le), [TH_GT] = ROW_ALL(gt), [TH_GE] = ROW_ALL(ge),
-    [TH_LOGICAL_AND] = ROW_ALL(land),
-    [TH_LOGICAL_OR] = ROW_ALL(lor),
-    [TH_LOGICAL_XOR] = ROW_ALL(lxor),
-    [TH_BITWISE_AND] = {TH_ROW_INT(band), TH_ROW_BOOL(band)},
-    [TH_BITWISE_OR] = {TH_ROW_INT(bor), TH_ROW_BOOL(bor)},
-    [TH_BITWISE_XOR] = {TH_ROW_INT(bxor), TH_ROW_BOOL(bxor)},
-    [TH_LSHIFT] = {TH_ROW_INT(lshift)},
-    [TH_RSHIFT] = {TH_ROW_INT(rshift)},
+#define TH_BINARY_OP(CODE, name, c, ...)                                   \
+    [TH_##CODE] = {TH_IF_F_##c(TH_ROW_FLOAT(name), ) TH_IF_I_##c(TH_ROW_INT(name), ) \
+                   TH_IF_B_##c(TH_ROW_BOOL(name))},
+#include "th_ops.def"
 };
 
-static const char *op_names[TH_NUM_BINARY_OPS] = {
-    "add", "sub", "mul", "div", "floor_divide", "trunc_divide", "remainder",
-    "fmod", "pow", "atan2", "maximum", "minimum", "eq", "ne", "lt", "le",
-    "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and",
-    "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
-    "hypot", "copysign"};
-
-static int is_bool_result(int op) {
-    return (op >= TH_EQ && op <= TH_GE) || op == TH_LOGICAL_AND ||
-           op == TH_LOGICAL_OR || op == TH_LOGICAL_XOR;
-}
-
-static int is_float_op(int op) {
-    return op == TH_DIV || op == TH_ATAN2 || op == TH_HYPOT ||
-           op == TH_COPYSIGN;
-}
+/* each op's TH_OPF_ bits (op already checked to be in range) */
+static const int op_flag_table[TH_NUM_BINARY_OPS] = {
+#define TH_BINARY_OP(CODE, name, c, kind, flags, ...) [TH_##CODE] = TH_KIND_##kind | (flags),
+#include "th_ops.def"
+};
+static inline int op_flags(int op) { return op_flag_table[op]; }
 
 /* ---- helpers shared with the other element-wise files -------------- */
 const char *th__dtype_title(int dtype) {
@@ -232,10 +122,11 @@ static int binary_types(int op, const th_tensor *a, const th_tensor *b,
     if (op < 0 || op >= TH_NUM_BINARY_OPS)
         return th__error(TH_ERR_VALUE, "invalid binary op code %d", op);
     int rt = th_result_type(a, b);
-    if (op == TH_HYPOT && !th_dtype_is_floating(rt))  /* as PyTorch: floats only */
-        return th__error(TH_ERR_TYPE, "\"hypot_cpu\" not implemented for '%s'",
-                         th__dtype_title(rt));
-    if (is_float_op(op) && !th_dtype_is_floating(rt))
+    int flags = op_flags(op);
+    if ((flags & TH_OPF_FLOAT_ONLY) && !th_dtype_is_floating(rt))
+        return th__error(TH_ERR_TYPE, "\"%s_cpu\" not implemented for '%s'",
+                         th__op_name(TH_OP_BINARY, op), th__dtype_title(rt));
+    if ((flags & TH_OPF_FLOAT) && !th_dtype_is_floating(rt))
         rt = th_get_default_dtype();
     int ct = th__is_half(rt) ? TH_FLOAT32 : rt;
     if (!loops[op][ct]) {
@@ -245,10 +136,10 @@ static int binary_types(int op, const th_tensor *a, const th_tensor *b,
                              "tensors is not supported. Use the `^` or "
                              "`logical_xor()` operator instead.");
         return th__error(TH_ERR_TYPE, "\"%s_cpu\" not implemented for '%s'",
-                         op_names[op], th__dtype_title(rt));
+                         th__op_name(TH_OP_BINARY, op), th__dtype_title(rt));
     }
     *compute = ct;
-    *result = is_bool_result(op) ? TH_BOOL : rt;
+    *result = (flags & TH_OPF_PREDICATE) ? TH_BOOL : rt;
     return TH_OK;
 }
 
@@ -267,14 +158,13 @@ static void scan_loop(char **d, const int64_t *s, int64_t n, void *vctx) {
  * exponent is scanned as given: uint8 ** -2 is refused (as PyTorch), not
  * taken as ** 254. */
 static int check_integer_rhs(int op, const th_tensor *b, int ct) {
-    int div = op == TH_FLOOR_DIVIDE || op == TH_TRUNC_DIVIDE ||
-              op == TH_REMAINDER || op == TH_FMOD;
-    if (!div && op != TH_POW) return TH_OK;
+    int div = (op_flags(op) & TH_OPF_DIVISOR) != 0;
+    if (!div && !(op_flags(op) & TH_OPF_EXPONENT)) return TH_OK;
     th_tensor *bc = th__cast(b, div ? ct : b->dtype);
     th_tensor *b64 = bc ? th__cast(bc, TH_INT64) : NULL;
     th_tensor_release(bc);
     if (!b64) return th_last_status();
-    scan_ctx c = {0, op == TH_POW};
+    scan_ctx c = {0, !div};
     const th_tensor *ops[1] = {b64};
     th_iter it;
     th__iter_init(&it, 1, ops);
@@ -354,7 +244,7 @@ int th_binary_out(int op, th_tensor *out, const th_tensor *a,
     if (check_out(out, rt, a, b)) return th_last_status();
     if (th_dtype_is_integral(ct) && check_integer_rhs(op, b, ct))
         return th_last_status();
-    int lt = is_bool_result(op) ? TH_BOOL : ct;
+    int lt = (op_flags(op) & TH_OPF_PREDICATE) ? TH_BOOL : ct;
     return binary_driver(loops[op][ct], NULL, ct, lt, out, a, b);
 }
 

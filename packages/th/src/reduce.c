@@ -977,19 +977,14 @@ static th_tensor *logsumexp(const th_tensor *a, const plan *P, int dtype) {
     return finish(P, dtype, ACC_D, acc, &L);
 }
 
-static const char *const reduce_names[TH_NUM_REDUCE_OPS] = {
-    "sum", "prod", "mean", "amax", "amin", "all", "any", "count_nonzero",
-    "logsumexp", "nansum"};
-
 th_tensor *th_reduce(int op, const th_tensor *a, int ndims, const int *dims,
                      int keepdim, int dtype) {
     if (op < 0 || op >= TH_NUM_REDUCE_OPS)
         return th__error_null(TH_ERR_VALUE, "invalid reduction op %d", op);
     if (dtype >= TH_NUM_DTYPES)
         return th__error_null(TH_ERR_TYPE, "invalid dtype code %d", dtype);
-    const char *name = reduce_names[op];
-    int takes_dtype = op == TH_RED_SUM || op == TH_RED_PROD ||
-                      op == TH_RED_MEAN || op == TH_RED_NANSUM;
+    const char *name = th__op_name(TH_OP_REDUCE, op);
+    int takes_dtype = (th__op_flags(TH_OP_REDUCE, op) & TH_OPF_TAKES_DTYPE) != 0;
     if (dtype >= 0 && !takes_dtype)
         return th__error_null(TH_ERR_TYPE, "%s() got an unexpected keyword "
                               "argument 'dtype'", name);

@@ -39,6 +39,11 @@ const char *th__shape_str(int ndim, const int64_t *sizes, char *buf);
  * range.  For ndim == 0, dims -1 and 0 are accepted (as PyTorch). */
 int th__wrap_dim(int dim, int ndim);
 
+/* ---- the op vocabulary (ops.c) ------------------------------------ */
+/* An op's name and TH_OPF_* flags by family (TH_OP_*) and code. */
+const char *th__op_name(int family, int code);
+int th__op_flags(int family, int code);
+
 /* ---- memory -------------------------------------------------------- */
 void *th__alloc(int64_t nbytes); /* 64-byte aligned, error set on failure */
 void th__free(void *p);

@@ -12,6 +12,7 @@
             const T *restrict xs = (const T *)d[1];                           \
             for (int64_t i = 0; i < n; i++) {                                 \
                 T x = xs[i];                                                  \
+                (void)x; /* a constant expression: isinf of integers */       \
                 o[i] = (OT)(EXPR);                                            \
             }                                                                 \
         } else {                                                              \
@@ -19,55 +20,24 @@
             const char *xp = d[1];                                            \
             for (int64_t i = 0; i < n; i++, op += s[0], xp += s[1]) {         \
                 T x = *(const T *)xp;                                         \
+                (void)x;                                                      \
                 *(OT *)op = (OT)(EXPR);                                       \
             }                                                                 \
         }                                                                     \
     }
 
-/* ops defined for every native dtype; integers negate and square in
- * uint64, wrapping like PyTorch (-INT64_MIN == INT64_MIN) where signed
- * overflow would be undefined */
-#define INEG(x) ((__typeof__(x))(0 - (uint64_t)(x)))
-#define IMUL(x, y) ((__typeof__(x))((uint64_t)(x) * (uint64_t)(y)))
-#define DEF_FOR_TYPES(E, T_, S)               \
-    LOOP(sign_##S, T_, T_, (x > 0) - (x < 0)) \
-    LOOP(isnan_##S, T_, th_bool_t, x != x)    \
-    LOOP(lnot_##S, T_, th_bool_t, x == 0)
-TH_FOR_NATIVE_DTYPES(DEF_FOR_TYPES)
-#define DEF_NEG_F(E, T_, S)                   \
-    LOOP(neg_##S, T_, T_, -x)                 \
-    LOOP(abs_##S, T_, T_, x < 0 ? -x : x)     \
-    LOOP(square_##S, T_, T_, x * x)
-TH_FOR_FLOAT_DTYPES(DEF_NEG_F)
-#define DEF_NEG_I(E, T_, S)                   \
-    LOOP(neg_##S, T_, T_, INEG(x))            \
-    LOOP(abs_##S, T_, T_, x < 0 ? INEG(x) : x) \
-    LOOP(square_##S, T_, T_, IMUL(x, x))
-TH_FOR_INT_DTYPES(DEF_NEG_I)
-LOOP(neg_b8, th_bool_t, th_bool_t, -x)
-LOOP(abs_b8, th_bool_t, th_bool_t, x)
-LOOP(square_b8, th_bool_t, th_bool_t, x * x)
-
-#define DEF_INT(E, T_, S) LOOP(bnot_##S, T_, T_, ~x)
-TH_FOR_INT_DTYPES(DEF_INT)
-LOOP(bnot_b8, th_bool_t, th_bool_t, !x)
-
-/* float-only exact loops */
+/* one loop per row of th_ops.def and class of its compute dtypes; the
+ * MATH rows' float loops are in unary_math.c */
 static double erfinv_d(double y);
-#define DEF_FLOAT(E, T_, S)                                              \
-    LOOP(floor_##S, T_, T_, floor(x))                                    \
-    LOOP(ceil_##S, T_, T_, ceil(x))                                      \
-    LOOP(round_##S, T_, T_, nearbyint(x))                                \
-    LOOP(trunc_##S, T_, T_, trunc(x))                                    \
-    LOOP(frac_##S, T_, T_, x - trunc(x))                                 \
-    LOOP(isinf_##S, T_, th_bool_t, isinf(x))                             \
-    LOOP(isfinite_##S, T_, th_bool_t, isfinite(x))                       \
-    LOOP(isposinf_##S, T_, th_bool_t, isinf(x) && x > 0)                 \
-    LOOP(isneginf_##S, T_, th_bool_t, isinf(x) && x < 0)                 \
-    LOOP(erfinv_##S, T_, T_, erfinv_d((double)x))                        \
-    LOOP(fsign_##S, T_, T_, x > 0 ? 1 : x < 0 ? -1 : x)                  \
-    LOOP(fabs_##S, T_, T_, fabs(x))
-TH_FOR_FLOAT_DTYPES(DEF_FLOAT)
+#define GEN_KEEP(E, T, S, NAME, EXPR) LOOP(NAME##_##S, T, T, EXPR)
+#define GEN_FLOAT GEN_KEEP
+#define GEN_MATH(E, T, S, NAME, EXPR)
+#define GEN_PRED(E, T, S, NAME, EXPR) LOOP(NAME##_##S, T, th_bool_t, EXPR)
+#define TH_UNARY_OP(CODE, name, c, kind, flags, f, i, b) \
+    TH_IF_F_##c(TH_FLOATS_A(GEN_##kind, name, f))       \
+    TH_IF_I_##c(TH_INTS_A(GEN_##kind, name, i))         \
+    TH_IF_B_##c(TH_BOOL_A(GEN_##kind, name, b))
+#include "th_ops.def"
 
 /* Inverse error function: Giles' single-precision approximation as a
  * start, refined by two Newton steps on erf in double precision. */
@@ -107,46 +77,37 @@ static double erfinv_d(double y) {
     return x;
 }
 
-#define TABLE(PREFIX)                                                          \
-    {[TH_FLOAT32] = PREFIX##_f32, [TH_FLOAT64] = PREFIX##_f64,                 \
-     [TH_INT8] = PREFIX##_i8, [TH_UINT8] = PREFIX##_u8,                        \
-     [TH_INT16] = PREFIX##_i16, [TH_INT32] = PREFIX##_i32,                     \
-     [TH_INT64] = PREFIX##_i64, [TH_BOOL] = PREFIX##_b8}
+#define ROW_F_KEEP(name) TH_ROW_FLOAT(name),
+#define ROW_F_FLOAT ROW_F_KEEP
+#define ROW_F_PRED ROW_F_KEEP
+#define ROW_F_MATH(name)
+static const th_loop_fn loops[TH_NUM_UNARY_OPS][TH_NUM_DTYPES] = {
+#define TH_UNARY_OP(CODE, name, c, kind, ...)                      \
+    [TH_##CODE] = {TH_IF_F_##c(ROW_F_##kind(name)) TH_IF_I_##c(TH_ROW_INT(name), ) \
+                   TH_IF_B_##c(TH_ROW_BOOL(name))},
+#include "th_ops.def"
+};
 
-static const th_loop_fn neg_t[TH_NUM_DTYPES] = TABLE(neg);
-static const th_loop_fn abs_t[TH_NUM_DTYPES] = TABLE(abs);
-static const th_loop_fn square_t[TH_NUM_DTYPES] = TABLE(square);
-static const th_loop_fn sign_t[TH_NUM_DTYPES] = TABLE(sign);
-static const th_loop_fn isnan_t[TH_NUM_DTYPES] = TABLE(isnan);
-static const th_loop_fn lnot_t[TH_NUM_DTYPES] = TABLE(lnot);
-
-static const char *op_names[TH_NUM_UNARY_OPS] = {
-    "neg", "abs", "sign", "exp", "exp2", "expm1", "log", "log2", "log10",
-    "log1p", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan", "asin",
-    "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
-    "sigmoid", "erf", "erfc", "erfinv", "floor", "ceil", "round", "trunc",
-    "frac", "isnan", "isinf", "isfinite", "logical_not", "bitwise_not",
-    "square", "isposinf", "isneginf"};
+/* each op's TH_OPF_ bits (op already checked to be in range) */
+static const int op_flag_table[TH_NUM_UNARY_OPS] = {
+#define TH_UNARY_OP(CODE, name, c, kind, flags, ...) [TH_##CODE] = TH_KIND_##kind | (flags),
+#include "th_ops.def"
+};
 
 int th__unary_is_float_op(int op) {
-    switch (op) {
-    case TH_EXP: case TH_EXP2: case TH_EXPM1: case TH_LOG: case TH_LOG2:
-    case TH_LOG10: case TH_LOG1P: case TH_SQRT: case TH_RSQRT:
-    case TH_RECIPROCAL: case TH_SIN: case TH_COS: case TH_TAN: case TH_ASIN:
-    case TH_ACOS: case TH_ATAN: case TH_SINH: case TH_COSH: case TH_TANH:
-    case TH_ASINH: case TH_ACOSH: case TH_ATANH: case TH_SIGMOID: case TH_ERF:
-    case TH_ERFC: case TH_ERFINV:
-        return 1;
-    default:
-        return 0;
-    }
+    return (op_flag_table[op] & TH_OPF_FLOAT) != 0;
 }
 
 static int is_predicate(int op) {
-    return op == TH_ISNAN || op == TH_ISINF || op == TH_ISFINITE ||
-           op == TH_ISPOSINF || op == TH_ISNEGINF || op == TH_LOGICAL_NOT;
+    return (op_flag_table[op] & TH_OPF_PREDICATE) != 0;
 }
 
+/* the loop for op in compute dtype ct, NULL where the op has none */
+static th_loop_fn unary_loop(int op, int ct) {
+    th_loop_fn f = ct == TH_FLOAT32 || ct == TH_FLOAT64
+                       ? th__unary_math_loop(op, ct) : NULL;
+    return f ? f : loops[op][ct];
+}
 
 /* Compute dtype (what the loop runs in) and result dtype for op on dtype. */
 static int unary_types(int op, int dtype, int *compute, int *result) {
@@ -165,81 +126,15 @@ static int unary_types(int op, int dtype, int *compute, int *result) {
                              "is not supported. If you are trying to invert "
                              "a mask, use the `~` or `logical_not()` "
                              "operator instead.");
-        if (op == TH_BITWISE_NOT && fl)
-            return th__error(TH_ERR_TYPE,
-                             "\"bitwise_not_cpu\" not implemented for '%s'",
-                             th__dtype_title(dtype));
-        if (dtype == TH_BOOL && (op == TH_ABS || op == TH_FLOOR || op == TH_CEIL ||
-                                 op == TH_TRUNC || op == TH_ROUND))
-            return th__error(TH_ERR_TYPE, "\"%s_cpu\" not implemented for 'Bool'",
-                             op_names[op]);
-        if (op == TH_FRAC && !fl)
-            return th__error(TH_ERR_TYPE,
-                             "\"frac_cpu\" not implemented for '%s'",
-                             th__dtype_title(dtype));
     }
     /* the loop runs in the result dtype for float ops (integers are
      * converted first), else in the input dtype; halves run in float32 */
     int src = th__unary_is_float_op(op) || op == TH_SQUARE ? *result : dtype;
     *compute = th__is_half(src) ? TH_FLOAT32 : src;
+    if (!unary_loop(op, *compute))  /* a dtype class the op's row lacks */
+        return th__error(TH_ERR_TYPE, "\"%s_cpu\" not implemented for '%s'",
+                         th__op_name(TH_OP_UNARY, op), th__dtype_title(dtype));
     return TH_OK;
-}
-
-static th_loop_fn unary_loop(int op, int ct) {
-    int fl = ct == TH_FLOAT32 || ct == TH_FLOAT64, d = ct == TH_FLOAT64;
-    th_loop_fn f = fl ? th__unary_math_loop(op, ct) : NULL;
-    if (f) return f;
-#define F(NAME) (d ? NAME##_f64 : NAME##_f32)
-    switch (op) {
-    case TH_NEG: return neg_t[ct];
-    case TH_ABS: return fl ? F(fabs) : abs_t[ct];
-    case TH_SQUARE: return square_t[ct];
-    case TH_SIGN: return fl ? F(fsign) : sign_t[ct];
-    case TH_ISNAN: return isnan_t[ct];
-    case TH_LOGICAL_NOT: return lnot_t[ct];
-    case TH_ERFINV: return F(erfinv);
-    case TH_FRAC: return F(frac);
-    case TH_BITWISE_NOT:
-        switch (ct) {
-        case TH_INT8: return bnot_i8;
-        case TH_UINT8: return bnot_u8;
-        case TH_INT16: return bnot_i16;
-        case TH_INT32: return bnot_i32;
-        case TH_INT64: return bnot_i64;
-        default: return bnot_b8;
-        }
-    default: break;
-    }
-    if (fl) {
-        switch (op) {
-        case TH_FLOOR: return F(floor);
-        case TH_CEIL: return F(ceil);
-        case TH_ROUND: return F(round);
-        case TH_TRUNC: return F(trunc);
-        case TH_ISINF: return F(isinf);
-        case TH_ISFINITE: return F(isfinite);
-        case TH_ISPOSINF: return F(isposinf);
-        case TH_ISNEGINF: return F(isneginf);
-        default: return NULL;
-        }
-    }
-#undef F
-    return NULL; /* integer rounding ops and predicates: handled by caller */
-}
-
-/* Integer inputs: rounding ops are the identity, inf/nan tests constant. */
-static int integer_shortcut(int op, th_tensor *out, const th_tensor *a) {
-    switch (op) {
-    case TH_FLOOR: case TH_CEIL: case TH_ROUND: case TH_TRUNC:
-        return th_copy(out, a);
-    case TH_ISINF: case TH_ISPOSINF: case TH_ISNEGINF:
-        return th_fill_double(out, 0.0);
-    case TH_ISFINITE:
-        return th_fill_double(out, 1.0);
-    default:
-        return th__error(TH_ERR_TYPE, "\"%s\" not implemented for '%s'",
-                         op_names[op], th__dtype_title(a->dtype));
-    }
 }
 
 int th_unary_out(int op, th_tensor *out, const th_tensor *a) {
@@ -252,10 +147,6 @@ int th_unary_out(int op, th_tensor *out, const th_tensor *a) {
                          "type %s", th__dtype_title(rt),
                          th__dtype_title(out->dtype));
     th_loop_fn fn = unary_loop(op, ct);
-    if (!fn) {
-        th__bump_version(out);
-        return integer_shortcut(op, out, a);
-    }
     int lt = is_predicate(op) ? TH_BOOL : ct; /* what the loop writes */
     th_tensor *in = th__cast(a, ct);
     if (!in) return th_last_status();

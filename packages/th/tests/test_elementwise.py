@@ -288,6 +288,7 @@ BINARY = {
     "atan2": (np.arctan2, "float", ALL, {}, {}),
     "hypot": (np.hypot, "float", FLOATS, {}, {}),
     "copysign": (np.copysign, "float", ALL, {}, {}),
+    "ldexp": (lambda a, b: a * np.exp2(b), "float", ALL, {"int": (-4, 4), "float": (-3, 3)}, {}),
     "maximum": (np.maximum, "same", ALL, {"discrete": True}, {"discrete": True}),
     "minimum": (np.minimum, "same", ALL, {"discrete": True}, {"discrete": True}),
     "eq": (np.equal, "bool", ALL, {"discrete": True}, {"discrete": True}),

@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define THC_ABI_VERSION_MAJOR 1
-#define THC_ABI_VERSION_MINOR 10
+#define THC_ABI_VERSION_MINOR 11
 #define THC_MAX_DIMS 16
 
 /* ---- status codes: each maps to one Python exception type ---------- */
@@ -235,35 +235,57 @@ typedef struct thc_tensor {
  * number" rule of type promotion). */
 #define THC_TENSOR_WRAPPED_NUMBER 1
 
-/* Operation codes: the same values as libTH's th_unary_op, th_binary_op and
- * th_reduce_op. */
+/* Operation codes: libTH's op vocabulary, th_ops.def (shipped with ember-th
+ * beside th.h), with the THC_ prefix: the same values as th_unary_op,
+ * th_binary_op and th_reduce_op.  The installed copy of this header has the
+ * enumerators written out. */
 typedef enum thc_unary_op {
-    THC_NEG = 0, THC_ABS, THC_SIGN, THC_EXP, THC_EXP2, THC_EXPM1, THC_LOG,
-    THC_LOG2, THC_LOG10, THC_LOG1P, THC_SQRT, THC_RSQRT, THC_RECIPROCAL,
-    THC_SIN, THC_COS, THC_TAN, THC_ASIN, THC_ACOS, THC_ATAN, THC_SINH,
-    THC_COSH, THC_TANH, THC_ASINH, THC_ACOSH, THC_ATANH, THC_SIGMOID,
-    THC_ERF, THC_ERFC, THC_ERFINV, THC_FLOOR, THC_CEIL, THC_ROUND, THC_TRUNC,
-    THC_FRAC, THC_ISNAN, THC_ISINF, THC_ISFINITE, THC_LOGICAL_NOT,
-    THC_BITWISE_NOT, THC_SQUARE, THC_ISPOSINF, THC_ISNEGINF,
+#define TH_UNARY_OP(CODE, ...) THC_##CODE,
+#include "th_ops.def"
     THC_NUM_UNARY_OPS
 } thc_unary_op;
 
 typedef enum thc_binary_op {
-    THC_ADD = 0, THC_SUB, THC_MUL, THC_DIV, THC_FLOOR_DIVIDE,
-    THC_TRUNC_DIVIDE, THC_REMAINDER, THC_FMOD, THC_POW, THC_ATAN2,
-    THC_MAXIMUM, THC_MINIMUM, THC_EQ, THC_NE, THC_LT, THC_LE, THC_GT, THC_GE,
-    THC_LOGICAL_AND, THC_LOGICAL_OR, THC_LOGICAL_XOR, THC_BITWISE_AND,
-    THC_BITWISE_OR, THC_BITWISE_XOR, THC_LSHIFT, THC_RSHIFT, THC_HYPOT,
-    THC_COPYSIGN,
+#define TH_BINARY_OP(CODE, ...) THC_##CODE,
+#include "th_ops.def"
     THC_NUM_BINARY_OPS
 } thc_binary_op;
 
 typedef enum thc_reduce_op {
-    THC_RED_SUM = 0, THC_RED_PROD, THC_RED_MEAN, THC_RED_AMAX, THC_RED_AMIN,
-    THC_RED_ALL, THC_RED_ANY, THC_RED_COUNT_NONZERO, THC_RED_LOGSUMEXP,
-    THC_RED_NANSUM,
+#define TH_REDUCE_OP(CODE, ...) THC_##CODE,
+#include "th_ops.def"
     THC_NUM_REDUCE_OPS
 } thc_reduce_op;
+
+/* libTH's th_op_family, th_op_info and its TH_OPC_ and TH_OPF_ bits (th.h
+ * says what they mean), as libTHC reports them through thc_op_get(). */
+typedef enum thc_op_family {
+    THC_OP_UNARY = 0, THC_OP_BINARY = 1, THC_OP_REDUCE = 2
+} thc_op_family;
+#define THC_OPC_FLOAT 1
+#define THC_OPC_INT 2
+#define THC_OPC_BOOL 4
+#define THC_OPF_PREDICATE 1
+#define THC_OPF_FLOAT 2
+#define THC_OPF_FLOAT_ONLY 4
+#define THC_OPF_VECTOR_MATH 8
+#define THC_OPF_DIVISOR 16
+#define THC_OPF_EXPONENT 32
+#define THC_OPF_NO_INPLACE 64
+#define THC_OPF_HIDDEN 128
+#define THC_OPF_TAKES_DTYPE 256
+typedef struct thc_op_info {
+    const char *name;
+    int32_t family;
+    int32_t code;
+    int32_t classes;
+    int32_t flags;
+    const char *expr[3];
+} thc_op_info;
+/* The op vocabulary as libTHC has it: how many ops a family has, and one
+ * op's row (NULL, with an error set, for a bad family or code). */
+int thc_op_count(int family);
+const thc_op_info *thc_op_get(int family, int code);
 
 /* ---- dtypes --------------------------------------------------------- */
 int64_t thc_dtype_itemsize(int dtype);

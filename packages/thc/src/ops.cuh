@@ -11,8 +11,16 @@
 // unsigned element types make some sign tests constant: intended
 #ifdef __CUDACC__
 #pragma nv_diag_suppress 186
+#pragma nv_diag_suppress 514
 #endif
 #pragma GCC diagnostic ignored "-Wtype-limits"
+
+// th_ops.def's facts about an op by family (THC_OP_*) and code
+// (vocabulary.c): its name, THC_OPF_* flags, and whether it has a loop for
+// compute dtype `dtype`'s class
+extern "C" const char *thc__op_name(int family, int code);
+extern "C" int thc__op_flags(int family, int code);
+extern "C" int thc__op_has_dtype(int family, int code, int dtype);
 
 namespace thc {
 
@@ -53,86 +61,36 @@ THC_HD inline double erfinv_d(double y) {
     return x;
 }
 
-// ---- unary ----------------------------------------------------------------
-template <typename T> THC_HD inline T unary_value(int op, T x) {
-    if constexpr (is_float_v<T>) {
-        switch (op) {
-        case THC_NEG: return -x;
-        case THC_ABS: return std::fabs(x);
-        case THC_SIGN: return x > 0 ? T(1) : x < 0 ? T(-1) : x;
-        case THC_EXP: return std::exp(x);
-        case THC_EXP2: return std::exp2(x);
-        case THC_EXPM1: return std::expm1(x);
-        case THC_LOG: return std::log(x);
-        case THC_LOG2: return std::log2(x);
-        case THC_LOG10: return std::log10(x);
-        case THC_LOG1P: return std::log1p(x);
-        case THC_SQRT: return std::sqrt(x);
-        case THC_RSQRT: return T(1) / std::sqrt(x);
-        case THC_RECIPROCAL: return T(1) / x;
-        case THC_SIN: return std::sin(x);
-        case THC_COS: return std::cos(x);
-        case THC_TAN: return std::tan(x);
-        case THC_ASIN: return std::asin(x);
-        case THC_ACOS: return std::acos(x);
-        case THC_ATAN: return std::atan(x);
-        case THC_SINH: return std::sinh(x);
-        case THC_COSH: return std::cosh(x);
-        case THC_TANH: return std::tanh(x);
-        case THC_ASINH: return std::asinh(x);
-        case THC_ACOSH: return std::acosh(x);
-        case THC_ATANH: return std::atanh(x);
-        case THC_SIGMOID: return T(1) / (T(1) + std::exp(-x));
-        case THC_ERF: return std::erf(x);
-        case THC_ERFC: return std::erfc(x);
-        case THC_ERFINV: return (T)erfinv_d((double)x);
-        case THC_FLOOR: return std::floor(x);
-        case THC_CEIL: return std::ceil(x);
-        case THC_ROUND: return std::nearbyint(x);
-        case THC_TRUNC: return std::trunc(x);
-        case THC_FRAC: return x - std::trunc(x);
-        case THC_SQUARE: return x * x;
-        default: return x;
-        }
-    } else if constexpr (std::is_same<T, bool>::value) {
-        switch (op) {
-        case THC_SIGN: return x;
-        case THC_BITWISE_NOT: return !x;
-        default: return x;
-        }
-    } else {
-        switch (op) {
-        case THC_NEG: return (T)(0 - x);
-        case THC_ABS: return x < 0 ? (T)(0 - x) : x;
-        case THC_SIGN: return (T)((x > 0) - (x < 0));
-        case THC_BITWISE_NOT: return (T)~x;
-        case THC_SQUARE: return (T)(x * x);
-        default: return x;   // floor, ceil, round, trunc of integers
-        }
-    }
-}
+// ---- helpers of th_ops.def's scalar expressions --------------------------
+// libTH defines the same names for its loops (src/elementwise.h); here in
+// the element type T, which the expressions are written for.
+using std::acos; using std::acosh; using std::asin; using std::asinh; using std::atan;
+using std::atan2; using std::atanh; using std::ceil; using std::copysign; using std::cos;
+using std::cosh; using std::erf; using std::erfc; using std::exp; using std::exp2;
+using std::expm1; using std::fabs; using std::floor; using std::fmod; using std::hypot;
+using std::isfinite; using std::isinf; using std::log; using std::log10; using std::log1p;
+using std::log2; using std::nearbyint; using std::pow; using std::sin; using std::sinh;
+using std::sqrt; using std::tan; using std::tanh; using std::trunc;
 
-template <typename T> THC_HD inline bool unary_predicate(int op, T x) {
-    switch (op) {
-    case THC_LOGICAL_NOT: return x == 0;
-    case THC_ISNAN: return x != x;
-    default: break;
-    }
-    if constexpr (is_float_v<T>) {
-        switch (op) {
-        case THC_ISINF: return std::isinf(x);
-        case THC_ISFINITE: return std::isfinite(x);
-        case THC_ISPOSINF: return std::isinf(x) && x > 0;
-        case THC_ISNEGINF: return std::isinf(x) && x < 0;
-        default: return false;
-        }
-    } else {
-        return op == THC_ISFINITE;
-    }
-}
+// integer negation, products and + - * wrap in two's complement, in uint64
+#define INEG(x) ((T)(0 - (uint64_t)(x)))
+#define IMUL(x, y) ((T)((uint64_t)(x) * (uint64_t)(y)))
+#define IWRAP(x, y, OP) ((T)((uint64_t)(x) OP (uint64_t)(y)))
+// Python-style integer division and modulo; y == -1 apart (INT_MIN / -1
+// traps; the quotient wraps and the remainder is 0)
+#define IFLOORDIV(x, y) ((y) == -1 ? INEG(x) : \
+    (x) / (y) - (((x) % (y) != 0) && (((x) < 0) != ((y) < 0))))
+#define IMOD(x, y) ((y) == -1 ? 0 : \
+    (x) % (y) + ((((x) % (y)) != 0 && ((((x) % (y)) < 0) != ((y) < 0))) ? (y) : 0))
+#define ITRUNCDIV(x, y) ((y) == -1 ? INEG(x) : (x) / (y))
+#define IFMOD(x, y) ((y) == -1 ? 0 : (x) % (y))
+// NaN-propagating maximum and minimum
+#define FMAX(x, y) (((x) > (y) || (x) != (x)) ? (x) : (y))
+#define FMIN(x, y) (((x) < (y) || (x) != (x)) ? (x) : (y))
+#define BITS(x) ((int64_t)sizeof(x) * 8)
 
-// ---- binary ----------------------------------------------------------------
-template <typename T> THC_HD inline T float_floordiv(T a, T b) {
+// Python-style float floor division and modulo, in T
+template <typename T> THC_HD inline T fl_floordiv(T a, T b) {
     if (b == 0) return a / b;
     T mod = std::fmod(a, b), div = (a - mod) / b;
     if (mod != 0 && ((b < 0) != (mod < 0))) div -= T(1);
@@ -142,7 +100,13 @@ template <typename T> THC_HD inline T float_floordiv(T a, T b) {
     return fd;
 }
 
-template <typename T> THC_HD inline T int_pow(T b, T e) {
+template <typename T> THC_HD inline T fl_mod(T a, T b) {
+    T r = std::fmod(a, b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+// integer power, wrapping (negative exponents are refused before)
+template <typename T> THC_HD inline T ipow(T b, T e) {
     if (e < 0) return b == 1 ? T(1) : (std::is_signed<T>::value && b == T(-1)) ? ((e & 1) ? T(-1) : T(1)) : T(0);
     uint64_t r = 1, bb = (uint64_t)(int64_t)b;
     int64_t ee = (int64_t)e;
@@ -154,79 +118,118 @@ template <typename T> THC_HD inline T int_pow(T b, T e) {
     return (T)(int64_t)r;
 }
 
-template <typename T> THC_HD inline T binary_value(int op, T x, T y) {
+// ---- the kernels' switch arms, one per row of th_ops.def ------------------
+#define TH_OPS_CLASS_MACROS
+#include "th_ops.def"
+// value arms: every kind but PRED; predicate arms: PRED only
+#define THC_VALUE_KEEP(...) __VA_ARGS__
+#define THC_VALUE_FLOAT(...) __VA_ARGS__
+#define THC_VALUE_MATH(...) __VA_ARGS__
+#define THC_VALUE_ONLYF(...) __VA_ARGS__
+#define THC_VALUE_PRED(...)
+#define THC_PRED_KEEP(...)
+#define THC_PRED_FLOAT(...)
+#define THC_PRED_MATH(...)
+#define THC_PRED_ONLYF(...)
+#define THC_PRED_PRED(...) __VA_ARGS__
+
+template <typename T> THC_HD inline T unary_value(int op, T x) {
     if constexpr (is_float_v<T>) {
         switch (op) {
-        case THC_ADD: return x + y;
-        case THC_SUB: return x - y;
-        case THC_MUL: return x * y;
-        case THC_DIV: return x / y;
-        case THC_FLOOR_DIVIDE: return float_floordiv(x, y);
-        case THC_TRUNC_DIVIDE: return std::trunc(x / y);
-        case THC_REMAINDER: {
-            T r = std::fmod(x, y);
-            return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
-        }
-        case THC_FMOD: return std::fmod(x, y);
-        case THC_POW: return std::pow(x, y);
-        case THC_ATAN2: return std::atan2(x, y);
-        case THC_MAXIMUM: return (x > y || x != x) ? x : y;
-        case THC_MINIMUM: return (x < y || x != x) ? x : y;
-        case THC_HYPOT: return std::hypot(x, y);
-        case THC_COPYSIGN: return std::copysign(x, y);
+#define TH_UNARY_OP(CODE, name, c, kind, flags, f, i, b) \
+    THC_VALUE_##kind(TH_IF_F_##c(case THC_##CODE: return (T)(f);))
+#include "th_ops.def"
         default: return x;
         }
     } else if constexpr (std::is_same<T, bool>::value) {
         switch (op) {
-        case THC_ADD: case THC_MAXIMUM: case THC_BITWISE_OR: return x | y;
-        case THC_MUL: case THC_MINIMUM: case THC_BITWISE_AND: return x & y;
-        case THC_BITWISE_XOR: return x ^ y;
+#define TH_UNARY_OP(CODE, name, c, kind, flags, f, i, b) \
+    THC_VALUE_##kind(TH_IF_B_##c(case THC_##CODE: return (T)(b);))
+#include "th_ops.def"
         default: return x;
         }
     } else {
-        const int64_t bits = (int64_t)sizeof(T) * 8;
         switch (op) {
-        case THC_ADD: return (T)(x + y);
-        case THC_SUB: return (T)(x - y);
-        case THC_MUL: return (T)(x * y);
-        case THC_FLOOR_DIVIDE:
-            if (std::is_signed<T>::value && y == T(-1)) return (T)(0 - x);
-            return (T)(x / y - ((x % y != 0) && ((x < 0) != (y < 0))));
-        case THC_TRUNC_DIVIDE:
-            if (std::is_signed<T>::value && y == T(-1)) return (T)(0 - x);
-            return (T)(x / y);
-        case THC_REMAINDER: {
-            if (std::is_signed<T>::value && y == T(-1)) return T(0);
-            T r = (T)(x % y);
-            return (r != 0 && ((r < 0) != (y < 0))) ? (T)(r + y) : r;
+#define TH_UNARY_OP(CODE, name, c, kind, flags, f, i, b) \
+    THC_VALUE_##kind(TH_IF_I_##c(case THC_##CODE: return (T)(i);))
+#include "th_ops.def"
+        default: return x;
         }
-        case THC_FMOD:
-            if (std::is_signed<T>::value && y == T(-1)) return T(0);
-            return (T)(x % y);
-        case THC_POW: return int_pow(x, y);
-        case THC_MAXIMUM: return x > y ? x : y;
-        case THC_MINIMUM: return x < y ? x : y;
-        case THC_BITWISE_AND: return (T)(x & y);
-        case THC_BITWISE_OR: return (T)(x | y);
-        case THC_BITWISE_XOR: return (T)(x ^ y);
-        case THC_LSHIFT: return (y < 0 || y >= bits) ? T(0) : (T)(int64_t)((uint64_t)(int64_t)x << y);
-        case THC_RSHIFT: return (y < 0 || y >= bits) ? (T)(x < 0 ? -1 : 0) : (T)(x >> y);
+    }
+}
+
+template <typename T> THC_HD inline bool unary_predicate(int op, T x) {
+    if constexpr (is_float_v<T>) {
+        switch (op) {
+#define TH_UNARY_OP(CODE, name, c, kind, flags, f, i, b) \
+    THC_PRED_##kind(TH_IF_F_##c(case THC_##CODE: return (f);))
+#include "th_ops.def"
+        default: return false;
+        }
+    } else if constexpr (std::is_same<T, bool>::value) {
+        switch (op) {
+#define TH_UNARY_OP(CODE, name, c, kind, flags, f, i, b) \
+    THC_PRED_##kind(TH_IF_B_##c(case THC_##CODE: return (b);))
+#include "th_ops.def"
+        default: return false;
+        }
+    } else {
+        switch (op) {
+#define TH_UNARY_OP(CODE, name, c, kind, flags, f, i, b) \
+    THC_PRED_##kind(TH_IF_I_##c(case THC_##CODE: return (i);))
+#include "th_ops.def"
+        default: return false;
+        }
+    }
+}
+
+template <typename T> THC_HD inline T binary_value(int op, T x, T y) {
+    if constexpr (is_float_v<T>) {
+        switch (op) {
+#define TH_BINARY_OP(CODE, name, c, kind, flags, f, i, b) \
+    THC_VALUE_##kind(TH_IF_F_##c(case THC_##CODE: return (T)(f);))
+#include "th_ops.def"
+        default: return x;
+        }
+    } else if constexpr (std::is_same<T, bool>::value) {
+        switch (op) {
+#define TH_BINARY_OP(CODE, name, c, kind, flags, f, i, b) \
+    THC_VALUE_##kind(TH_IF_B_##c(case THC_##CODE: return (T)(b);))
+#include "th_ops.def"
+        default: return x;
+        }
+    } else {
+        switch (op) {
+#define TH_BINARY_OP(CODE, name, c, kind, flags, f, i, b) \
+    THC_VALUE_##kind(TH_IF_I_##c(case THC_##CODE: return (T)(i);))
+#include "th_ops.def"
         default: return x;
         }
     }
 }
 
 template <typename T> THC_HD inline bool binary_predicate(int op, T x, T y) {
-    switch (op) {
-    case THC_EQ: return x == y;
-    case THC_NE: return x != y;
-    case THC_LT: return x < y;
-    case THC_LE: return x <= y;
-    case THC_GT: return x > y;
-    case THC_GE: return x >= y;
-    case THC_LOGICAL_AND: return (x != 0) & (y != 0);
-    case THC_LOGICAL_OR: return (x != 0) | (y != 0);
-    default: return (x != 0) ^ (y != 0);   // THC_LOGICAL_XOR
+    if constexpr (is_float_v<T>) {
+        switch (op) {
+#define TH_BINARY_OP(CODE, name, c, kind, flags, f, i, b) \
+    THC_PRED_##kind(TH_IF_F_##c(case THC_##CODE: return (f);))
+#include "th_ops.def"
+        default: return false;
+        }
+    } else if constexpr (std::is_same<T, bool>::value) {
+        switch (op) {
+#define TH_BINARY_OP(CODE, name, c, kind, flags, f, i, b) \
+    THC_PRED_##kind(TH_IF_B_##c(case THC_##CODE: return (b);))
+#include "th_ops.def"
+        default: return false;
+        }
+    } else {
+        switch (op) {
+#define TH_BINARY_OP(CODE, name, c, kind, flags, f, i, b) \
+    THC_PRED_##kind(TH_IF_I_##c(case THC_##CODE: return (i);))
+#include "th_ops.def"
+        default: return false;
+        }
     }
 }
 

@@ -226,21 +226,9 @@ extern "C" THC_API int thc_zero(thc_tensor *t) { return thc_fill_double(t, 0.0);
 // ---- unary -----------------------------------------------------------------------
 namespace {
 
-const char *const unary_names[THC_NUM_UNARY_OPS] = {
-    "neg", "abs", "sign", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
-    "rsqrt", "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
-    "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc", "erfinv", "floor", "ceil", "round",
-    "trunc", "frac", "isnan", "isinf", "isfinite", "logical_not", "bitwise_not", "square",
-    "isposinf", "isneginf"};
+bool unary_is_float_op(int op) { return thc__op_flags(THC_OP_UNARY, op) & THC_OPF_FLOAT; }
 
-bool unary_is_float_op(int op) {
-    return (op >= THC_EXP && op <= THC_ERFINV);
-}
-
-bool unary_is_predicate(int op) {
-    return op == THC_ISNAN || op == THC_ISINF || op == THC_ISFINITE || op == THC_ISPOSINF ||
-           op == THC_ISNEGINF || op == THC_LOGICAL_NOT;
-}
+bool unary_is_predicate(int op) { return thc__op_flags(THC_OP_UNARY, op) & THC_OPF_PREDICATE; }
 
 int unary_types(int op, int dtype, int *compute, int *result) {
     if (op < 0 || op >= THC_NUM_UNARY_OPS)
@@ -257,19 +245,12 @@ int unary_types(int op, int dtype, int *compute, int *result) {
                               "Negation, the `-` operator, on a bool tensor is not supported. "
                               "If you are trying to invert a mask, use the `~` or "
                               "`logical_not()` operator instead.");
-        if (op == THC_BITWISE_NOT && fl)
-            return thc__error(THC_ERR_TYPE, "\"bitwise_not_cuda\" not implemented for '%s'",
-                              thc__dtype_title(dtype));
-        if (dtype == THC_BOOL && (op == THC_ABS || op == THC_FLOOR || op == THC_CEIL ||
-                                  op == THC_TRUNC || op == THC_ROUND))
-            return thc__error(THC_ERR_TYPE, "\"%s_cuda\" not implemented for 'Bool'",
-                              unary_names[op]);
-        if (op == THC_FRAC && !fl)
-            return thc__error(THC_ERR_TYPE, "\"frac_cuda\" not implemented for '%s'",
-                              thc__dtype_title(dtype));
     }
     int src = unary_is_float_op(op) || op == THC_SQUARE ? *result : dtype;
     *compute = thc__is_half(src) ? THC_FLOAT32 : src;
+    if (!thc__op_has_dtype(THC_OP_UNARY, op, *compute))   // a class the op's row lacks
+        return thc__error(THC_ERR_TYPE, "\"%s_cuda\" not implemented for '%s'",
+                          thc__op_name(THC_OP_UNARY, op), thc__dtype_title(dtype));
     return THC_OK;
 }
 
@@ -300,7 +281,7 @@ template <typename T> struct UnaryPredFn {
 int unary_kernel(int op, thc_tensor *dst, const thc_tensor *in) {
     thc__geom g = geometry(dst, 1, &in);
     int rc = THC_OK;
-    const char *what = unary_names[op];
+    const char *what = thc__op_name(THC_OP_UNARY, op);
     if (unary_is_predicate(op)) {
         switch (in->dtype) {
             THC_CASES_COMPUTE(rc = for_each(what, g.numel,
@@ -352,9 +333,6 @@ extern "C" THC_API int thc_unary_out(int op, thc_tensor *out, const thc_tensor *
         return thc__error(THC_ERR_RUNTIME,
                           "result type %s can't be cast to the desired output type %s",
                           thc__dtype_title(rt), thc__dtype_title(out->dtype));
-    if (!thc_dtype_is_floating(ct) && !unary_is_predicate(op) &&
-        (op == THC_FLOOR || op == THC_CEIL || op == THC_ROUND || op == THC_TRUNC))
-        return thc_copy(out, a);   // integer rounding: the identity
     int lt = unary_is_predicate(op) ? THC_BOOL : ct;
     thc_tensor *in = thc__cast(a, ct);
     if (!in) return thc_last_status();
@@ -379,54 +357,28 @@ extern "C" THC_API thc_tensor *thc_unary(int op, const thc_tensor *a) {
 // ---- binary ----------------------------------------------------------------------
 namespace {
 
-const char *const binary_names[THC_NUM_BINARY_OPS] = {
-    "add", "sub", "mul", "div", "floor_divide", "trunc_divide", "remainder", "fmod", "pow",
-    "atan2", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
-    "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
-    "bitwise_left_shift", "bitwise_right_shift", "hypot", "copysign"};
-
-bool binary_is_predicate(int op) {
-    return (op >= THC_EQ && op <= THC_GE) || op == THC_LOGICAL_AND || op == THC_LOGICAL_OR ||
-           op == THC_LOGICAL_XOR;
-}
-
-bool binary_is_float_op(int op) {
-    return op == THC_DIV || op == THC_ATAN2 || op == THC_HYPOT || op == THC_COPYSIGN;
-}
-
-// which compute dtypes each op has: f floating, i integer, b bool
-bool binary_supports(int op, int ct) {
-    bool f = ct == THC_FLOAT32 || ct == THC_FLOAT64, b = ct == THC_BOOL, i = !f && !b;
-    if (binary_is_predicate(op) || op == THC_MAXIMUM || op == THC_MINIMUM) return true;
-    switch (op) {
-    case THC_ADD: case THC_MUL: return true;
-    case THC_SUB: case THC_FLOOR_DIVIDE: case THC_TRUNC_DIVIDE: case THC_REMAINDER:
-    case THC_FMOD: case THC_POW: return !b;
-    case THC_DIV: case THC_ATAN2: case THC_HYPOT: case THC_COPYSIGN: return f;
-    case THC_BITWISE_AND: case THC_BITWISE_OR: case THC_BITWISE_XOR: return !f;
-    default: return i;   // shifts
-    }
-}
+int binary_flags(int op) { return thc__op_flags(THC_OP_BINARY, op); }
 
 int binary_types(int op, const thc_tensor *a, const thc_tensor *b, int *compute, int *result) {
     if (op < 0 || op >= THC_NUM_BINARY_OPS)
         return thc__error(THC_ERR_VALUE, "invalid binary op code %d", op);
     int rt = thc_result_type(a, b);
-    if (op == THC_HYPOT && !thc_dtype_is_floating(rt))
-        return thc__error(THC_ERR_TYPE, "\"hypot_cuda\" not implemented for '%s'",
-                          thc__dtype_title(rt));
-    if (binary_is_float_op(op) && !thc_dtype_is_floating(rt)) rt = thc_get_default_dtype();
+    int flags = binary_flags(op);
+    if ((flags & THC_OPF_FLOAT_ONLY) && !thc_dtype_is_floating(rt))
+        return thc__error(THC_ERR_TYPE, "\"%s_cuda\" not implemented for '%s'",
+                          thc__op_name(THC_OP_BINARY, op), thc__dtype_title(rt));
+    if ((flags & THC_OPF_FLOAT) && !thc_dtype_is_floating(rt)) rt = thc_get_default_dtype();
     int ct = thc__is_half(rt) ? THC_FLOAT32 : rt;
-    if (!binary_supports(op, ct)) {
+    if (!thc__op_has_dtype(THC_OP_BINARY, op, ct)) {
         if (op == THC_SUB && ct == THC_BOOL)
             return thc__error(THC_ERR_RUNTIME,
                               "Subtraction, the `-` operator, with two bool tensors is not "
                               "supported. Use the `^` or `logical_xor()` operator instead.");
         return thc__error(THC_ERR_TYPE, "\"%s_cuda\" not implemented for '%s'",
-                          binary_names[op], thc__dtype_title(rt));
+                          thc__op_name(THC_OP_BINARY, op), thc__dtype_title(rt));
     }
     *compute = ct;
-    *result = binary_is_predicate(op) ? THC_BOOL : rt;
+    *result = (flags & THC_OPF_PREDICATE) ? THC_BOOL : rt;
     return THC_OK;
 }
 
@@ -471,9 +423,9 @@ int binary_typed(int op, thc_tensor *dst, const thc_tensor *a, const thc_tensor 
     const thc_tensor *ins[2] = {a, b};
     thc__geom g = geometry(dst, 2, ins);
     Offsets o = Offsets::of(g);
-    const char *what = binary_names[op];
+    const char *what = thc__op_name(THC_OP_BINARY, op);
     In<T> x = operand<T>(a), y = operand<T>(b);
-    if (binary_is_predicate(op))
+    if (binary_flags(op) & THC_OPF_PREDICATE)
         return for_each(what, g.numel, BinaryPredFn<T>{(bool *)thc__ptr(dst), x, y, op, o},
                         thc__stream());
     T *out = (T *)thc__ptr(dst);
@@ -495,9 +447,8 @@ int binary_kernel(int op, int ct, thc_tensor *dst, const thc_tensor *a, const th
 // Integer division by zero and negative integer powers are errors (as in
 // libTH); the check reads one flag back from the device.
 int check_integer_rhs(int op, const thc_tensor *b) {
-    bool div = op == THC_FLOOR_DIVIDE || op == THC_TRUNC_DIVIDE || op == THC_REMAINDER ||
-               op == THC_FMOD;
-    if (!div && op != THC_POW) return THC_OK;
+    bool div = binary_flags(op) & THC_OPF_DIVISOR;
+    if (!div && !(binary_flags(op) & THC_OPF_EXPONENT)) return THC_OK;
     if (thc__on_host(b)) {
         int64_t v = thc__scalar_int64(b);
         if (div ? v == 0 : v < 0)
@@ -559,7 +510,7 @@ extern "C" THC_API int thc_binary_out(int op, thc_tensor *out, const thc_tensor 
                           "result type %s can't be cast to the desired output type %s",
                           thc__dtype_title(rt), thc__dtype_title(out->dtype));
     if (thc_dtype_is_integral(ct) && check_integer_rhs(op, b)) return thc_last_status();
-    int lt = binary_is_predicate(op) ? THC_BOOL : ct;
+    int lt = (binary_flags(op) & THC_OPF_PREDICATE) ? THC_BOOL : ct;
     thc_tensor *ca = thc__cast(a, ct), *cb = ca ? thc__cast(b, ct) : NULL;
     int rc = THC_OK;
     if (!cb) {

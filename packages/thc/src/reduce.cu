@@ -293,9 +293,6 @@ thc_tensor *reduce_into(const thc_tensor *a, int ndims, const int *dims, int kee
     return out;
 }
 
-const char *const reduce_names[THC_NUM_REDUCE_OPS] = {
-    "sum", "prod", "mean", "amax", "amin", "all", "any", "count_nonzero", "logsumexp", "nansum"};
-
 thc_tensor *logsumexp(const thc_tensor *a, int ndims, const int *dims, int keepdim, int dtype) {
     thc_tensor *x = thc__cast(a, dtype);
     if (!x) return NULL;
@@ -329,9 +326,8 @@ extern "C" THC_API thc_tensor *thc_reduce(int op, const thc_tensor *a, int ndims
         return (thc_tensor *)thc__error_null(THC_ERR_VALUE, "invalid reduction op %d", op);
     if (dtype >= THC_NUM_DTYPES)
         return (thc_tensor *)thc__error_null(THC_ERR_TYPE, "invalid dtype code %d", dtype);
-    const char *name = reduce_names[op];
-    bool takes_dtype = op == THC_RED_SUM || op == THC_RED_PROD || op == THC_RED_MEAN ||
-                       op == THC_RED_NANSUM;
+    const char *name = thc__op_name(THC_OP_REDUCE, op);
+    bool takes_dtype = thc__op_flags(THC_OP_REDUCE, op) & THC_OPF_TAKES_DTYPE;
     if (dtype >= 0 && !takes_dtype)
         return (thc_tensor *)thc__error_null(THC_ERR_TYPE,
                                              "%s() got an unexpected keyword argument 'dtype'",

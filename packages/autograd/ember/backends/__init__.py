@@ -72,17 +72,20 @@ class TensorBackend(Protocol):
         """Seed the backend's default generator."""
 
 
+def _vocabulary():
+    """The element-wise ops of libTH's op vocabulary (th_ops.def, which
+    libTHC shares): those with an in-place ``name_`` form, and the
+    predicates without one."""
+    from ember.th import ops
+    rows = [o for o in ops() if o.family in ("unary", "binary") and "hidden" not in o.flags]
+    return (tuple(o.name for o in rows if "no_inplace" not in o.flags),
+            tuple(o.name for o in rows if "no_inplace" in o.flags))
+
+
+_VOCABULARY, _PREDICATES = _vocabulary()
 #: Element-wise raw methods the front calls, each also in its in-place
-#: ``name_`` form.
-_ELEMENTWISE = (
-    "add", "sub", "mul", "div", "pow", "neg", "abs", "sign", "exp", "exp2", "expm1", "log",
-    "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "square", "sin", "cos", "tan",
-    "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid",
-    "erf", "erfc", "erfinv", "floor", "ceil", "round", "trunc", "frac", "atan2", "maximum",
-    "minimum", "fmod", "remainder", "hypot", "copysign", "clamp", "nan_to_num",
-    "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "bitwise_not", "floor_divide", "eq", "ne", "lt", "le", "gt", "ge",
-)
+#: ``name_`` form: the vocabulary's ops and two with extra arguments.
+_ELEMENTWISE = (*_VOCABULARY, "clamp", "nan_to_num")
 
 #: Raw tensor methods and properties the front calls (PyTorch semantics).
 RAW_TENSOR_METHODS = (
@@ -94,7 +97,7 @@ RAW_TENSOR_METHODS = (
     *_ELEMENTWISE, *(name + "_" for name in _ELEMENTWISE),
     "__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__",
     "__rpow__", "__and__", "__or__", "__xor__", "__lshift__", "__rshift__",
-    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "lerp", "where",
+    *_PREDICATES, "lerp", "where",
     # reductions
     "sum", "nansum", "prod", "mean", "var", "std", "amax", "amin", "max", "min", "argmax",
     "argmin", "norm", "logsumexp", "cumsum", "cumprod", "all", "any", "count_nonzero",

@@ -42,6 +42,13 @@ for _name in ("_reduce", "_linalg", "_index_ops", "_sort", "_random"):
 globals().update({k: v for k, v in _namespace.items() if not k.startswith("_")})
 
 
+def ops():
+    """libTH's op vocabulary (include/th_ops.def): one OpInfo per element-wise
+    and reduction op, with its name, family, code, dtype classes, flags and
+    scalar C expressions."""
+    return _elementwise.OPS
+
+
 def is_tensor(obj):
     return isinstance(obj, Tensor)
 

@@ -1,47 +1,27 @@
 """Element-wise math: functions, Tensor methods, in-place forms and the
 Python operators, all driven by libTH's op codes."""
 from ._core import Tensor, operand, scalar_ptr, wrap
-from ._lib import check, lib
+from ._lib import check, ffi, lib
+from ._vocabulary import codes as _codes, read_ops
 
 _bin = lib.th_binary
 _bin_out = lib.th_binary_out
 _un = lib.th_unary
 _un_out = lib.th_unary_out
 
-UNARY_OPS = {
-    "neg": lib.TH_NEG, "abs": lib.TH_ABS, "sign": lib.TH_SIGN, "exp": lib.TH_EXP,
-    "exp2": lib.TH_EXP2, "expm1": lib.TH_EXPM1, "log": lib.TH_LOG,
-    "log2": lib.TH_LOG2, "log10": lib.TH_LOG10, "log1p": lib.TH_LOG1P,
-    "sqrt": lib.TH_SQRT, "rsqrt": lib.TH_RSQRT, "reciprocal": lib.TH_RECIPROCAL,
-    "sin": lib.TH_SIN, "cos": lib.TH_COS, "tan": lib.TH_TAN, "asin": lib.TH_ASIN,
-    "acos": lib.TH_ACOS, "atan": lib.TH_ATAN, "sinh": lib.TH_SINH,
-    "cosh": lib.TH_COSH, "tanh": lib.TH_TANH, "asinh": lib.TH_ASINH,
-    "acosh": lib.TH_ACOSH, "atanh": lib.TH_ATANH, "sigmoid": lib.TH_SIGMOID,
-    "erf": lib.TH_ERF, "erfc": lib.TH_ERFC, "erfinv": lib.TH_ERFINV,
-    "floor": lib.TH_FLOOR, "ceil": lib.TH_CEIL, "trunc": lib.TH_TRUNC,
-    "frac": lib.TH_FRAC, "isnan": lib.TH_ISNAN, "isinf": lib.TH_ISINF,
-    "isfinite": lib.TH_ISFINITE, "isposinf": lib.TH_ISPOSINF,
-    "isneginf": lib.TH_ISNEGINF, "logical_not": lib.TH_LOGICAL_NOT,
-    "bitwise_not": lib.TH_BITWISE_NOT, "square": lib.TH_SQUARE,
-}
+#: libTH's op vocabulary (include/th_ops.def), read from the library
+OPS = read_ops(ffi, lib, "th")
+# every op becomes a function and a method; the ones with extra arguments
+# (add/sub alpha=, div rounding_mode=, round decimals=) are replaced below
+UNARY_OPS = _codes(OPS, "unary")
 # predicates have no in-place form in PyTorch
-_NO_INPLACE = {"isnan", "isinf", "isfinite", "isposinf", "isneginf"}
+_NO_INPLACE = set(UNARY_OPS) - set(_codes(OPS, "unary", exclude={"no_inplace"}))
 UNARY_ALIASES = {"negative": "neg", "absolute": "abs", "arcsin": "asin",
                  "arccos": "acos", "arctan": "atan", "arcsinh": "asinh",
                  "arccosh": "acosh", "arctanh": "atanh", "fix": "trunc"}
 
-BINARY_OPS = {
-    "mul": lib.TH_MUL, "floor_divide": lib.TH_FLOOR_DIVIDE,
-    "remainder": lib.TH_REMAINDER, "fmod": lib.TH_FMOD, "pow": lib.TH_POW,
-    "atan2": lib.TH_ATAN2, "maximum": lib.TH_MAXIMUM, "minimum": lib.TH_MINIMUM,
-    "eq": lib.TH_EQ, "ne": lib.TH_NE, "lt": lib.TH_LT, "le": lib.TH_LE,
-    "gt": lib.TH_GT, "ge": lib.TH_GE, "logical_and": lib.TH_LOGICAL_AND,
-    "logical_or": lib.TH_LOGICAL_OR, "logical_xor": lib.TH_LOGICAL_XOR,
-    "bitwise_and": lib.TH_BITWISE_AND, "bitwise_or": lib.TH_BITWISE_OR,
-    "bitwise_xor": lib.TH_BITWISE_XOR,
-    "bitwise_left_shift": lib.TH_LSHIFT, "bitwise_right_shift": lib.TH_RSHIFT,
-    "hypot": lib.TH_HYPOT, "copysign": lib.TH_COPYSIGN,
-}
+# trunc_divide is div(rounding_mode='trunc')
+BINARY_OPS = _codes(OPS, "binary", exclude={"hidden"})
 BINARY_ALIASES = {"multiply": "mul", "arctan2": "atan2", "greater": "gt",
                   "greater_equal": "ge", "less": "lt", "less_equal": "le",
                   "not_equal": "ne", "float_power": None}

@@ -3,7 +3,9 @@ operators and the namespace functions, all driven by libTHC's op codes
 (libTH's values and semantics)."""
 import math
 
-from ._lib import check, lib
+from ember.th._vocabulary import codes as _codes, read_ops
+
+from ._lib import check, ffi, lib
 from ._tensor import NULL, Tensor, operand, scalar_ptr, wrap
 
 _bin = lib.thc_binary
@@ -11,40 +13,19 @@ _bin_out = lib.thc_binary_out
 _un = lib.thc_unary
 _un_out = lib.thc_unary_out
 
-UNARY_OPS = {
-    "neg": lib.THC_NEG, "abs": lib.THC_ABS, "sign": lib.THC_SIGN, "exp": lib.THC_EXP,
-    "exp2": lib.THC_EXP2, "expm1": lib.THC_EXPM1, "log": lib.THC_LOG,
-    "log2": lib.THC_LOG2, "log10": lib.THC_LOG10, "log1p": lib.THC_LOG1P,
-    "sqrt": lib.THC_SQRT, "rsqrt": lib.THC_RSQRT, "reciprocal": lib.THC_RECIPROCAL,
-    "sin": lib.THC_SIN, "cos": lib.THC_COS, "tan": lib.THC_TAN, "asin": lib.THC_ASIN,
-    "acos": lib.THC_ACOS, "atan": lib.THC_ATAN, "sinh": lib.THC_SINH,
-    "cosh": lib.THC_COSH, "tanh": lib.THC_TANH, "asinh": lib.THC_ASINH,
-    "acosh": lib.THC_ACOSH, "atanh": lib.THC_ATANH, "sigmoid": lib.THC_SIGMOID,
-    "erf": lib.THC_ERF, "erfc": lib.THC_ERFC, "erfinv": lib.THC_ERFINV,
-    "floor": lib.THC_FLOOR, "ceil": lib.THC_CEIL, "trunc": lib.THC_TRUNC,
-    "frac": lib.THC_FRAC, "isnan": lib.THC_ISNAN, "isinf": lib.THC_ISINF,
-    "isfinite": lib.THC_ISFINITE, "isposinf": lib.THC_ISPOSINF,
-    "isneginf": lib.THC_ISNEGINF, "logical_not": lib.THC_LOGICAL_NOT,
-    "bitwise_not": lib.THC_BITWISE_NOT, "square": lib.THC_SQUARE,
-}
+#: libTHC's op vocabulary (libTH's include/th_ops.def), read from the library
+OPS = read_ops(ffi, lib, "thc")
+# every op becomes a function and a method; the ones with extra arguments
+# (add/sub alpha=, div rounding_mode=, round decimals=) are replaced below
+UNARY_OPS = _codes(OPS, "unary")
 # predicates have no in-place form in PyTorch
-_NO_INPLACE = {"isnan", "isinf", "isfinite", "isposinf", "isneginf"}
+_NO_INPLACE = set(UNARY_OPS) - set(_codes(OPS, "unary", exclude={"no_inplace"}))
 UNARY_ALIASES = {"negative": "neg", "absolute": "abs", "arcsin": "asin",
                  "arccos": "acos", "arctan": "atan", "arcsinh": "asinh",
                  "arccosh": "acosh", "arctanh": "atanh", "fix": "trunc"}
 
-BINARY_OPS = {
-    "mul": lib.THC_MUL, "floor_divide": lib.THC_FLOOR_DIVIDE,
-    "remainder": lib.THC_REMAINDER, "fmod": lib.THC_FMOD, "pow": lib.THC_POW,
-    "atan2": lib.THC_ATAN2, "maximum": lib.THC_MAXIMUM, "minimum": lib.THC_MINIMUM,
-    "eq": lib.THC_EQ, "ne": lib.THC_NE, "lt": lib.THC_LT, "le": lib.THC_LE,
-    "gt": lib.THC_GT, "ge": lib.THC_GE, "logical_and": lib.THC_LOGICAL_AND,
-    "logical_or": lib.THC_LOGICAL_OR, "logical_xor": lib.THC_LOGICAL_XOR,
-    "bitwise_and": lib.THC_BITWISE_AND, "bitwise_or": lib.THC_BITWISE_OR,
-    "bitwise_xor": lib.THC_BITWISE_XOR,
-    "bitwise_left_shift": lib.THC_LSHIFT, "bitwise_right_shift": lib.THC_RSHIFT,
-    "hypot": lib.THC_HYPOT, "copysign": lib.THC_COPYSIGN,
-}
+# trunc_divide is div(rounding_mode='trunc')
+BINARY_OPS = _codes(OPS, "binary", exclude={"hidden"})
 BINARY_ALIASES = {"multiply": "mul", "arctan2": "atan2", "greater": "gt",
                   "greater_equal": "ge", "less": "lt", "less_equal": "le",
                   "not_equal": "ne"}
