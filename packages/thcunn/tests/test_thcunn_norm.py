@@ -404,7 +404,7 @@ def test_the_functions_are_kernels():
 def test_nn_specs_drive_these_kernels(name, args):
     """ember.nn's one spec table calls these functions by name, with its
     arguments, as it calls ember.thnn's: the same outputs and gradients."""
-    specs = pytest.importorskip("ember.nn._kernel_specs")
+    specs = pytest.importorskip("ember.nn.kernels")
     gpu, cpu = specs.specs_for(k.kernels), specs.specs_for(thnn.kernels)
     assert name in gpu
     rng = np.random.default_rng(41)

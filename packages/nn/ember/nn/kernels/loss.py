@@ -1,0 +1,34 @@
+"""Losses: cross_entropy over class indices (the other losses are composed
+in ember.nn.functional, or computed by ember.thnn's pointwise kernels)."""
+from . import Kernel
+from ember.amp.policy import FP32
+
+
+class cross_entropy(Kernel):
+    """(input, target, weight, reduction, ignore_index): log_softmax over the
+    class dimension, then nll_loss; target holds class indices (int64),
+    already checked against the input."""
+    differentiable = 1
+    node = "NllLossBackward0"
+    autocast = (FP32, FP32)
+
+    @staticmethod
+    def composed(input, target, weight, reduction, ignore_index):
+        from .._functional_losses import nll_loss
+        logp = input.log_softmax(0 if input.dim() == 1 else 1)
+        return nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+
+    @classmethod
+    def forward(cls, x, target, weight, reduction, ignore_index):
+        if x.ndim not in (1, 2) or not cls.floats(x, weight) or \
+                (weight is not None and weight.dtype != x.dtype):
+            return NotImplemented
+        out, log_probs, total_weight = cls.k.cross_entropy_forward(x, target, weight, reduction,
+                                                                   ignore_index)
+        return out, (log_probs, target, weight, total_weight, reduction, ignore_index)
+
+    @classmethod
+    def backward(cls, ctx, g, inputs, needs):
+        log_probs, target, weight, total_weight, reduction, ignore_index = ctx
+        return (cls.k.cross_entropy_backward_input(g.contiguous(), log_probs, target, weight,
+                                                   total_weight, reduction, ignore_index),)
