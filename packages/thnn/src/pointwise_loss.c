@@ -1,9 +1,11 @@
-/* kl_div, margin_ranking_loss and cosine_embedding_loss, with reductions
- * none / mean / sum ('batchmean' is sum divided by the batch size, done
- * by the caller).  Inputs of one shape and dtype (the caller broadcasts);
- * typed loops computing in double, sums in double; elements (rows for
- * cosine) on libTH's thread pool, sums in blocks that do not depend on
- * the thread count. */
+/* The losses computed element by element (row by row for cosine), then
+ * reduced (none / mean / sum): the pointwise losses (mse, l1, smooth_l1,
+ * huber, bce, bce_with_logits; times weight[i] if given), kl_div ('batchmean'
+ * is sum divided by the batch size, done by the caller),
+ * margin_ranking_loss and cosine_embedding_loss.  Inputs of one shape and
+ * dtype (the caller broadcasts); typed loops computing in double, sums in
+ * double; elements (rows for cosine) on libTH's thread pool, sums in blocks
+ * that do not depend on the thread count. */
 #include <math.h>
 
 #include "thnn_internal.h"
@@ -17,6 +19,208 @@ static int check_reduction(const char *fn, int reduction) {
     return TH_OK;
 }
 
+/* ---- pointwise losses ----------------------------------------------------
+ * per element l(x, y), times weight[i] if given; reduced by mean or sum. */
+static inline double ld(const th_tensor *t, int64_t k) {
+    return t->dtype == TH_FLOAT32 ? (double)((const float *)thnn__data(t))[k]
+                                  : ((const double *)thnn__data(t))[k];
+}
+static inline void st(th_tensor *t, int64_t k, double v) {
+    if (t->dtype == TH_FLOAT32) ((float *)thnn__data(t))[k] = (float)v;
+    else ((double *)thnn__data(t))[k] = v;
+}
+
+static inline double log_sigmoid(double x) {
+    return x < 0 ? x - log1p(exp(x)) : -log1p(exp(-x));
+}
+
+/* loss value and its derivative in x */
+static inline void pw(int loss, double x, double y, double a, double pwt,
+                      double *l, double *d) {
+    double r = x - y, ar = fabs(r);
+    switch (loss) {
+    case THNN_MSE_LOSS: *l = r * r; *d = 2 * r; break;
+    case THNN_L1_LOSS: *l = ar; *d = (r > 0) - (r < 0); break;
+    case THNN_SMOOTH_L1_LOSS:
+        if (a == 0 || ar >= a) { *l = ar - (a == 0 ? 0 : 0.5 * a); *d = (r > 0) - (r < 0); }
+        else { *l = 0.5 * r * r / a; *d = r / a; }
+        break;
+    case THNN_HUBER_LOSS:
+        if (ar <= a) { *l = 0.5 * r * r; *d = r; }
+        else { *l = a * (ar - 0.5 * a); *d = a * ((r > 0) - (r < 0)); }
+        break;
+    case THNN_BCE_LOSS: {
+        /* PyTorch clamps the logs at -100 */
+        double lx = x > 0 ? log(x) : -100, l1x = x < 1 ? log1p(-x) : -100;
+        if (lx < -100) lx = -100;
+        if (l1x < -100) l1x = -100;
+        *l = -(y * lx + (1 - y) * l1x);
+        const double e = 1e-12;
+        *d = (x - y) / ((1 - x) * x > e ? (1 - x) * x : e);
+        break;
+    }
+    default: { /* THNN_BCE_WITH_LOGITS_LOSS, pwt = pos_weight */
+        *l = -(pwt * y * log_sigmoid(x) + (1 - y) * log_sigmoid(-x));
+        double s = 1.0 / (1.0 + exp(-x));
+        *d = (pwt * y + 1 - y) * s - pwt * y;
+        break;
+    }
+    }
+}
+
+/* one call's tensors and settings, for the range functions */
+typedef struct pw_ctx {
+    th_tensor *out; /* per-element losses (reduction none) or grad_input */
+    const th_tensor *x, *y, *w, *pwt, *gy;
+    int loss, reduction;
+    double a, scale; /* scale: the reduction's factor on grad_output */
+    int64_t last;    /* pos_weight runs along the last dim */
+} pw_ctx;
+
+/* writes the losses of [i0, i1) (reduction none) or returns their sum */
+static double pw_fwd_range(int64_t i0, int64_t i1, void *ctx) {
+    const pw_ctx *c = ctx;
+    double sum = 0;
+    for (int64_t i = i0; i < i1; i++) {
+        double l, d;
+        pw(c->loss, ld(c->x, i), ld(c->y, i), c->a, c->pwt ? ld(c->pwt, i % c->last) : 1.0,
+           &l, &d);
+        if (c->w) l *= ld(c->w, i);
+        if (c->reduction == THNN_REDUCTION_NONE) st(c->out, i, l);
+        else sum += l;
+    }
+    return sum;
+}
+
+static void pw_bwd_range(int64_t i0, int64_t i1, void *ctx) {
+    const pw_ctx *c = ctx;
+    for (int64_t i = i0; i < i1; i++) {
+        double l, d;
+        pw(c->loss, ld(c->x, i), ld(c->y, i), c->a, c->pwt ? ld(c->pwt, i % c->last) : 1.0,
+           &l, &d);
+        if (c->w) d *= ld(c->w, i);
+        const double g = c->reduction == THNN_REDUCTION_NONE ? ld(c->gy, i)
+                                                             : ld(c->gy, 0) * c->scale;
+        st(c->out, i, d * g);
+    }
+}
+
+static int pw_check(const char *fn, const th_tensor *input, const th_tensor *target,
+                    const th_tensor *weight, const th_tensor *pos_weight, int loss,
+                    int reduction, double a) {
+    char s1[256], s2[256];
+    int rc;
+    if ((rc = check_reduction(fn, reduction))) return rc;
+    if (loss < THNN_MSE_LOSS || loss > THNN_BCE_WITH_LOGITS_LOSS)
+        return thnn__error(TH_ERR_VALUE, "%s: unknown loss %d", fn, loss);
+    if ((rc = thnn__check_float(fn, "input", input))) return rc;
+    if ((rc = thnn__check_float(fn, "target", target))) return rc;
+    int ok = input->ndim == target->ndim;
+    for (int i = 0; ok && i < input->ndim; i++) ok = input->sizes[i] == target->sizes[i];
+    if (!ok)
+        return thnn__error(TH_ERR_VALUE, "Using a target size (%s) that is different "
+                           "to the input size (%s) is not supported",
+                           thnn__shape(target, s1), thnn__shape(input, s2));
+    if (target->dtype != input->dtype)
+        return thnn__error(TH_ERR_RUNTIME, "%s: expected target of scalar type %s but "
+                           "found %s", fn, thnn__dtype_name(input->dtype),
+                           thnn__dtype_name(target->dtype));
+    if (weight && (th_numel(weight) != th_numel(input) || weight->dtype != input->dtype))
+        return thnn__error(TH_ERR_RUNTIME, "%s: weight %s must have the input's shape "
+                           "%s and dtype", fn, thnn__shape(weight, s1), thnn__shape(input, s2));
+    int64_t last = input->ndim ? input->sizes[input->ndim - 1] : 1;
+    if (pos_weight && (th_numel(pos_weight) != last || pos_weight->dtype != input->dtype))
+        return thnn__error(TH_ERR_RUNTIME, "%s: pos_weight must have %lld elements "
+                           "(the input's last dim) but has %lld", fn, (long long)last,
+                           (long long)th_numel(pos_weight));
+    if ((loss == THNN_SMOOTH_L1_LOSS || loss == THNN_HUBER_LOSS) && a < 0)
+        return thnn__error(TH_ERR_RUNTIME, "%s: beta / delta must be non-negative, got %g",
+                           fn, a);
+    if (loss == THNN_HUBER_LOSS && a == 0)
+        return thnn__error(TH_ERR_RUNTIME, "huber_loss does not support non-positive "
+                           "values for delta.");
+    return TH_OK;
+}
+
+THNN_API int thnn_pointwise_loss_forward(th_tensor *output, const th_tensor *input,
+                                         const th_tensor *target,
+                                         const th_tensor *weight,
+                                         const th_tensor *pos_weight, int loss,
+                                         int reduction, double a) {
+    static const char fn[] = "pointwise_loss";
+    int rc;
+    if ((rc = pw_check(fn, input, target, weight, pos_weight, loss, reduction, a))) return rc;
+    if (reduction == THNN_REDUCTION_NONE)
+        rc = thnn__check_like(fn, "output", output, input);
+    else
+        rc = thnn__check_out(fn, "output", output, 0, NULL, input->dtype);
+    if (rc) return rc;
+    th_tensor *x = thnn__contig(input), *y = thnn__contig(target);
+    th_tensor *w = weight ? thnn__contig(weight) : NULL;
+    th_tensor *pwt = pos_weight ? thnn__contig(pos_weight) : NULL;
+    if (!x || !y || (weight && !w) || (pos_weight && !pwt)) { rc = thnn_last_status(); goto done; }
+    if (loss == THNN_BCE_LOSS) {
+        const int64_t n = th_numel(x);
+        for (int64_t i = 0; i < n; i++) {
+            double v = ld(x, i);
+            if (!(v >= 0 && v <= 1)) {
+                rc = thnn__error(TH_ERR_RUNTIME, "all elements of input should be "
+                                 "between 0 and 1");
+                goto done;
+            }
+        }
+    }
+    {
+        const int64_t n = th_numel(x), last = x->ndim ? x->sizes[x->ndim - 1] : 1;
+        pw_ctx c = {.out = output, .x = x, .y = y, .w = w, .pwt = pwt, .loss = loss,
+                    .reduction = reduction, .a = a, .last = last};
+        const double sum = thnn__parallel_sum(n, 1, pw_fwd_range, &c);
+        if (reduction == THNN_REDUCTION_MEAN) st(output, 0, sum / (double)n);
+        else if (reduction == THNN_REDUCTION_SUM) st(output, 0, sum);
+    }
+done:
+    thnn__release(x); thnn__release(y); thnn__release(w); thnn__release(pwt);
+    return rc;
+}
+
+THNN_API int thnn_pointwise_loss_backward_input(th_tensor *grad_input,
+                                                const th_tensor *grad_output,
+                                                const th_tensor *input,
+                                                const th_tensor *target,
+                                                const th_tensor *weight,
+                                                const th_tensor *pos_weight,
+                                                int loss, int reduction, double a) {
+    static const char fn[] = "pointwise_loss_backward_input";
+    int rc;
+    if ((rc = pw_check(fn, input, target, weight, pos_weight, loss, reduction, a))) return rc;
+    if ((rc = thnn__check_like(fn, "grad_input", grad_input, input))) return rc;
+    if ((rc = thnn__check_float(fn, "grad_output", grad_output))) return rc;
+    const int64_t n = th_numel(input);
+    int64_t want = reduction == THNN_REDUCTION_NONE ? n : 1;
+    if (th_numel(grad_output) != want || grad_output->dtype != input->dtype)
+        return thnn__error(TH_ERR_RUNTIME, "%s: expected grad_output of %lld elements "
+                           "of type %s", fn, (long long)want, thnn__dtype_name(input->dtype));
+    th_tensor *x = thnn__contig(input), *y = thnn__contig(target), *gy = thnn__contig(grad_output);
+    th_tensor *w = weight ? thnn__contig(weight) : NULL;
+    th_tensor *pwt = pos_weight ? thnn__contig(pos_weight) : NULL;
+    if (!x || !y || !gy || (weight && !w) || (pos_weight && !pwt)) {
+        rc = thnn_last_status();
+        goto done;
+    }
+    {
+        const int64_t last = x->ndim ? x->sizes[x->ndim - 1] : 1;
+        pw_ctx c = {.out = grad_input, .x = x, .y = y, .w = w, .pwt = pwt, .gy = gy,
+                    .loss = loss, .reduction = reduction, .a = a, .last = last,
+                    .scale = reduction == THNN_REDUCTION_MEAN ? 1.0 / (double)n : 1.0};
+        th_parallel_for(n, thnn__grain(1), pw_bwd_range, &c);
+    }
+done:
+    thnn__release(x); thnn__release(y); thnn__release(gy);
+    thnn__release(w); thnn__release(pwt);
+    return rc;
+}
+
+/* ---- kl_div, margin_ranking_loss, cosine_embedding_loss ---------------- */
 /* b must be a's shape and dtype */
 static int check_same(const char *fn, const char *an, const th_tensor *a,
                       const char *bn, const th_tensor *b) {

@@ -1,6 +1,6 @@
 // The pointwise losses (mse, l1, smooth_l1, huber, bce, bce_with_logits),
 // kl_div, margin_ranking_loss and cosine_embedding_loss: libTHNN's formulas,
-// checks and messages (packages/thnn/src/loss.c, loss_more.c).
+// checks and messages (packages/thnn/src/pointwise_loss.c).
 //
 // A thread per element (per row for cosine's loss) computes in double.
 // For mean/sum the per-element losses go to a float64 scratch tensor that
