@@ -1,20 +1,49 @@
-"""Bindings of the pointwise losses (mse, l1, smooth_l1, huber, bce,
-bce_with_logits), kl_div, margin_ranking_loss and cosine_embedding_loss.
-
-The names, arguments and return values are ember.thnn's (pointwise_loss_*
-in ember/thnn/__init__.py, the others in _norm_resample_more.py); ember.thc
-tensors in and out, outputs allocated here on the current device, the C
-status raised with its message."""
-from ._args import _empty, _p, _reduction
+"""Bindings of the losses for the GPU: nll_loss and cross_entropy, the
+pointwise losses, kl_div, margin_ranking_loss, cosine_embedding_loss."""
 from ._lib import check as _check, lib as _lib
+from ._args import _empty, _p, _reduction
+from ._activation import log_softmax_backward_input
+from ._activation import log_softmax_forward
 
-__all__ = [
-    "POINTWISE_LOSSES",
-    "pointwise_loss_forward", "pointwise_loss_backward_input",
-    "kl_div_forward", "kl_div_backward_input",
-    "margin_ranking_loss_forward", "margin_ranking_loss_backward_input",
-    "cosine_embedding_loss_forward", "cosine_embedding_loss_backward_input",
-]
+__all__ = ["nll_loss_forward", "nll_loss_backward_input", "cross_entropy_forward",
+           "cross_entropy_backward_input", "POINTWISE_LOSSES", "pointwise_loss_forward",
+           "pointwise_loss_backward_input", "kl_div_forward", "kl_div_backward_input",
+           "margin_ranking_loss_forward", "margin_ranking_loss_backward_input",
+           "cosine_embedding_loss_forward", "cosine_embedding_loss_backward_input"]
+
+
+def nll_loss_forward(input, target, weight=None, reduction="mean", ignore_index=-100):
+    """(output, total_weight)"""
+    r = _reduction(reduction)
+    out = _empty(tuple(target.shape) if r == 0 else (), input)
+    tw = _empty((), input)
+    _check(_lib.thcunn_nll_loss_forward(_p(out), _p(tw), _p(input), _p(target), _p(weight), r,
+                                        ignore_index))
+    return out, tw
+
+
+def nll_loss_backward_input(grad_output, input_shape, target, weight, total_weight,
+                            reduction="mean", ignore_index=-100):
+    gi = _empty(input_shape, grad_output)
+    _check(_lib.thcunn_nll_loss_backward_input(_p(gi), _p(grad_output), _p(target), _p(weight),
+                                               _p(total_weight), _reduction(reduction),
+                                               ignore_index))
+    return gi
+
+
+def cross_entropy_forward(input, target, weight=None, reduction="mean", ignore_index=-100):
+    """(output, log_probs, total_weight): log_softmax over dim 1, then nll."""
+    lp = log_softmax_forward(input, 1 if input.ndim > 1 else 0)
+    out, tw = nll_loss_forward(lp, target, weight, reduction, ignore_index)
+    return out, lp, tw
+
+
+def cross_entropy_backward_input(grad_output, log_probs, target, weight, total_weight,
+                                 reduction="mean", ignore_index=-100):
+    g = nll_loss_backward_input(grad_output, log_probs.shape, target, weight, total_weight,
+                                reduction, ignore_index)
+    return log_softmax_backward_input(g, log_probs, 1 if log_probs.ndim > 1 else 0)
+
 
 POINTWISE_LOSSES = {"mse": _lib.THCUNN_MSE_LOSS, "l1": _lib.THCUNN_L1_LOSS,
                     "smooth_l1": _lib.THCUNN_SMOOTH_L1_LOSS, "huber": _lib.THCUNN_HUBER_LOSS,
@@ -34,7 +63,6 @@ def _loss_out(shape, like, r):
     return _empty(shape if r == _lib.THCUNN_REDUCTION_NONE else (), like)
 
 
-# ---- pointwise losses -----------------------------------------------------------------
 def pointwise_loss_forward(loss, input, target, weight=None, pos_weight=None,
                            reduction="mean", a=1.0):
     """loss: mse, l1, smooth_l1 (a = beta), huber (a = delta), bce,
@@ -56,7 +84,6 @@ def pointwise_loss_backward_input(loss, grad_output, input, target, weight=None,
     return gi
 
 
-# ---- kl_div, margin_ranking, cosine_embedding ---------------------------------------------
 def kl_div_forward(input, target, reduction="mean", log_target=False):
     """reduction none / mean / sum ('batchmean' is sum / input.shape[0])."""
     r = _reduction(reduction)
