@@ -19,7 +19,8 @@ __all__ = ["conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
            "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
            "max_unpool1d", "max_unpool2d",
            "max_unpool3d"]
-__all__ += ["conv2d", "max_pool2d", "avg_pool2d", "conv1d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool2d"]
+__all__ += ["conv2d", "max_pool2d", "avg_pool2d", "conv1d", "max_pool1d", "avg_pool1d",
+            "adaptive_avg_pool2d"]
 
 
 def _batched4d(input, name):

@@ -20,7 +20,8 @@ __all__ = ["pairwise_distance", "margin_ranking_loss", "hinge_embedding_loss",
            "soft_margin_loss", "cosine_embedding_loss", "multi_margin_loss",
            "triplet_margin_loss", "triplet_margin_with_distance_loss", "poisson_nll_loss",
            "gaussian_nll_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss"]
-__all__ += ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"]
+__all__ += ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
+            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"]
 
 
 def _same_size(input, target, name):

@@ -214,5 +214,5 @@ int main(void) {
     test_pool3d();
     test_adaptive_max_pool2d(TH_FLOAT32);
     test_adaptive_max_pool2d(TH_FLOAT64);
-    return check_report("test_conv_pool_more");
+    return check_report("test_conv_pooling");
 }

@@ -261,5 +261,5 @@ int main(void) {
     test_padding();
     test_embedding_bag();
     test_losses();
-    return check_report("test_norm_resample_more");
+    return check_report("test_norm_resample_embedding_loss");
 }

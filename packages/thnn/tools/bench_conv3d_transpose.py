@@ -2,7 +2,7 @@
 and bias grads), ember.thnn against PyTorch (CPU), float32, interleaved,
 medians.
 
-    python tools/bench_conv_more.py [--threads 1] [--repeat 7]
+    python tools/bench_conv3d_transpose.py [--threads 1] [--repeat 7]
 
 Run it against an installed ember-thnn (from outside packages/thnn).
 Prints one line per case and thread count with the ratio ember time /
