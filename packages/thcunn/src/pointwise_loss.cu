@@ -49,7 +49,7 @@ int check_same(const char *fn, const char *an, const thc_tensor *a, const char *
     return THC_OK;
 }
 
-// grad_output: n elements for none, one for mean/sum (loss_more.c's wording)
+// grad_output: n elements for none, one for mean/sum (pointwise_loss.c's wording)
 int check_grad_output(const char *fn, const thc_tensor *gy, int64_t n, int dtype,
                       int reduction) {
     char a[256];
