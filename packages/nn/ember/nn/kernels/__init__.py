@@ -29,6 +29,9 @@ ember.thcunn on the GPU) need to know about the kernel:
   - ``recompute_args(args)``: the call's arguments as kept for the
     composed recomputation under double backward (default: as called).
 - ``node``: PyTorch's name for the autograd node (what ``grad_fn`` shows).
+- ``samples``: argument lists of the composed function (ember._ops.samples'
+  S / T / Index) that tests/test_nn_kernels.py runs through the composed
+  form, each kernel package and gradcheck / gradgradcheck;
 - ``autocast``: ``(class on CUDA, class on the CPU)`` of the
   ember.nn.functional function of the same name under ``ember.autocast``
   (see ember.amp.policy), or None; registered with the policy here.
@@ -53,6 +56,7 @@ class Kernel:
     differentiable = 1
     requires = None
     recompute_args = None
+    samples = ()
     k = None   # the kernel package, in the copies specs_for binds
 
     def __init_subclass__(cls, **kwargs):

@@ -1,9 +1,11 @@
 """Activations: relu (the in-place form stays an ember op)."""
 from . import Kernel
+from ember._ops.samples import S, T
 
 
 class relu(Kernel):
     """(input,) -> max(input, 0), out of place."""
+    samples = [S(T(3, 4))]
     differentiable = 1
     node = "ReluBackward0"
     requires = "activation_forward"

@@ -13,6 +13,7 @@ import numpy as np
 import ember
 
 from . import Kernel
+from ember._ops.samples import S, T
 from ._common import on_device, pad_spatial, windows
 from ember.amp.policy import LOWER
 
@@ -99,6 +100,9 @@ class _Conv(Kernel):
 class conv2d(_Conv):
     """input (N, C, H, W); weight (O, C // groups, kH, kW); bias (O,) or
     None; padding (top, bottom, left, right)."""
+    samples = [S(T(2, 4, 6, 5), T(6, 2, 3, 2), T(6), (1, 2), (1, 1, 0, 0), (1, 1), 2),
+               S(T(1, 3, 5, 5), T(4, 3, 3, 3), None, (2, 1), (0, 1, 1, 2), (1, 2), 1,
+                 name="asymmetric")]
 
     @staticmethod
     def composed(input, weight, bias, stride, padding, dilation, groups):
@@ -150,6 +154,8 @@ class conv3d(_Conv):
     or None; padding (front, back, top, bottom, left, right) of zeros.
     Returns (N, O, OD, OH, OW) with
     OD = (D + front + back - dD (kD - 1) - 1) // sD + 1 (H, W alike)."""
+    samples = [S(T(1, 2, 4, 5, 4), T(3, 2, 2, 3, 2), T(3), (1, 2, 1), (1, 1, 0, 0, 1, 1),
+                 (1, 1, 1), 1)]
 
     @staticmethod
     def composed(input, weight, bias, stride, padding, dilation, groups):
@@ -189,6 +195,8 @@ class conv_transpose2d(Kernel):
     padding >= 0, output_padding < max(stride, dilation) per dimension, any
     output_size argument already turned into output_padding).  Returns
     (N, O, OH, OW) with OH = (H - 1) sH - 2 pH + dH (kH - 1) + opH + 1 > 0."""
+    samples = [S(T(1, 4, 3, 4), T(4, 3, 3, 2), T(6), (2, 1), (1, 0), (1, 0), 2, (1, 1)),
+               S(T(2, 2, 3, 3), T(2, 3, 2, 2), None, (1, 2), (0, 1), (0, 1), 1, (2, 1))]
     differentiable = 3
     node = "ConvolutionBackward0"
     autocast = (LOWER, LOWER)

@@ -5,6 +5,7 @@ import numpy as np
 import ember
 
 from . import Kernel
+from ember._ops.samples import Index, S, T
 from ._common import host, on_device
 from ember.amp.policy import NATIVE
 
@@ -28,6 +29,10 @@ class embedding_bag(Kernel):
     mean's count).  Returns (B, D); an empty bag gives a zero row.  'max'
     takes the per-column maximum and sends the gradient to the first row
     reaching it."""
+    samples = [S(T(6, 3), Index([0, 2, 4, 2, 5, 1]), Index([0, 2, 2, 6]), "sum", None, None),
+               S(T(6, 3), Index([0, 2, 4, 2, 5, 1]), Index([0, 3, 6]), "mean", None, 2),
+               S(T(6, 3), Index([0, 2, 4, 3, 5, 1]), Index([0, 3, 6]), "max", None, None),
+               S(T(6, 3), Index([0, 2, 4, 2, 5, 1]), Index([0, 4, 6]), "sum", T(6), None)]
     differentiable = (0, 4)  # weight and per_sample_weights
     node = "EmbeddingBagBackward0"
     autocast = (NATIVE, NATIVE)

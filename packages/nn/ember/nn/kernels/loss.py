@@ -1,6 +1,7 @@
 """Losses: cross_entropy over class indices (the other losses are composed
 in ember.nn.functional, or computed by ember.thnn's pointwise kernels)."""
 from . import Kernel
+from ember._ops.samples import Index, S, T
 from ember.amp.policy import FP32
 
 
@@ -8,6 +9,9 @@ class cross_entropy(Kernel):
     """(input, target, weight, reduction, ignore_index): log_softmax over the
     class dimension, then nll_loss; target holds class indices (int64),
     already checked against the input."""
+    samples = [S(T(5, 4), Index([1, 0, 3, 3, 2]), None, "mean", -100),
+               S(T(5, 4), Index([1, 0, 3, 3, 2]), T(4, low=0.5, high=1.5, grad=False), "sum", 3),
+               S(T(4), Index(2), None, "none", -100, name="unbatched")]
     differentiable = 1
     node = "NllLossBackward0"
     autocast = (FP32, FP32)

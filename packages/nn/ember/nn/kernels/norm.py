@@ -3,6 +3,7 @@ batch_norm over (1, N C, *) views, composed in ember.nn.functional)."""
 import ember
 
 from . import Kernel
+from ember._ops.samples import S, T
 from ember.amp.policy import FP32, INPUT_DTYPE
 
 
@@ -15,6 +16,8 @@ class _Norm(Kernel):
 class layer_norm(_Norm):
     """(input, weight, bias, normalized_shape, eps): normalises over the last
     len(normalized_shape) dimensions."""
+    samples = [S(T(3, 4, 5), T(4, 5), T(4, 5), (4, 5), 1e-5),
+               S(T(2, 6), None, None, (6,), 1e-5)]
     node = "NativeLayerNormBackward0"
     autocast = (FP32, INPUT_DTYPE)
 
@@ -55,6 +58,7 @@ class group_norm(_Norm):
     """(input, weight, bias, num_groups, eps): normalises each sample's
     num_groups channel groups (input (N, C, *), C divisible by num_groups);
     weight, bias (C,) or None."""
+    samples = [S(T(2, 6, 3, 2), T(6), T(6), 3, 1e-5), S(T(3, 4, 5), None, None, 2, 1e-5)]
     node = "NativeGroupNormBackward0"
     autocast = (FP32, INPUT_DTYPE)
 
@@ -99,6 +103,9 @@ class batch_norm(_Norm):
     eps): normalises over every dimension but 1 (the channels).  In training
     the batch statistics are used and the running ones (when given) updated
     in place with the unbiased variance; in eval the running ones."""
+    samples = [S(T(4, 3, 2, 2), T(3), T(3), None, None, True, 0.1, 1e-5),
+               S(T(4, 3, 5), T(3), T(3), T(3, grad=False), T(3, low=0.5, high=1.5, grad=False),
+                 False, 0.1, 1e-5, name="eval")]
     node = "NativeBatchNormBackward0"
     autocast = (INPUT_DTYPE, INPUT_DTYPE)
 
@@ -139,6 +146,9 @@ class batch_norm(_Norm):
         if not cls.floats(x, w, b, running_mean, running_var) or any(
                 t is not None and t.dtype != x.dtype for t in (w, b, running_mean, running_var)):
             return NotImplemented
+        if (running_mean is not None and not running_mean.is_contiguous()) or \
+                (running_var is not None and not running_var.is_contiguous()):
+            return NotImplemented  # the kernels update contiguous statistics in place
         out, mean, invstd = cls.k.batch_norm_forward(x, w, b, running_mean, running_var,
                                                      training, momentum, eps)
         return out, (training, mean, invstd)

@@ -20,6 +20,7 @@ import numpy as np
 import ember
 
 from . import Kernel
+from ember._ops.samples import S, T
 from ._common import check_output_size, on_device, pad_spatial, unravel, windows, \
     window_output_size
 from ember.amp.policy import FP32, NATIVE
@@ -117,6 +118,8 @@ def adaptive_max_nd(input, output_size, return_indices):
 class max_pool2d(Kernel):
     """(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
     -> output, or (output, indices) when return_indices; input (N, C, H, W)."""
+    samples = [S(T(2, 3, 6, 5), (2, 2), (2, 1), (1, 0), (1, 1), False, False),
+               S(T(1, 2, 7, 7), (3, 2), (2, 2), (1, 1), (2, 1), True, True)]
     differentiable = 1
     node = "MaxPool2DWithIndicesBackward0"
 
@@ -157,6 +160,9 @@ class avg_pool2d(Kernel):
     divisor_override); input (N, C, H, W).  The divisor is divisor_override
     when given, else the window's size clipped to the padded input
     (count_include_pad) or to the input."""
+    samples = [S(T(2, 3, 6, 5), (2, 3), (2, 2), (1, 1), True, False, None),
+               S(T(1, 2, 5, 5), (3, 3), (2, 2), (1, 0), False, True, None),
+               S(T(1, 1, 4, 4), (2, 2), (2, 2), (0, 0), False, True, 3)]
     differentiable = 1
     node = "AvgPool2DBackward0"
     autocast = (NATIVE, NATIVE)
@@ -204,6 +210,7 @@ class avg_pool2d(Kernel):
 class max_pool3d(Kernel):
     """(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices);
     input (N, C, D, H, W)."""
+    samples = [S(T(1, 2, 4, 5, 4), (2, 2, 2), (2, 1, 2), (1, 0, 1), (1, 1, 1), False, True)]
     differentiable = 1
     node = "MaxPool3DWithIndicesBackward0"
     autocast = (NATIVE, FP32)
@@ -230,6 +237,8 @@ class avg_pool3d(Kernel):
     """(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
     divisor_override); input (N, C, D, H, W); divisor_override None or a
     non-zero int; the divisor as avg_pool2d's."""
+    samples = [S(T(1, 2, 4, 5, 4), (2, 2, 2), (2, 1, 2), (1, 0, 1), True, False, None),
+               S(T(1, 1, 4, 4, 4), (2, 2, 2), (2, 2, 2), (0, 0, 0), False, True, 3)]
     differentiable = 1
     node = "AvgPool3DBackward0"
     autocast = (NATIVE, FP32)
@@ -277,6 +286,7 @@ class adaptive_max_pool2d(Kernel):
     [floor(i H / OH), ceil((i + 1) H / OH)) and the columns alike; its
     maximum is the first maximal element (row-major), which gets the whole
     gradient."""
+    samples = [S(T(2, 3, 7, 5), (3, 2), True), S(T(1, 2, 4, 6), (2, 3), False)]
     differentiable = 1
     node = "AdaptiveMaxPool2DBackward0"
 

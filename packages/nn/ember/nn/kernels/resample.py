@@ -6,6 +6,7 @@ import numpy as np
 import ember
 
 from . import Kernel
+from ember._ops.samples import S, T
 from ._common import on_device
 
 
@@ -77,6 +78,7 @@ class upsample_nearest2d(Kernel):
     is given and r = H / OH otherwise (columns alike); r and i * r are
     computed in float32, as PyTorch computes them, so that the chosen rows
     agree exactly."""
+    samples = [S(T(1, 2, 3, 4), (5, 7), (None, None)), S(T(1, 1, 4, 4), (6, 6), (1.5, 1.5))]
     differentiable = 1
     node = "UpsampleNearest2DBackward0"
 
@@ -105,6 +107,8 @@ class upsample_bilinear2d(Kernel):
     align_corners (0 when OH == 1), else max(0, (i + 0.5) r - 0.5); it is
     interpolated linearly between rows floor and floor + 1 (clamped to
     H - 1); columns alike."""
+    samples = [S(T(1, 2, 3, 4), (5, 7), False, (None, None)),
+               S(T(1, 2, 3, 4), (5, 7), True, (None, None))]
     differentiable = 1
     node = "UpsampleBilinear2DBackward0"
 
@@ -154,6 +158,8 @@ class _IndexPad(Kernel):
 class reflection_pad(_IndexPad):
     """The input mirrored about its edges (the edge element is not
     repeated); each amount is smaller than the size of the dimension it pads."""
+    samples = [S(T(1, 2, 5), (2, 1)), S(T(1, 2, 4, 5), (1, 2, 3, 0)),
+               S(T(1, 1, 3, 3, 4), (1, 1, 2, 0, 1, 2))]
     kind = "reflection"
     requires = "reflection_pad1d_forward"
 
@@ -165,6 +171,8 @@ class reflection_pad(_IndexPad):
 class replication_pad(_IndexPad):
     """The edge element repeated (amounts any non-negative ints, dimensions
     of size at least 1)."""
+    samples = [S(T(1, 2, 5), (2, 3)), S(T(1, 2, 4, 5), (1, 2, 3, 0)),
+               S(T(1, 1, 3, 3, 4), (1, 1, 2, 0, 1, 2))]
     kind = "replication"
     requires = "replication_pad1d_forward"
 
