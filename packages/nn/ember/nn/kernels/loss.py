@@ -27,12 +27,23 @@ class cross_entropy(Kernel):
         if x.ndim not in (1, 2) or not cls.floats(x, weight) or \
                 (weight is not None and weight.dtype != x.dtype):
             return NotImplemented
+        unbatched = None
+        if x.ndim == 1:  # one row of classes: the kernels take (N, C)
+            unbatched, x, target = x.shape, x.reshape((1, x.shape[0])), target.reshape((1,))
         out, log_probs, total_weight = cls.k.cross_entropy_forward(x, target, weight, reduction,
                                                                    ignore_index)
-        return out, (log_probs, target, weight, total_weight, reduction, ignore_index)
+        if unbatched is not None and reduction == "none":
+            out = out.reshape(())
+        return out, (log_probs, target, weight, total_weight, reduction, ignore_index, unbatched)
 
     @classmethod
     def backward(cls, ctx, g, inputs, needs):
-        log_probs, target, weight, total_weight, reduction, ignore_index = ctx
-        return (cls.k.cross_entropy_backward_input(g.contiguous(), log_probs, target, weight,
-                                                   total_weight, reduction, ignore_index),)
+        log_probs, target, weight, total_weight, reduction, ignore_index, unbatched = ctx
+        if unbatched is None:
+            return (cls.k.cross_entropy_backward_input(g.contiguous(), log_probs, target, weight,
+                                                       total_weight, reduction, ignore_index),)
+        if reduction == "none":
+            g = g.reshape((1,))
+        gx = cls.k.cross_entropy_backward_input(g.contiguous(), log_probs, target, weight,
+                                                total_weight, reduction, ignore_index)
+        return (gx.reshape(unbatched),)
