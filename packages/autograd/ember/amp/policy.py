@@ -120,12 +120,18 @@ def _parse(text):
 POLICY = _parse(_TABLE)
 
 
-def register(name, cuda, cpu):
+#: name -> what a BANNED op raises (a package gives it with its row)
+BANNED_MESSAGES = {}
+
+
+def register(name, cuda, cpu, banned_message=None):
     """Adds the row of op `name`: its class on CUDA and on the CPU (LOWER,
-    FP32, WIDEST, NATIVE, INPUT_DTYPE, BANNED, or None: runs as it comes).
-    Ops read their row when they are wrapped, so register first.  The same
-    row again is a no-op (a module imported twice); another row for a
-    name already listed raises."""
+    FP32, WIDEST, NATIVE, INPUT_DTYPE, BANNED, or None: runs as it comes),
+    and for BANNED the RuntimeError's message.  Ops read their row when
+    they are wrapped, so register first.  The same row again is a no-op (a
+    module imported twice); another row for a name already listed raises."""
+    if banned_message is not None:
+        BANNED_MESSAGES[name] = banned_message
     try:
         rule = (_KINDS[cuda], _KINDS[cpu])
     except (KeyError, TypeError):

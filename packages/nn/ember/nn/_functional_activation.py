@@ -1,13 +1,11 @@
 """ember.nn.functional: activations (relu ... tanhshrink) and softmax."""
+import math
 import warnings
 
-import math
-
 import ember
-
-from . import _kernels
 from ember.amp.policy import FP32, NATIVE
 
+from . import _kernels
 from ._functional_common import _inplace, _softplus1, autocast, follows_autocast
 
 __all__ = ["relu", "relu_", "threshold", "relu6", "leaky_relu", "elu", "celu", "selu", "gelu",

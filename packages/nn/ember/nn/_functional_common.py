@@ -8,12 +8,13 @@ from ember.amp import policy as _policy
 from ember.amp.dispatch import autocast_op as _autocast_op
 
 
-def autocast(cuda, cpu):
+def autocast(cuda, cpu, banned_message=None):
     """Declares the decorated function's class under ember.autocast
     (ember.amp.policy: LOWER, FP32, ...; None: runs as it comes) on CUDA
-    and on the CPU, registers it with the policy and wraps the function."""
+    and on the CPU (and for BANNED what it raises), registers it with the
+    policy and wraps the function."""
     def declare(fn):
-        _policy.register(fn.__name__, cuda, cpu)
+        _policy.register(fn.__name__, cuda, cpu, banned_message)
         return _autocast_op(fn.__name__, fn)
     return declare
 

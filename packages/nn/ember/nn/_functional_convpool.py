@@ -1,18 +1,18 @@
-"""ember.nn.functional: 3-d convolution, transposed convolutions, 3-d and
-adaptive pooling, max_unpool.  Arguments are checked here (with PyTorch's
-messages) and normalised before the kernel named in _kernels is called."""
+"""ember.nn.functional: convolutions (1-d, 2-d, 3-d, transposed), pooling
+(max / average in 1, 2 and 3 d, adaptive), max_unpool.  Arguments are
+checked here (with PyTorch's messages) and normalised before the kernel
+named in _kernels is called."""
 import numbers
 
 import ember
+from ember.amp.policy import FP32, LOWER, NATIVE
 
 from . import _kernels
+from ._functional_common import _check_tensor, _pair, _single, _type_name, autocast, \
+    follows_autocast
 from .kernels._common import check_output_size, window_output_size
 from .kernels.conv import conv_transpose_nd
 from .kernels.pool import adaptive_max_nd, adaptive_mean_dim
-from ember.amp.policy import FP32, LOWER, NATIVE
-
-from ._functional_common import _check_tensor, _pair, _single, _type_name, autocast, \
-    follows_autocast
 
 __all__ = ["conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
            "max_pool3d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool3d",
@@ -180,7 +180,6 @@ def adaptive_avg_pool2d(input, output_size):
         raise RuntimeError(f"{name}: output_size must be positive, got {list(output_size)}")
     out = _adaptive_avg(x, (oh, ow))
     return out.squeeze(0) if unbatched else out
-
 
 
 def _ntuple(v, n, name="argument"):

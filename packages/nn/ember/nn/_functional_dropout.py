@@ -4,7 +4,6 @@ import warnings
 import ember
 
 
-
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d"]
 
 

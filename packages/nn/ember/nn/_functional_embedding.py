@@ -1,5 +1,6 @@
-"""ember.nn.functional.embedding_bag: sums, means or maxima of bags of
-embedding rows, without materialising the rows of each bag separately."""
+"""ember.nn.functional: embedding, one_hot, and embedding_bag (sums, means
+or maxima of bags of embedding rows, without materialising the rows of each
+bag separately)."""
 import numpy as np
 
 import ember
@@ -60,7 +61,6 @@ def one_hot(tensor, num_classes=-1):
                            and int(tensor.min()) >= 0 else "Class values must be non-negative.")
     out = ember.zeros(*tensor.shape, num_classes, dtype=ember.int64, device=tensor.device)
     return out.scatter(-1, tensor.unsqueeze(-1), 1)
-
 
 
 @follows_autocast

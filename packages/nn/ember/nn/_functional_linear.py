@@ -4,11 +4,10 @@ import math
 import warnings
 
 import ember
-
 from ember.amp.policy import LOWER, WIDEST
 
-from ._functional_dropout import dropout
 from ._functional_common import _check_tensor, _check_tensors, autocast
+from ._functional_dropout import dropout
 
 __all__ = ["linear", "bilinear", "scaled_dot_product_attention",
            "multi_head_attention_forward"]

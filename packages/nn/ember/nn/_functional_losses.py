@@ -1,14 +1,15 @@
-"""ember.nn.functional: margin, embedding and likelihood losses
+"""ember.nn.functional: the losses -- regression (mse, l1, smooth_l1,
+huber), classification (nll, cross_entropy, binary_cross_entropy with or
+without logits, kl_div), margin, embedding and likelihood losses
 (margin_ranking, hinge_embedding, soft_margin, cosine_embedding,
 multi_margin, multilabel_margin, multilabel_soft_margin, triplet_margin
-with or without a distance function, poisson_nll, gaussian_nll) and
-pairwise_distance, composed from ember operations."""
+with or without a distance function, poisson_nll, gaussian_nll) -- and
+pairwise_distance, composed from ember operations (class-index
+cross-entropy through its kernel)."""
 import math
-
 import warnings
 
 import ember
-
 from ember.amp.policy import BANNED, FP32
 
 from . import _kernels
@@ -202,7 +203,15 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return (1 - label_smoothing) * nll + smooth * (label_smoothing / c)
 
 
-@autocast(BANNED, FP32)
+_BCE_UNSAFE = ("ember.nn.functional.binary_cross_entropy and ember.nn.BCELoss are unsafe to "
+               "autocast.\nMany models use a sigmoid layer right before the binary cross "
+               "entropy layer.\nIn this case, combine the two layers using "
+               "ember.nn.functional.binary_cross_entropy_with_logits\nor "
+               "ember.nn.BCEWithLogitsLoss.  binary_cross_entropy_with_logits and "
+               "BCEWithLogits are\nsafe to autocast.")
+
+
+@autocast(BANNED, FP32, _BCE_UNSAFE)
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     _check_reduction(reduction)
@@ -286,7 +295,6 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.dim() else loss.sum()
     return _reduce(loss, reduction)
-
 
 
 def _reduction(size_average, reduce, reduction):

@@ -3,10 +3,9 @@ cosine_similarity."""
 import numbers
 
 import ember
-
-from . import _kernels
 from ember.amp.policy import FP32, INPUT_DTYPE
 
+from . import _kernels
 from ._functional_common import _check_tensors, autocast, follows_autocast
 
 __all__ = ["layer_norm", "batch_norm", "normalize", "cosine_similarity", "group_norm",

@@ -9,10 +9,10 @@ import numpy as np
 import ember
 
 from . import _kernels
+from ._functional_common import _check_tensor, _type_name
 from .kernels._common import check_output_size
 from .kernels.resample import circular_index, index_pad, linear_along, nearest_indices, \
     reflect_index, replicate_index
-from ._functional_common import _check_tensor, _type_name
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pad"]
 

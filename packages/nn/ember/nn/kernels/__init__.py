@@ -31,7 +31,7 @@ ember.thcunn on the GPU) need to know about the kernel:
 - ``node``: PyTorch's name for the autograd node (what ``grad_fn`` shows).
 - ``samples``: argument lists of the composed function (ember._ops.samples'
   S / T / Index) that tests/test_nn_kernels.py runs through the composed
-  form, each kernel package and gradcheck / gradgradcheck;
+  form, each kernel package and gradcheck / gradgradcheck.
 - ``autocast``: ``(class on CUDA, class on the CPU)`` of the
   ember.nn.functional function of the same name under ``ember.autocast``
   (see ember.amp.policy), or None; registered with the policy here.

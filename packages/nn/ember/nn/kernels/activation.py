@@ -1,6 +1,7 @@
 """Activations: relu (the in-place form stays an ember op)."""
-from . import Kernel
 from ember._ops.samples import S, T
+
+from . import Kernel
 
 
 class relu(Kernel):

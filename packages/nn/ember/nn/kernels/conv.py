@@ -11,11 +11,11 @@ import math
 import numpy as np
 
 import ember
+from ember._ops.samples import S, T
+from ember.amp.policy import LOWER
 
 from . import Kernel
-from ember._ops.samples import S, T
 from ._common import on_device, pad_spatial, windows
-from ember.amp.policy import LOWER
 
 
 def conv_nd(x, weight, bias, stride, dilation, groups):

@@ -3,11 +3,11 @@ with its own backward in ember.nn.functional)."""
 import numpy as np
 
 import ember
+from ember._ops.samples import Index, S, T
+from ember.amp.policy import NATIVE
 
 from . import Kernel
-from ember._ops.samples import Index, S, T
 from ._common import host, on_device
-from ember.amp.policy import NATIVE
 
 
 def keep_counts(bag_of, keep, bags):

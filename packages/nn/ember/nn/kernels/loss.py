@@ -1,8 +1,9 @@
 """Losses: cross_entropy over class indices (the other losses are composed
 in ember.nn.functional, or computed by ember.thnn's pointwise kernels)."""
-from . import Kernel
 from ember._ops.samples import Index, S, T
 from ember.amp.policy import FP32
+
+from . import Kernel
 
 
 class cross_entropy(Kernel):

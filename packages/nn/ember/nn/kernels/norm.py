@@ -1,10 +1,10 @@
 """Normalisation: layer_norm, group_norm, batch_norm (instance_norm is
 batch_norm over (1, N C, *) views, composed in ember.nn.functional)."""
 import ember
-
-from . import Kernel
 from ember._ops.samples import S, T
 from ember.amp.policy import FP32, INPUT_DTYPE
+
+from . import Kernel
 
 
 class _Norm(Kernel):

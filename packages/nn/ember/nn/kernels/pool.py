@@ -18,12 +18,12 @@ import math
 import numpy as np
 
 import ember
+from ember._ops.samples import S, T
+from ember.amp.policy import FP32, NATIVE
 
 from . import Kernel
-from ember._ops.samples import S, T
 from ._common import check_output_size, on_device, pad_spatial, unravel, windows, \
     window_output_size
-from ember.amp.policy import FP32, NATIVE
 
 
 def max_pool_nd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):

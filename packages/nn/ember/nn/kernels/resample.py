@@ -4,9 +4,9 @@ composed in ember.nn.functional from index_pad)."""
 import numpy as np
 
 import ember
+from ember._ops.samples import S, T
 
 from . import Kernel
-from ember._ops.samples import S, T
 from ._common import on_device
 
 
