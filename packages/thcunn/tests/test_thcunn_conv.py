@@ -353,3 +353,66 @@ def test_nn_layers_on_cuda_match_the_cpu(monkeypatch, layer, kw, shape, kernel):
     for a, b in zip(grads, got):
         assert np.allclose(a, b, rtol=1e-10, atol=1e-10), np.abs(a - b).max()
     _kernels.reset()
+
+
+# ---- conv2d ----------------------------------------
+@pytest.mark.parametrize("dtype,tol", DTYPES)
+@pytest.mark.parametrize("stride,padding,dilation,groups", [
+    (1, 0, 1, 1), (2, 1, 1, 1), ((2, 1), (1, 2), (2, 1), 2), (1, 1, 1, 4)])
+def test_conv2d(dtype, tol, stride, padding, dilation, groups):
+    rng = np.random.default_rng(0)
+    xc, xg = pair((3, 4, 9, 8), rng, dtype)
+    wc, wg = pair((8, 4 // groups, 3, 3), rng, dtype)
+    bc, bg = pair((8,), rng, dtype)
+    out_c = thnn.conv2d_forward(xc, wc, bc, stride, padding, dilation, groups)
+    out_g = k.conv2d_forward(xg, wg, bg, stride, padding, dilation, groups)
+    same(out_c, out_g, tol)
+    gc, gg = pair(tuple(out_c.shape), rng, dtype)
+    same(thnn.conv2d_backward_input(gc, xc.shape, wc, stride, padding, dilation, groups),
+         k.conv2d_backward_input(gg, xg.shape, wg, stride, padding, dilation, groups), tol)
+    for a, b in zip(thnn.conv2d_backward_params(gc, xc, wc.shape, stride, padding, dilation,
+                                                groups),
+                    k.conv2d_backward_params(gg, xg, wg.shape, stride, padding, dilation,
+                                             groups)):
+        same(a, b, tol * 10)
+
+
+def test_conv2d_errors_name_the_sizes():
+    rng = np.random.default_rng(1)
+    _, x = pair((2, 3, 5, 5), rng)
+    _, w = pair((4, 2, 3, 3), rng)
+    with pytest.raises(RuntimeError, match=r"expected input\[2, 3, 5, 5\] to have 2 channels"):
+        k.conv2d_forward(x, w)
+    _, wi = pair((4, 3, 3, 3), rng, "float32")
+    with pytest.raises(RuntimeError, match="same dtype"):
+        k.conv2d_forward(x, wi)
+
+
+@pytest.mark.parametrize("dtype,tol", DTYPES)
+@pytest.mark.parametrize("groups", [1, 2, 4])
+def test_conv2d_weight_gradient_of_a_large_batch(dtype, tol, groups):
+    """Many samples in one chunk: their weight gradients summed by one
+    product over the chunk's samples and positions."""
+    rng = np.random.default_rng(5)
+    xc, xg = pair((24, 8, 6, 5), rng, dtype)
+    gc, gg = pair((24, 12, 6, 5), rng, dtype)
+    for a, b in zip(thnn.conv2d_backward_params(gc, xc, (12, 8 // groups, 3, 3), 1, 1, 1, groups),
+                    k.conv2d_backward_params(gg, xg, (12, 8 // groups, 3, 3), 1, 1, 1, groups)):
+        same(a, b, tol * 10)
+
+
+def test_conv2d_weight_gradient_temporaries_stay_near_the_columns():
+    """The weight gradient's temporaries are about the columns' size, not
+    one weight per sample (64 x 64 x 576 here)."""
+    rng = np.random.default_rng(6)
+    n, c, o, hw = 64, 64, 64, 4
+    _, x = pair((n, c, hw, hw), rng)
+    _, g = pair((n, o, hw, hw), rng)
+    thc.synchronize()
+    thc.reset_peak_memory_stats()
+    base = thc.memory_allocated()
+    k.conv2d_backward_params(g, x, (o, c, 3, 3), 1, 1, 1, 1, need_bias=False)
+    peak = thc.max_memory_allocated() - base
+    cols = n * c * 9 * hw * hw * 8
+    per_sample_weights = n * o * c * 9 * 8
+    assert peak < 3 * cols < per_sample_weights, (peak, cols)

@@ -369,3 +369,35 @@ def test_cosine_embedding_loss_errors():
                match=r"input2 \[3, 5\] and input1 \[3, 4\] must have the same shape")
     same_error("cosine_embedding_loss_backward_input", rng.normal(size=(4,)), x, x,
                np.ones(3), 0.0, "none", match="expected grad_output of 3 elements")
+
+
+def pair(shape, rng, dtype="float64", low=-1.0, high=1.0):
+    """The same random values as an ember.th and an ember.thc tensor."""
+    a = rng.uniform(low, high, size=shape).astype(dtype)
+    return th.from_numpy(a.copy()), thc.from_numpy(a.copy())
+
+
+# ---- nll_loss and cross_entropy ----------------------------------------
+@pytest.mark.parametrize("dtype,tol", DTYPES)
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_cross_entropy(dtype, tol, reduction):
+    rng = np.random.default_rng(4)
+    xc, xg = pair((6, 5), rng, dtype, -3, 3)
+    t = rng.integers(0, 5, size=6)
+    t[2] = -100
+    tc, tg = th.from_numpy(t.copy()), thc.from_numpy(t.copy())
+    wc, wg = pair((5,), rng, dtype, 0.5, 2)
+    outc, lpc, twc = thnn.cross_entropy_forward(xc, tc, wc, reduction)
+    outg, lpg, twg = k.cross_entropy_forward(xg, tg, wg, reduction)
+    same(outc, outg, tol)
+    same(twc, twg, tol)
+    gc, gg = pair(tuple(outc.shape), rng, dtype)
+    same(thnn.cross_entropy_backward_input(gc, lpc, tc, wc, twc, reduction),
+         k.cross_entropy_backward_input(gg, lpg, tg, wg, twg, reduction), tol)
+
+
+def test_nll_loss_bad_target_is_an_index_error():
+    rng = np.random.default_rng(5)
+    _, x = pair((3, 4), rng)
+    with pytest.raises(IndexError, match="Target 9 is out of bounds"):
+        k.nll_loss_forward(x, thc.from_numpy(np.array([0, 9, 1])))

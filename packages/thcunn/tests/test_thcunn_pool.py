@@ -535,3 +535,28 @@ def test_ember_nn_layers_on_cuda_run_these_kernels(monkeypatch, layer, args, ker
         assert calls == [f"{kernel}_forward", f"{kernel}_backward_input"]
     finally:
         _kernels.reset()
+
+
+# ---- 2-d max and average pooling ----------------------------------------
+@pytest.mark.parametrize("dtype,tol", DTYPES)
+@pytest.mark.parametrize("kernel,stride,padding,dilation,ceil_mode", [
+    (2, 2, 0, 1, False), (3, 2, 1, 1, True), ((3, 2), (1, 2), (1, 0), (2, 1), False)])
+def test_pooling(dtype, tol, kernel, stride, padding, dilation, ceil_mode):
+    rng = np.random.default_rng(2)
+    xc, xg = pair((2, 3, 9, 10), rng, dtype)
+    oc, ic = thnn.max_pool2d_forward(xc, kernel, stride, padding, dilation, ceil_mode)
+    og, ig = k.max_pool2d_forward(xg, kernel, stride, padding, dilation, ceil_mode)
+    same(oc, og, 0)
+    same(ic, ig, 0)
+    gc, gg = pair(tuple(oc.shape), rng, dtype)
+    same(thnn.max_pool2d_backward_input(gc, xc.shape, ic),
+         k.max_pool2d_backward_input(gg, xg.shape, ig), tol)
+    if dilation == 1:
+        for cip in (True, False):
+            ac = thnn.avg_pool2d_forward(xc, kernel, stride, padding, ceil_mode, cip)
+            same(ac, k.avg_pool2d_forward(xg, kernel, stride, padding, ceil_mode, cip), tol)
+            gc, gg = pair(tuple(ac.shape), rng, dtype)
+            same(thnn.avg_pool2d_backward_input(gc, xc.shape, kernel, stride, padding,
+                                                ceil_mode, cip),
+                 k.avg_pool2d_backward_input(gg, xg.shape, kernel, stride, padding, ceil_mode,
+                                             cip), tol)
