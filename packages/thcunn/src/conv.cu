@@ -54,10 +54,6 @@ template <typename T> struct Col2imFn {
     }
 };
 
-int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
-    return (in + 2 * p - d * (k - 1) - 1) / s + 1;
-}
-
 int geometry(const char *what, const thc_tensor *input_or_null, const int64_t *in_shape,
              const int64_t *w_shape, const int64_t *stride, const int64_t *padding,
              const int64_t *dilation, int64_t groups, Conv *g) {
@@ -98,8 +94,8 @@ int geometry(const char *what, const thc_tensor *input_or_null, const int64_t *i
                              (long long)groups, thcunn__shape_str(4, w_shape, a),
                              thcunn__shape_str(4, in_shape, b), (long long)want_c,
                              (long long)g->C);
-    g->OH = out_size(g->H, g->kh, g->sh, g->ph, g->dh);
-    g->OW = out_size(g->W, g->kw, g->sw, g->pw, g->dw);
+    g->OH = thcunn__window_count(g->H, g->kh, g->sh, g->ph, g->dh, 0);
+    g->OW = thcunn__window_count(g->W, g->kw, g->sw, g->pw, g->dw, 0);
     if (g->OH < 1 || g->OW < 1 || g->H + 2 * g->ph < g->dh * (g->kh - 1) + 1 ||
         g->W + 2 * g->pw < g->dw * (g->kw - 1) + 1)
         return thcunn__error(THC_ERR_RUNTIME, "%s: Calculated output size is too small for "

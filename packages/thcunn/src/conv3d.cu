@@ -151,7 +151,7 @@ int conv3d_geometry(const char *fn, const thc_tensor *input, const thc_tensor *w
                                  (long long)(in[2] + 2 * p[2]), (long long)(d[0] * (k[0] - 1) + 1),
                                  (long long)(d[1] * (k[1] - 1) + 1),
                                  (long long)(d[2] * (k[2] - 1) + 1));
-        out[i] = (in[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) / s[i] + 1;
+        out[i] = thcunn__window_count(in[i], k[i], s[i], p[i], d[i], 0);
     }
     g->OD = out[0]; g->OH = out[1]; g->OW = out[2];
     return THC_OK;

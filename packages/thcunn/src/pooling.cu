@@ -282,7 +282,7 @@ extern "C" THCUNN_API int64_t thcunn_window_output_size(int64_t in, int64_t kern
                       (long long)(in + 2 * padding), (long long)(dilation * (kernel - 1) + 1));
         return -1;
     }
-    int64_t out = (ceil_mode && span > 0 ? (span - 1) / stride + 1 : span / stride) + 1;
+    int64_t out = thcunn__window_count(in, kernel, stride, padding, dilation, ceil_mode);
     // the last window must start inside the input or its left padding (a
     // start beyond int64 is past it)
     int64_t start;
