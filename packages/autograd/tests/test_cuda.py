@@ -484,17 +484,24 @@ def test_cuda_gradients_reach_float32_parameters():
         assert float((g - p.grad).abs().max()) <= 1e-2 * scale
 
 
-def test_cuda_binary_cross_entropy_is_refused_under_autocast():
-    # the check is in the policy; the function itself is ember.nn's, so test
-    # the refusal through the front's own hook on a stand-in
+def test_cuda_banned_op_is_refused_under_autocast():
+    # a package registers a BANNED row with its message (ember.nn does so for
+    # binary_cross_entropy); the front's hook refuses the op on CUDA only
+    from ember.amp import policy
     from ember.amp.dispatch import autocast_op
-    bce = autocast_op("binary_cross_entropy", lambda p, t: p)
-    p = _rand(3).sigmoid()
-    assert bce(p, p) is p
-    with ember.autocast("cuda"):
-        with pytest.raises(RuntimeError, match="binary_cross_entropy and ember.nn.BCELoss are "
-                                               "unsafe to autocast"):
-            bce(p, p)
+    policy.register("_banned_stand_in", policy.BANNED, None, "stand-in is unsafe to autocast")
+    try:
+        op = autocast_op("_banned_stand_in", lambda p, t: p)
+        p = _rand(3).sigmoid()
+        assert op(p, p) is p
+        with ember.autocast("cuda"):
+            with pytest.raises(RuntimeError, match="stand-in is unsafe to autocast"):
+                op(p, p)
+        with ember.autocast("cpu"):
+            assert op(p, p) is p
+    finally:
+        policy.POLICY.pop("_banned_stand_in")
+        policy.BANNED_MESSAGES.pop("_banned_stand_in")
 
 
 class _SGD:

@@ -369,7 +369,7 @@ def test_front_runs_on_the_cuda_backend():
 def test_every_op_of_the_table_runs():
     """Nothing is left raising NotImplementedError (median, mode, unique,
     bincount, histc, multinomial, searchsorted and bucketize came last; see
-    test_tensor_more_ops.py)."""
+    test_tensor_search_count.py)."""
     from ember.thc import _tensor_shape
     assert _tensor_shape.NOT_IMPLEMENTED == () and _tensor_shape.NOT_IMPLEMENTED_FUNCTIONS == ()
     for name in ("median", "mode", "unique", "bincount", "histc", "multinomial"):

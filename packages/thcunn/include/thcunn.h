@@ -95,7 +95,7 @@ int thcunn_log_softmax_backward_input(thc_tensor *grad_input,
                                       const thc_tensor *grad_output,
                                       const thc_tensor *output, int dim);
 
-/* ---- nll_loss (loss.cu) ---------------------------------------------
+/* ---- nll_loss (nll_loss.cu) -----------------------------------------
  * input (N, C) or (N, C, d1, ...) of log-probabilities, target int64 (N)
  * or (N, d1, ...), weight (C) or NULL.  output: 0-d for mean/sum, shaped
  * like target for none; total_weight: 0-d, needed by the backward. */
@@ -156,7 +156,7 @@ int thcunn_activation_backward_input(thc_tensor *grad_input,
                                      const thc_tensor *input, int activation,
                                      double a, double b);
 
-/* ---- conv1d, conv3d, conv_transpose2d (conv_more.cu) ------------------- */
+/* ---- conv1d (conv.cu), conv3d (conv3d.cu), conv_transpose2d (conv_transpose2d.cu) */
 /* conv1d: conv2d on (N, C, 1, L) views.  input (N, C, L), weight
  * (O, C/groups, k), bias (O) or NULL, output (N, O, OL) with OL =
  * (L + 2 * padding - dilation * (k - 1) - 1) / stride + 1.  grad_input
@@ -225,7 +225,8 @@ int thcunn_conv_transpose2d_backward_params(thc_tensor *grad_weight,
                                             const int64_t *dilation,
                                             int64_t groups);
 
-/* ---- adaptive pooling, 3-d pooling, window_output_size (pooling_more.cu) --- */
+/* ---- adaptive pooling (adaptive_pooling.cu), 3-d pooling (pooling3d.cu),
+ * window_output_size (pooling.cu) ------------------------------------------ */
 /* Output length of a convolution or pooling window along one dim; -1 (and
  * an error) when it would be < 1 or the arguments are invalid. */
 int64_t thcunn_window_output_size(int64_t in, int64_t kernel, int64_t stride,
@@ -337,7 +338,7 @@ int thcunn_dropout_backward_input(thc_tensor *grad_input,
                                   const thc_tensor *grad_output,
                                   const thc_tensor *mask);
 
-/* ---- pointwise losses, kl_div, margin_ranking, cosine_embedding (loss_more.cu) --- */
+/* ---- pointwise losses, kl_div, margin_ranking, cosine_embedding (pointwise_loss.cu) */
 /* Reductions: output (or grad_output) is 0-d for mean/sum, computed on the
  * device (per-element values in a float64 scratch, then libTHC's sums);
  * the mean of no element is NaN.  No broadcasting: the caller broadcasts.

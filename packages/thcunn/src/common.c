@@ -82,6 +82,13 @@ int thcunn__window_fits(const char *fn, int64_t in, int64_t kernel, int64_t padd
     return THC_OK;
 }
 
+int64_t thcunn__window_count(int64_t in, int64_t kernel, int64_t stride, int64_t padding,
+                             int64_t dilation, int ceil_mode) {
+    /* both terms fit and are >= 0: the difference cannot overflow */
+    int64_t span = in + 2 * padding - (dilation * (kernel - 1) + 1);
+    return (ceil_mode && span > 0 ? (span - 1) / stride + 1 : span / stride) + 1;
+}
+
 int64_t thcunn__numel(const thc_tensor *t) {
     int64_t n = 1;
     for (int i = 0; i < t->ndim; i++) n *= t->sizes[i];

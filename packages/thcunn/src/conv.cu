@@ -1,4 +1,5 @@
-// conv2d: the input unfolded into columns (im2col) and multiplied with
+// conv2d and conv1d (conv2d on (N, C, 1, L) views, thc_unsqueeze, as
+// libTHNN does).  conv2d: the input unfolded into columns (im2col) and multiplied with
 // the weight through libTHC's batched products (cuBLAS on a GPU), in
 // batch chunks whose columns stay under 256 MiB; the input gradient folds
 // columns back (col2im, a gather: no atomics).  The chunked products
@@ -53,10 +54,6 @@ template <typename T> struct Col2imFn {
     }
 };
 
-int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
-    return (in + 2 * p - d * (k - 1) - 1) / s + 1;
-}
-
 int geometry(const char *what, const thc_tensor *input_or_null, const int64_t *in_shape,
              const int64_t *w_shape, const int64_t *stride, const int64_t *padding,
              const int64_t *dilation, int64_t groups, Conv *g) {
@@ -97,8 +94,8 @@ int geometry(const char *what, const thc_tensor *input_or_null, const int64_t *i
                              (long long)groups, thcunn__shape_str(4, w_shape, a),
                              thcunn__shape_str(4, in_shape, b), (long long)want_c,
                              (long long)g->C);
-    g->OH = out_size(g->H, g->kh, g->sh, g->ph, g->dh);
-    g->OW = out_size(g->W, g->kw, g->sw, g->pw, g->dw);
+    g->OH = thcunn__window_count(g->H, g->kh, g->sh, g->ph, g->dh, 0);
+    g->OW = thcunn__window_count(g->W, g->kw, g->sw, g->pw, g->dw, 0);
     if (g->OH < 1 || g->OW < 1 || g->H + 2 * g->ph < g->dh * (g->kh - 1) + 1 ||
         g->W + 2 * g->pw < g->dw * (g->kw - 1) + 1)
         return thcunn__error(THC_ERR_RUNTIME, "%s: Calculated output size is too small for "
@@ -302,4 +299,164 @@ extern "C" THCUNN_API int thcunn_conv2d_backward_params(thc_tensor *grad_weight,
     thc_tensor_release(x);
     thc_tensor_release(go);
     return rc;
+}
+
+// ---- the argument checks of conv_internal.h ---------------------------------
+namespace thcunn {
+namespace conv {
+
+// an output (thcunn__check_out), NULL worded as thcunn__check_tensor words it
+int check_out(const char *fn, const char *name, const thc_tensor *t, int ndim,
+              const int64_t *sizes, int dtype) {
+    return t ? thcunn__check_out(fn, name, t, ndim, sizes, dtype)
+             : thcunn__check_tensor(fn, name, t, 0);
+}
+
+// grad_output must be `os` (ndim dims) of the input's dtype
+int check_grad_output(const char *fn, const thc_tensor *gout, int ndim, const int64_t *os,
+                      int dtype) {
+    char a[256], b[256];
+    if (thcunn__check_tensor(fn, "grad_output", gout, 1)) return thcunn_last_status();
+    int ok = gout->ndim == ndim;
+    for (int i = 0; ok && i < ndim; i++) ok = gout->sizes[i] == os[i];
+    if (!ok)
+        return thcunn__error(THC_ERR_RUNTIME, "%s: expected grad_output of shape %s but got %s",
+                             fn, thcunn__shape_str(ndim, os, a), thcunn__shape_of(gout, b));
+    if (gout->dtype != dtype)
+        return thcunn__error(THC_ERR_RUNTIME, "%s: grad_output type (%s) and input type (%s) "
+                             "should be the same", fn, thcunn__type_name(gout->dtype),
+                             thcunn__type_name(dtype));
+    return THC_OK;
+}
+
+// the input and weight of a convolution: floating, on the device, nd-D, one dtype
+int check_pair(const char *fn, const thc_tensor *input, const thc_tensor *weight, int nd) {
+    char a[256], b[256];
+    if (thcunn__check_tensor(fn, "input", input, 1) ||
+        thcunn__check_tensor(fn, "weight", weight, 1))
+        return thcunn_last_status();
+    if (weight->ndim != nd)
+        return thcunn__error(THC_ERR_RUNTIME, "%s: expected weight to be %d-D, but got weight "
+                             "of size %s", fn, nd, thcunn__shape_of(weight, a));
+    if (input->ndim != nd)
+        return thcunn__error(THC_ERR_RUNTIME, "Expected %d-dimensional input for %d-dimensional "
+                             "weight %s, but got %d-dimensional input of size %s instead", nd, nd,
+                             thcunn__shape_of(weight, a), input->ndim, thcunn__shape_of(input, b));
+    if (input->dtype != weight->dtype)
+        return thcunn__error(THC_ERR_RUNTIME, "Input type (%s) and weight type (%s) should be "
+                             "the same", thcunn__type_name(input->dtype),
+                             thcunn__type_name(weight->dtype));
+    return THC_OK;
+}
+
+// the backward_params preamble: input and grad_output nd-D, one dtype and batch
+int check_params_inputs(const char *fn, const thc_tensor *grad_output, const thc_tensor *input,
+                        int nd) {
+    char a[256], b[256];
+    if (thcunn__check_tensor(fn, "input", input, 1) ||
+        thcunn__check_tensor(fn, "grad_output", grad_output, 1))
+        return thcunn_last_status();
+    if (grad_output->ndim != nd || input->ndim != nd)
+        return thcunn__error(THC_ERR_RUNTIME, "%s: expected %d-D input and grad_output, but got "
+                             "input of size %s and grad_output of size %s", fn, nd,
+                             thcunn__shape_of(input, a), thcunn__shape_of(grad_output, b));
+    if (grad_output->dtype != input->dtype || grad_output->sizes[0] != input->sizes[0])
+        return thcunn__error(THC_ERR_RUNTIME, "%s: grad_output %s (%s) and input %s (%s) must "
+                             "have one dtype and batch size", fn, thcunn__shape_of(grad_output, a),
+                             thcunn__type_name(grad_output->dtype), thcunn__shape_of(input, b),
+                             thcunn__type_name(input->dtype));
+    return THC_OK;
+}
+
+// contiguous copies (or new references) of two inputs; NULL and the error set on failure
+int contig2(const thc_tensor *a, const thc_tensor *b, thc_tensor **ca, thc_tensor **cb) {
+    *ca = thc_contiguous(a);
+    *cb = *ca ? thc_contiguous(b) : NULL;
+    return *cb ? THC_OK : thcunn__from_thc();
+}
+
+int zero_out(thc_tensor *t) {
+    return thc_zero(t) ? thcunn__from_thc() : THC_OK;
+}
+
+}  // namespace conv
+}  // namespace thcunn
+
+namespace {
+
+// ---- conv1d --------------------------------------------------------------------
+// t (N, C, L) as (N, C, 1, L); NULL with libTHNN's message when t is not 3-D
+thc_tensor *as_2d(const thc_tensor *t) {
+    if (!t) return NULL;
+    if (t->ndim != 3) {
+        char a[256];
+        thcunn__error(THC_ERR_RUNTIME, "conv1d: expected a 3-D tensor but got %s",
+                      thcunn__shape_of(t, a));
+        return NULL;
+    }
+    thc_tensor *v = thc_unsqueeze(t, 2);
+    if (!v) thcunn__from_thc();
+    return v;
+}
+
+// which: 0 forward (o1 output, a input, b weight), 1 backward_input (o1
+// grad_input, a grad_output, b weight), 2 backward_params (o1 grad_weight,
+// o2 grad_bias, a grad_output, b input)
+int conv1d_call(int which, thc_tensor *o1, thc_tensor *o2, const thc_tensor *a,
+                const thc_tensor *b, const thc_tensor *bias, int64_t stride, int64_t padding,
+                int64_t dilation, int64_t groups) {
+    const int64_t s[2] = {1, stride}, p[2] = {0, padding}, d[2] = {1, dilation};
+    thc_tensor *v1 = NULL, *va = NULL, *vb = NULL;
+    int rc;
+    if ((o1 && !(v1 = as_2d(o1))) || !(va = as_2d(a)) || !(vb = as_2d(b)))
+        rc = thcunn_last_status();
+    else if (which == 0)
+        rc = thcunn_conv2d_forward(v1, va, vb, bias, s, p, d, groups);
+    else if (which == 1)
+        rc = thcunn_conv2d_backward_input(v1, va, vb, s, p, d, groups);
+    else
+        rc = thcunn_conv2d_backward_params(v1, o2, va, vb, s, p, d, groups);
+    thc_tensor *all[] = {v1, va, vb};
+    for (thc_tensor *t : all) thc_tensor_release(t);
+    return rc;
+}
+
+}  // namespace
+
+extern "C" THCUNN_API int thcunn_conv1d_forward(thc_tensor *output, const thc_tensor *input,
+                                                const thc_tensor *weight, const thc_tensor *bias,
+                                                int64_t stride, int64_t padding,
+                                                int64_t dilation, int64_t groups) {
+    if (thcunn__check_runtime("conv1d_forward")) return thcunn_last_status();
+    if (!output || !input || !weight)
+        return thcunn__error(THC_ERR_VALUE, "conv1d_forward: output, input and weight must not "
+                             "be NULL");
+    return conv1d_call(0, output, NULL, input, weight, bias, stride, padding, dilation, groups);
+}
+
+extern "C" THCUNN_API int thcunn_conv1d_backward_input(thc_tensor *grad_input,
+                                                       const thc_tensor *grad_output,
+                                                       const thc_tensor *weight, int64_t stride,
+                                                       int64_t padding, int64_t dilation,
+                                                       int64_t groups) {
+    if (thcunn__check_runtime("conv1d_backward_input")) return thcunn_last_status();
+    if (!grad_input || !grad_output || !weight)
+        return thcunn__error(THC_ERR_VALUE, "conv1d_backward_input: tensors must not be NULL");
+    return conv1d_call(1, grad_input, NULL, grad_output, weight, NULL, stride, padding, dilation,
+                       groups);
+}
+
+extern "C" THCUNN_API int thcunn_conv1d_backward_params(thc_tensor *grad_weight,
+                                                        thc_tensor *grad_bias,
+                                                        const thc_tensor *grad_output,
+                                                        const thc_tensor *input, int64_t stride,
+                                                        int64_t padding, int64_t dilation,
+                                                        int64_t groups) {
+    if (thcunn__check_runtime("conv1d_backward_params")) return thcunn_last_status();
+    if (!grad_output || !input)
+        return thcunn__error(THC_ERR_VALUE, "conv1d_backward_params: grad_output and input must "
+                             "not be NULL");
+    // bias only (grad_weight NULL): conv2d needs no kernel size for it
+    return conv1d_call(2, grad_weight, grad_bias, grad_output, input, NULL, stride, padding,
+                       dilation, groups);
 }

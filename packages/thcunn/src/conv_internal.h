@@ -1,8 +1,8 @@
 /* The unfold-and-multiply machinery of libTHCUNN's convolutions, shared
- * by conv2d (conv.cu), conv3d and the transposed convolution
- * (conv_more.cu).  Internal.
+ * by conv2d and conv1d (conv.cu), conv3d (conv3d.cu) and the transposed
+ * convolution (conv_transpose2d.cu).  Internal.
  *
- * A geometry type `Geo` (Conv here, the 3-d one in conv_more.cu) has the
+ * A geometry type `Geo` (Conv here, the 3-d one in conv3d.cu) has the
  * members N, C, O, G, K() (column rows: C times the kernel volume), L()
  * (output positions of one sample), and two host methods that launch its
  * kernels on contiguous tensors of m samples:
@@ -161,6 +161,22 @@ int weight_cols(const char *what, thc_tensor *grad_weight, const thc_tensor *gra
     thc_tensor_release(gw);
     return rc;
 }
+
+// ---- argument checks shared by the convolutions (libTHNN's wording) ----
+// an output (thcunn__check_out), NULL worded as thcunn__check_tensor words it
+int check_out(const char *fn, const char *name, const thc_tensor *t, int ndim,
+              const int64_t *sizes, int dtype);
+// grad_output must be `os` (ndim dims) of the input's dtype
+int check_grad_output(const char *fn, const thc_tensor *gout, int ndim, const int64_t *os,
+                      int dtype);
+// the input and weight of a convolution: floating, on the device, nd-D, one dtype
+int check_pair(const char *fn, const thc_tensor *input, const thc_tensor *weight, int nd);
+// the backward_params preamble: input and grad_output nd-D, one dtype and batch
+int check_params_inputs(const char *fn, const thc_tensor *grad_output, const thc_tensor *input,
+                        int nd);
+// contiguous copies (or new references) of two inputs; NULL and the error set on failure
+int contig2(const thc_tensor *a, const thc_tensor *b, thc_tensor **ca, thc_tensor **cb);
+int zero_out(thc_tensor *t);
 
 }  // namespace conv
 }  // namespace thcunn

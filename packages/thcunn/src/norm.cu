@@ -9,7 +9,7 @@
 // the GPU idle with a thread per row or column: there the same sums are
 // composed of libTHC's reductions (which split long rows over many
 // threads and accumulate in double) over float64 copies.  Checks and
-// messages are libTHNN's (src/layernorm.c, src/groupnorm.c).
+// messages are libTHNN's (src/norm.c).
 #include "thcunn_internal.h"
 
 using namespace thcunn;

@@ -1,4 +1,5 @@
-// max_pool2d (with indices) and avg_pool2d (ceil_mode, count_include_pad):
+// max_pool2d (with indices) and avg_pool2d (ceil_mode, count_include_pad),
+// and thcunn_window_output_size (the window arithmetic of every pooling):
 // a thread per output element; the backwards scatter into grad_input with
 // atomic adds (windows may overlap).  Window rules are libTHNN's.
 #include "thcunn_internal.h"
@@ -253,4 +254,38 @@ extern "C" THCUNN_API int thcunn_avg_pool2d_backward_input(thc_tensor *grad_inpu
                                                                  count_include_pad, 1}))
     thc_tensor_release(go);
     return rc;
+}
+
+// ---- window_output_size ------------------------------------------------------
+extern "C" THCUNN_API int64_t thcunn_window_output_size(int64_t in, int64_t kernel,
+                                                        int64_t stride, int64_t padding,
+                                                        int64_t dilation, int ceil_mode) {
+    if (kernel < 1 || stride < 1 || dilation < 1 || padding < 0) {
+        thcunn__error(THC_ERR_VALUE, "kernel size, stride and dilation must be positive and "
+                      "padding non-negative, but got kernel=%lld stride=%lld padding=%lld "
+                      "dilation=%lld", (long long)kernel, (long long)stride, (long long)padding,
+                      (long long)dilation);
+        return -1;
+    }
+    if (in < 0) {
+        thcunn__error(THC_ERR_VALUE, "input size must be non-negative, got %lld", (long long)in);
+        return -1;
+    }
+    if (thcunn__window_fits("window output size", in, kernel, padding, dilation)) return -1;
+    // both terms fit and are >= 0: the difference cannot overflow
+    int64_t span = in + 2 * padding - (dilation * (kernel - 1) + 1);
+    // ceil mode keeps a window that overhangs the end: with span in
+    // (-stride, 0) that is one window
+    if (span < 0 && !(ceil_mode && span > -stride)) {
+        thcunn__error(THC_ERR_RUNTIME, "Calculated output size is too small: input size %lld "
+                      "(padded %lld) is smaller than the kernel extent %lld", (long long)in,
+                      (long long)(in + 2 * padding), (long long)(dilation * (kernel - 1) + 1));
+        return -1;
+    }
+    int64_t out = thcunn__window_count(in, kernel, stride, padding, dilation, ceil_mode);
+    // the last window must start inside the input or its left padding (a
+    // start beyond int64 is past it)
+    int64_t start;
+    if (ceil_mode && (thcunn__mul_ovf(out - 1, stride, &start) || start >= in + padding)) out--;
+    return out;
 }

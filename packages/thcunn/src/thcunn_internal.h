@@ -50,6 +50,13 @@ int thcunn__planes(const char *fn, const thc_tensor *t, int from, int to, int64_
  * dilation >= 1 and in, padding >= 0 are the caller's checks. */
 int thcunn__window_fits(const char *fn, int64_t in, int64_t kernel, int64_t padding,
                         int64_t dilation);
+/* The window arithmetic of every convolution and pooling: windows of a
+ * kernel sliding over in + 2 * padding, ceil or floor, before pooling's
+ * ceil-mode rule drops a last window starting in the right padding, for
+ * arguments thcunn__window_fits accepted.  < 1 (or wrong, for a padded
+ * input shorter than the dilated kernel) is the caller's error to raise. */
+int64_t thcunn__window_count(int64_t in, int64_t kernel, int64_t stride, int64_t padding,
+                             int64_t dilation, int ceil_mode);
 
 /* Checks in libTHNN's words, shared by the kernel families (`fn` names
  * the kernel, `name` the argument). */

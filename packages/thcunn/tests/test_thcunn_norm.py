@@ -404,7 +404,7 @@ def test_the_functions_are_kernels():
 def test_nn_specs_drive_these_kernels(name, args):
     """ember.nn's one spec table calls these functions by name, with its
     arguments, as it calls ember.thnn's: the same outputs and gradients."""
-    specs = pytest.importorskip("ember.nn._kernel_specs")
+    specs = pytest.importorskip("ember.nn.kernels")
     gpu, cpu = specs.specs_for(k.kernels), specs.specs_for(thnn.kernels)
     assert name in gpu
     rng = np.random.default_rng(41)
@@ -442,3 +442,25 @@ def test_nn_layers_on_cuda_match_the_cpu():
                                                          gws.grad, gbs.grad)]
     for a, c in zip(grads["cpu"], grads["cuda"]):
         assert np.allclose(a, c, atol=1e-10)
+
+
+# ---- batch_norm ----------------------------------------
+@pytest.mark.parametrize("dtype,tol", DTYPES)
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm(dtype, tol, training):
+    rng = np.random.default_rng(6)
+    xc, xg = pair((4, 3, 5, 2), rng, dtype, -2, 3)
+    wc, wg = pair((3,), rng, dtype)
+    bc, bg = pair((3,), rng, dtype)
+    rmc, rmg = pair((3,), rng, dtype)
+    rvc, rvg = pair((3,), rng, dtype, 0.5, 1.5)
+    outc, mc, sc = thnn.batch_norm_forward(xc, wc, bc, rmc, rvc, training, 0.1, 1e-5)
+    outg, mg, sg = k.batch_norm_forward(xg, wg, bg, rmg, rvg, training, 0.1, 1e-5)
+    for a, b in ((outc, outg), (mc, mg), (sc, sg), (rmc, rmg), (rvc, rvg)):
+        same(a, b, tol)
+    gc, gg = pair((4, 3, 5, 2), rng, dtype)
+    same(thnn.batch_norm_backward_input(gc, xc, wc, mc, sc, training),
+         k.batch_norm_backward_input(gg, xg, wg, mg, sg, training), tol)
+    for a, b in zip(thnn.batch_norm_backward_params(gc, xc, mc, sc),
+                    k.batch_norm_backward_params(gg, xg, mg, sg)):
+        same(a, b, tol)

@@ -324,7 +324,7 @@ SPEC_CASES = [  # spec name, input shape, the arguments after the input, as embe
 def test_nn_kernel_specs_run_these_kernels(name, shape, args):
     """ember.nn's one spec table binds these functions by name and calls
     them with its arguments: the CUDA specs give the CPU specs' results."""
-    specs = pytest.importorskip("ember.nn._kernel_specs")
+    specs = pytest.importorskip("ember.nn.kernels")
     gpu, cpu = specs.specs_for(k.kernels)[name], specs.specs_for(thnn.kernels)[name]
     rng = np.random.default_rng(16)
     xc, xg = pair(shape, rng)

@@ -101,7 +101,7 @@ int thnn_avg_pool2d_backward_input(th_tensor *grad_input,
                                    const int64_t *padding, int ceil_mode,
                                    int count_include_pad);
 
-/* adaptive average pooling: output (N, C, OH, OW) or (C, OH, OW), its
+/* adaptive average pooling (adaptive_pooling.c): output (N, C, OH, OW) or (C, OH, OW), its
  * size chosen by the caller; cell i covers input rows
  * [floor(i*H/OH), ceil((i+1)*H/OH)). */
 int thnn_adaptive_avg_pool2d_forward(th_tensor *output,
@@ -120,7 +120,7 @@ int thnn_log_softmax_backward_input(th_tensor *grad_input,
                                     const th_tensor *grad_output,
                                     const th_tensor *output, int dim);
 
-/* ---- nll_loss (loss.c) ---------------------------------------------
+/* ---- nll_loss (nll_loss.c) -----------------------------------------
  * input (N, C) or (N, C, d1, ...) of log-probabilities, target int64
  * (N) or (N, d1, ...), weight (C) or NULL.  output: 0-d for mean/sum,
  * shaped like target for none; total_weight: 0-d (sum of the weights of
@@ -136,7 +136,7 @@ int thnn_nll_loss_backward_input(th_tensor *grad_input,
                                  const th_tensor *total_weight,
                                  int reduction, int64_t ignore_index);
 
-/* ---- pointwise losses (loss.c) --------------------------------------
+/* ---- pointwise losses (pointwise_loss.c) ----------------------------
  * input and target of one shape and dtype; weight (input's shape) or NULL,
  * multiplies each element's loss; pos_weight (input's last dim) or NULL,
  * for bce_with_logits.  a: beta of smooth_l1, delta of huber.  output:
@@ -193,7 +193,7 @@ int thnn_batch_norm_backward_params(th_tensor *grad_weight,
                                     const th_tensor *save_mean,
                                     const th_tensor *save_invstd);
 
-/* ---- layer_norm (layernorm.c) ---------------------------------------
+/* ---- layer_norm (norm.c) --------------------------------------------
  * normalizes over the last normalized_ndim dims of input; weight, bias of
  * those dims' shape or NULL; save_mean, save_invstd (M) with M the
  * product of the leading dims. */
@@ -248,7 +248,7 @@ int thnn_activation_backward_input(th_tensor *grad_input,
                                    const th_tensor *input, int activation,
                                    double a, double b);
 
-/* ---- group_norm (groupnorm.c) ----------------------------------------
+/* ---- group_norm (norm.c) ---------------------------------------------
  * input (N, C, *) with C divisible by num_groups; weight, bias (C) or
  * NULL; save_mean, save_rstd (N, num_groups): each group's mean and
  * 1 / sqrt(var + eps), needed by both backwards.  Instance norm is
@@ -329,7 +329,7 @@ int thnn_replication_pad3d_backward_input(th_tensor *grad_input,
                                           const th_tensor *grad_output,
                                           const int64_t *padding);
 
-/* ---- embedding_bag (embedding_bag.c) -----------------------------------
+/* ---- embedding_bag (embedding.c) ---------------------------------------
  * weight (num, dim); indices int64 (n); offsets int64: bag b covers
  * indices [offsets[b], offsets[b+1]), the last bag up to n; with
  * include_last_offset offsets has one entry more than the bags (its value
@@ -366,7 +366,7 @@ int thnn_embedding_bag_backward_per_sample_weights(
     const th_tensor *weight, const th_tensor *indices,
     const th_tensor *offset2bag, int mode, int64_t padding_idx);
 
-/* ---- kl_div, margin_ranking, cosine_embedding losses (loss_more.c) ------
+/* ---- kl_div, margin_ranking, cosine_embedding losses (pointwise_loss.c) --
  * output: 0-d for mean/sum, else per element (kl_div, margin_ranking:
  * the input's shape; cosine_embedding: the target's).  Inputs and target
  * of one shape and dtype (the caller broadcasts).  kl_div: target *
@@ -482,7 +482,7 @@ int thnn_avg_pool3d_backward_input(th_tensor *grad_input,
                                    int count_include_pad,
                                    int64_t divisor_override);
 
-/* ---- adaptive_max_pool2d (adaptive_max_pool.c) -----------------------
+/* ---- adaptive_max_pool2d (adaptive_pooling.c) ------------------------
  * output, indices (N, C, OH, OW) or (C, OH, OW), the size chosen by the
  * caller; cells as adaptive_avg_pool2d's; indices: int64, flat positions
  * in each H*W plane. */

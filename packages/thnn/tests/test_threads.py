@@ -14,6 +14,8 @@ import pytest
 
 import ember.th as th
 import ember.thnn as nn
+from thnn_testing import embedding_bag_ref, fd_check, group_norm_ref, linear_weights, \
+    nearest_index, pad_ref
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="reads ldd and /proc/self/maps")
@@ -271,3 +273,67 @@ def test_forked_child_runs_parallel_kernels():
         proc.communicate()
         pytest.fail("a kernel in the forked child did not finish within 120 s")
     assert proc.returncode == 0, err
+
+
+# ---- sizes past THNN_GRAIN (the loops on the thread pool) ---------------------------------
+def test_large_inputs_take_the_parallel_paths():
+    rng = np.random.default_rng(32)
+    x = rng.standard_normal((4, 16, 24, 24))                      # 36864 elements
+    w, b = rng.standard_normal(16), rng.standard_normal(16)
+    y, m, r = nn.group_norm_forward(T(x), 4, T(w), T(b))
+    np.testing.assert_allclose(N(y), group_norm_ref(x, 4, w, b, 1e-5)[0], rtol=1e-10, atol=1e-10)
+
+    def gn_bwd(gy):
+        gw, gb = nn.group_norm_backward_params(T(gy), T(x), 4, m, r)
+        return [N(nn.group_norm_backward_input(T(gy), T(x), 4, T(w), m, r)), N(gw), N(gb)]
+    fd_check(lambda x, w, b: N(nn.group_norm_forward(T(x), 4, T(w), T(b))[0]), [x, w, b],
+             gn_bwd)
+
+    # linear maps: the backward is the adjoint, <gy, f(x)> = <f*(gy), x>
+    def adjoint(f, fstar, x):
+        y = f(x)
+        gy = rng.standard_normal(y.shape)
+        np.testing.assert_allclose(np.sum(gy * y), np.sum(fstar(gy) * x), rtol=1e-10)
+        return y
+
+    xs = rng.standard_normal((2, 16, 40, 40))
+    y = adjoint(lambda x: N(nn.upsample_bilinear2d_forward(T(x), (88, 56), False)),
+                lambda g: N(nn.upsample_bilinear2d_backward_input(T(g), xs.shape, False)), xs)
+    ref = np.einsum("oh,nchw,pw->ncop", linear_weights(88, 40, False, None), xs,
+                    linear_weights(56, 40, False, None))
+    np.testing.assert_allclose(y, ref, rtol=1e-12, atol=1e-12)
+    y = adjoint(lambda x: N(nn.upsample_nearest2d_forward(T(x), (88, 56))),
+                lambda g: N(nn.upsample_nearest2d_backward_input(T(g), xs.shape)), xs)
+    np.testing.assert_array_equal(y, xs[..., nearest_index(88, 40, None), :]
+                                  [..., nearest_index(56, 40, None)])
+    y = adjoint(lambda x: N(nn.reflection_pad2d_forward(T(x), (3, 2, 1, 4))),
+                lambda g: N(nn.reflection_pad2d_backward_input(T(g), xs.shape, (3, 2, 1, 4))),
+                xs)
+    np.testing.assert_array_equal(y, pad_ref(xs, 2, "reflect", (3, 2, 1, 4)))
+    x3 = rng.standard_normal((2, 4, 12, 14, 14))
+    y = adjoint(lambda x: N(nn.replication_pad3d_forward(T(x), (1, 2, 3, 0, 2, 2))),
+                lambda g: N(nn.replication_pad3d_backward_input(T(g), x3.shape,
+                                                                (1, 2, 3, 0, 2, 2))), x3)
+    np.testing.assert_array_equal(y, pad_ref(x3, 3, "edge", (1, 2, 3, 0, 2, 2)))
+
+    table = rng.standard_normal((50, 160))
+    idx = rng.integers(0, 50, 400)
+    offs = np.sort(rng.integers(0, 400, 60))
+    offs[0] = 0
+    it, ot = T(idx), T(offs)
+    for mode in ("sum", "mean"):
+        _, o2b, bsz, mi = nn.embedding_bag_forward(T(table), it, ot, mode, None, False, 7)
+        y = adjoint(lambda t: N(nn.embedding_bag_forward(T(t), it, ot, mode, None, False, 7)[0]),
+                    lambda g: N(nn.embedding_bag_backward_params(T(g), it, o2b, bsz, mi, 50,
+                                                                 mode, None, 7)), table)
+        np.testing.assert_allclose(y, embedding_bag_ref(table, idx, offs, mode, None, False, 7),
+                                   rtol=1e-12, atol=1e-12)
+
+    a, c = rng.standard_normal((300, 120)), rng.standard_normal((300, 120))
+    t = np.sign(rng.standard_normal(300))
+    fd_check(lambda a, c: N(nn.cosine_embedding_loss_forward(T(a), T(c), T(t), 0.1, "sum")),
+             [a, c], lambda gy: [N(g) for g in nn.cosine_embedding_loss_backward_input(
+                 th.from_numpy(np.array(gy)), T(a), T(c), T(t), 0.1, "sum")])
+    big = rng.standard_normal(40000)
+    np.testing.assert_allclose(N(nn.kl_div_forward(T(big), T(np.abs(big)), "mean")),
+                               np.mean(np.abs(big) * (np.log(np.abs(big)) - big)), rtol=1e-10)

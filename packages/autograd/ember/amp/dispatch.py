@@ -22,7 +22,7 @@ from .._dtypes import float32, float64, promote_types
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from .autocast_mode import anywhere, state
-from .policy import BANNED, FP32, INPUT_DTYPE, LOWER, POLICY, WIDEST
+from .policy import BANNED, BANNED_MESSAGES, FP32, INPUT_DTYPE, LOWER, POLICY, WIDEST
 
 __all__ = ["autocast_op", "autocast_hook"]
 
@@ -35,7 +35,7 @@ def autocast_hook(name):
     rule = POLICY.get(name)
     if rule is None:
         return None
-    return functools.partial(_autocast_call, rule, reentering=True)
+    return functools.partial(_autocast_call, rule + (name,), reentering=True)
 
 
 def autocast_op(name, fn):
@@ -45,6 +45,7 @@ def autocast_op(name, fn):
     rule = POLICY.get(name)
     if rule is None:
         return fn
+    rule += (name,)
     try:
         wrapper = _same_signature(fn, rule)
     except (TypeError, ValueError):  # no signature to copy (a builtin), or a clash
@@ -101,7 +102,7 @@ def _same_signature(fn, rule):
 
 
 def _autocast_call(rule, fn, args, kwargs, reentering=False):
-    """fn(*args, **kwargs) under `rule` (cuda, cpu).  `reentering`: fn is
+    """fn(*args, **kwargs) under `rule` (cuda, cpu, op name).  `reentering`: fn is
     the op that called here, so it must run with autocast down even where
     the rule leaves its inputs alone (else it would come back here)."""
     st = state
@@ -122,7 +123,7 @@ def _autocast_call(rule, fn, args, kwargs, reentering=False):
         if target is not None:
             args, kwargs = _cast_all(args, kwargs, dev, target, False)
     elif kind is BANNED:
-        raise RuntimeError(_BANNED)
+        raise RuntimeError(BANNED_MESSAGES.get(rule[2], f"{rule[2]} is unsafe to autocast"))
     st.active = False
     try:
         out = fn(*args, **kwargs)
@@ -133,13 +134,6 @@ def _autocast_call(rule, fn, args, kwargs, reentering=False):
         if first is not None:
             out = _cast_value(out, dev, first.dtype, False)
     return out
-
-
-_BANNED = ("ember.nn.functional.binary_cross_entropy and ember.nn.BCELoss are unsafe to "
-           "autocast.\nMany models use a sigmoid layer right before the binary cross entropy "
-           "layer.\nIn this case, combine the two layers using "
-           "ember.nn.functional.binary_cross_entropy_with_logits\nor ember.nn.BCEWithLogitsLoss."
-           "  binary_cross_entropy_with_logits and BCEWithLogits are\nsafe to autocast.")
 
 
 def _tensors(args, kwargs):

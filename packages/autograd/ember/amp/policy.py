@@ -1,7 +1,10 @@
 """The autocast policy: what each operation does to its floating inputs
-inside an ``ember.autocast`` region, per device type.  This is the one
-table; ``ember.amp.dispatch`` applies it to the ops of the
-front (ember._ops) and of ember.nn.functional by name.
+inside an ``ember.autocast`` region, per device type.  ``POLICY`` is the
+one table; ``ember.amp.dispatch`` applies it by name.  The rows of the
+front's ops (ember._ops) are written below; a package that defines ops of
+its own registers their rows with ``register`` when it is imported
+(ember.nn declares each of its functions' classes beside the function),
+before it wraps them.
 
 The classes, after PyTorch's AMP lists (written here by name, per device):
 
@@ -37,8 +40,8 @@ NATIVE = "native"
 INPUT_DTYPE = "input"
 BANNED = "banned"
 
-# One row per op (ember.<op>, Tensor.<op>, ember.nn.functional.<op>): its
-# class on CUDA, then on the CPU; "-": runs as it comes.
+# One row per op of the front (ember.<op>, Tensor.<op>): its class on
+# CUDA, then on the CPU; "-": runs as it comes.
 _TABLE = """
 matmul                            lower    lower
 mm                                lower    lower
@@ -46,14 +49,6 @@ bmm                               lower    lower
 addmm                             lower    lower
 addbmm                            lower    lower
 baddbmm                           lower    lower
-linear                            lower    lower
-conv1d                            lower    lower
-conv2d                            lower    lower
-conv3d                            lower    lower
-conv_transpose1d                  lower    lower
-conv_transpose2d                  lower    lower
-conv_transpose3d                  lower    lower
-scaled_dot_product_attention      lower    lower
 mv                                lower    -
 addmv                             lower    -
 addr                              lower    -
@@ -75,7 +70,6 @@ reciprocal                        float32  -
 rsqrt                             float32  -
 pow                               float32  -
 __rtruediv__                      float32  -
-softplus                          float32  native
 softmax                           float32  -
 log_softmax                       float32  -
 logsumexp                         float32  -
@@ -87,38 +81,10 @@ norm                              float32  -
 dist                              float32  -
 cdist                             float32  float32
 trace                             native   float32
-layer_norm                        float32  input
-group_norm                        float32  input
-cosine_similarity                 float32  -
-mse_loss                          float32  float32
-l1_loss                           float32  float32
-smooth_l1_loss                    float32  float32
-huber_loss                        float32  float32
-nll_loss                          float32  float32
-cross_entropy                     float32  float32
-kl_div                            float32  float32
-binary_cross_entropy_with_logits  float32  float32
-poisson_nll_loss                  float32  float32
-cosine_embedding_loss             float32  float32
-hinge_embedding_loss              float32  float32
-margin_ranking_loss               float32  float32
-soft_margin_loss                  float32  float32
-triplet_margin_loss               float32  float32
-multi_margin_loss                 float32  float32
-multilabel_margin_loss            float32  float32
-binary_cross_entropy              banned   float32
-avg_pool3d                        native   float32
-max_pool3d                        native   float32
-adaptive_avg_pool3d               native   float32
-adaptive_max_pool3d               native   float32
-max_unpool1d                      native   float32
-max_unpool2d                      native   float32
-max_unpool3d                      native   float32
 
 addcdiv                           widest   -
 addcmul                           widest   -
 atan2                             widest   -
-bilinear                          widest   -
 cross                             widest   -
 dot                               widest   -
 index_put                         widest   -
@@ -126,39 +92,53 @@ scatter_add                       widest   -
 tensordot                         widest   -
 inner                             widest   native
 
-avg_pool1d                        native   native
-avg_pool2d                        native   native
-adaptive_avg_pool1d               native   native
-adaptive_avg_pool2d               native   native
-embedding_bag                     native   native
-elu                               native   native
-celu                              native   native
-selu                              native   native
-mish                              native   native
-logsigmoid                        native   native
 logit                             native   native
 xlogy                             native   native
 logaddexp                         native   native
 logaddexp2                        native   native
 logcumsumexp                      native   native
 vdot                              native   native
-batch_norm                        input    input
-instance_norm                     input    input
 """
 
 
+_KINDS = {"-": None, None: None, LOWER: LOWER, FP32: FP32, WIDEST: WIDEST, NATIVE: NATIVE,
+          INPUT_DTYPE: INPUT_DTYPE, BANNED: BANNED}
+
+
 def _parse(text):
-    kinds = {"-": None, LOWER: LOWER, FP32: FP32, WIDEST: WIDEST, NATIVE: NATIVE,
-             INPUT_DTYPE: INPUT_DTYPE, BANNED: BANNED}
     table = {}
     for line in text.split("\n"):
         if line.strip():
             name, cuda, cpu = line.split()
             if name in table:
                 raise RuntimeError(f"autocast policy: {name!r} is listed twice")
-            table[name] = (kinds[cuda], kinds[cpu])
+            table[name] = (_KINDS[cuda], _KINDS[cpu])
     return table
 
 
 #: name -> (class on CUDA, class on the CPU); None: runs as it comes
 POLICY = _parse(_TABLE)
+
+
+#: name -> what a BANNED op raises (a package gives it with its row)
+BANNED_MESSAGES = {}
+
+
+def register(name, cuda, cpu, banned_message=None):
+    """Adds the row of op `name`: its class on CUDA and on the CPU (LOWER,
+    FP32, WIDEST, NATIVE, INPUT_DTYPE, BANNED, or None: runs as it comes),
+    and for BANNED the RuntimeError's message.  Ops read their row when
+    they are wrapped, so register first.  The same row again is a no-op (a
+    module imported twice); another row for a name already listed raises."""
+    if banned_message is not None:
+        BANNED_MESSAGES[name] = banned_message
+    try:
+        rule = (_KINDS[cuda], _KINDS[cpu])
+    except (KeyError, TypeError):
+        raise ValueError(f"autocast policy: unknown class in ({cuda!r}, {cpu!r}) for "
+                         f"{name!r}") from None
+    known = POLICY.get(name)
+    if known is not None and known != rule:
+        raise RuntimeError(f"autocast policy: {name!r} is already listed as {known}")
+    if rule != (None, None):
+        POLICY[name] = rule

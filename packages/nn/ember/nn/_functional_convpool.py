@@ -1,18 +1,185 @@
-"""ember.nn.functional: 3-d convolution, transposed convolutions, 3-d and
-adaptive pooling, max_unpool.  Arguments are checked here (with PyTorch's
-messages) and normalised before the kernel named in _kernels is called."""
+"""ember.nn.functional: convolutions (1-d, 2-d, 3-d, transposed), pooling
+(max / average in 1, 2 and 3 d, adaptive), max_unpool.  Arguments are
+checked here (with PyTorch's messages) and normalised before the kernel
+named in _kernels is called."""
 import numbers
 
 import ember
+from ember.amp.policy import FP32, LOWER, NATIVE
 
-from . import _composed_more, _kernels
-from . import functional as F
+from . import _kernels
+from ._functional_common import _check_tensor, _pair, _single, _type_name, autocast, \
+    follows_autocast
+from .kernels._common import check_output_size, window_output_size
+from .kernels.conv import conv_transpose_nd
+from .kernels.pool import adaptive_max_nd, adaptive_mean_dim
 
 __all__ = ["conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
            "max_pool3d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool3d",
            "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
            "max_unpool1d", "max_unpool2d",
            "max_unpool3d"]
+__all__ += ["conv2d", "max_pool2d", "avg_pool2d", "conv1d", "max_pool1d", "avg_pool1d",
+            "adaptive_avg_pool2d"]
+
+
+def _batched4d(input, name):
+    if input.dim() not in (3, 4):
+        if name != "conv2d":
+            raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to {name}, but got "
+                           f"input of size: {list(input.shape)}")
+    return (input, False) if input.dim() == 4 else (input.unsqueeze(0), True)
+
+
+@follows_autocast
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    x, unbatched = _batched4d(input, "conv2d")
+    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
+    if weight.dim() != 4:
+        raise RuntimeError(f"weight should have 4 dimensions for conv2d, got {weight.dim()}")
+    o, cg, kh, kw = weight.shape
+    if groups < 1 or o % groups:
+        raise RuntimeError("Given groups=%d, expected weight to be divisible by %d at "
+                           "dimension 0, but got weight of size %s instead"
+                           % (groups, groups, list(weight.shape)))
+    if min(stride) < 1:
+        raise RuntimeError("non-positive stride is not supported")
+    if x.shape[1] != cg * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
+            f"input{list(x.shape)} to have {cg * groups} channels, but got {x.shape[1]} "
+            "channels instead")
+    if isinstance(padding, str):
+        if padding == "valid":
+            pads = (0, 0, 0, 0)
+        elif padding == "same":
+            if max(stride) != 1:
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            th, tw = dilation[0] * (kh - 1), dilation[1] * (kw - 1)
+            pads = (th // 2, th - th // 2, tw // 2, tw - tw // 2)
+        else:
+            raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                             "{'valid', 'same'}")
+    else:
+        ph, pw = _pair(padding, "padding")
+        pads = (ph, ph, pw, pw)
+    h, w = x.shape[2] + pads[0] + pads[1], x.shape[3] + pads[2] + pads[3]
+    ekh, ekw = dilation[0] * (kh - 1) + 1, dilation[1] * (kw - 1) + 1
+    if h < ekh or w < ekw:
+        raise RuntimeError(f"Calculated padded input size per channel: ({h} x {w}). Kernel "
+                           f"size: ({ekh} x {ekw}). Kernel size can't be greater than actual "
+                           "input size")
+    out = _kernels.kernel("conv2d")(x, weight, bias, stride, pads, dilation, groups)
+    return out.squeeze(0) if unbatched else out
+
+
+def _pool_args(name, input, kernel_size, stride, padding, dilation=1, ceil_mode=False):
+    x, unbatched = _batched4d(input, name)
+    k = _pair(kernel_size, "kernel_size")
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) \
+        else _pair(stride, "stride")
+    p, d = _pair(padding, "padding"), _pair(dilation, "dilation")
+    if min(s) < 1:
+        raise RuntimeError(f"{name}: stride should be greater than zero")
+    if min(k) < 1:
+        raise RuntimeError(f"{name}: kernel_size must be greater than zero")
+    if min(p) < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {min(p)}")
+    if min(d) < 1:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {d[0]} "
+                           f"dilationW: {d[1]}")
+    if p[0] > k[0] // 2 or p[1] > k[1] // 2:
+        raise RuntimeError(f"{name}: pad should be at most half of effective kernel size, but "
+                           f"got pad={p[0] if p[0] > k[0] // 2 else p[1]}, kernel_size="
+                           f"{k[0] if p[0] > k[0] // 2 else k[1]} and dilation={d[0]}")
+    for size, kk, pp, dd, ss in zip(x.shape[2:], k, p, d, s):
+        if window_output_size(size, kk, ss, pp, dd, ceil_mode)[0] < 1:
+            raise RuntimeError(f"Given input size: ({'x'.join(str(v) for v in x.shape[1:])})."
+                               f" Calculated output size is too small")
+    return x, unbatched, k, s, p, d
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    x, unbatched, k, s, p, d = _pool_args("max_pool2d", input, kernel_size, stride, padding,
+                                          dilation, ceil_mode)
+    out = _kernels.kernel("max_pool2d")(x, k, s, p, d, ceil_mode, return_indices)
+    if unbatched:
+        return tuple(o.squeeze(0) for o in out) if return_indices else out.squeeze(0)
+    return out
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=True):
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+@follows_autocast
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    x, unbatched, k, s, p, _ = _pool_args("avg_pool2d", input, kernel_size, stride, padding,
+                                          ceil_mode=ceil_mode)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    out = _kernels.kernel("avg_pool2d")(x, k, s, p, ceil_mode, count_include_pad,
+                                        divisor_override)
+    return out.squeeze(0) if unbatched else out
+
+
+@autocast(LOWER, LOWER)
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """conv2d over (N, C, 1, L) with a (O, C/g, 1, k) kernel."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got "
+                           f"input of size: {list(input.shape)}")
+    if weight.dim() != 3:
+        raise RuntimeError(f"weight should have 3 dimensions for conv1d, got {weight.dim()}")
+
+    def one(v):
+        return v if isinstance(v, str) else (1, _single(v))
+    pad = padding if isinstance(padding, str) else (0, _single(padding))
+    out = conv2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias, one(stride), pad,
+                 one(dilation), groups)
+    return out.squeeze(-2)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    if input.dim() not in (2, 3):
+        raise RuntimeError("max_pool1d() Expected 2D or 3D input tensor, but got "
+                           f"{list(input.shape)}")
+    stride = kernel_size if stride is None or stride == [] else stride
+    out = max_pool2d(input.unsqueeze(-2), (1, _single(kernel_size)), (1, _single(stride)),
+                     (0, _single(padding)), (1, _single(dilation)), ceil_mode, return_indices)
+    if return_indices:
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)
+
+
+@autocast(NATIVE, NATIVE)
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    if input.dim() not in (2, 3):
+        raise RuntimeError("avg_pool1d() Expected 2D or 3D input tensor, but got "
+                           f"{list(input.shape)}")
+    stride = kernel_size if stride is None or stride == [] else stride
+    return avg_pool2d(input.unsqueeze(-2), (1, _single(kernel_size)), (1, _single(stride)),
+                      (0, _single(padding)), ceil_mode, count_include_pad).squeeze(-2)
+
+
+@autocast(NATIVE, NATIVE)
+def adaptive_avg_pool2d(input, output_size):
+    name = "adaptive_avg_pool2d"
+    x, unbatched = _batched4d(input, name)
+    h, w = x.shape[2:]
+    if isinstance(output_size, numbers.Integral) or output_size is None:
+        output_size = (output_size, output_size)
+    oh, ow = (h if o is None else int(o) for o in output_size)
+    if oh <= 0 or ow <= 0 and not (h == 0 or w == 0):
+        raise RuntimeError(f"{name}: output_size must be positive, got {list(output_size)}")
+    out = _adaptive_avg(x, (oh, ow))
+    return out.squeeze(0) if unbatched else out
 
 
 def _ntuple(v, n, name="argument"):
@@ -29,7 +196,7 @@ def _ntuple(v, n, name="argument"):
 
 def _batched(input, nd, name):
     """input with a batch dimension (conv messages), and whether it had none."""
-    F._check_tensor(input)
+    _check_tensor(input)
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
                            f"{name}, but got input of size: {list(input.shape)}")
@@ -41,6 +208,7 @@ def _sizes(values):
 
 
 # ---- convolution -----------------------------------------------------------------
+@follows_autocast
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-D convolution (cross-correlation) of (N, C, D, H, W) input."""
     x, unbatched = _batched(input, 3, "conv3d")
@@ -77,8 +245,8 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 def _same_dtype(input, weight, bias):
     for t in (weight, bias):
         if t is not None and t.dtype != input.dtype:
-            raise RuntimeError(f"expected scalar type {F._type_name(input)[:-6]} but found "
-                               f"{F._type_name(t)[:-6]}")
+            raise RuntimeError(f"expected scalar type {_type_name(input)[:-6]} but found "
+                               f"{_type_name(t)[:-6]}")
 
 
 def explicit_padding(padding, kernel_size, stride, dilation):
@@ -147,11 +315,12 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
         out = _kernels.kernel("conv_transpose2d")(x, weight, bias, stride, padding,
                                                   output_padding, groups, dilation)
     else:
-        out = _composed_more.conv_transpose_nd(x, weight, bias, stride, padding,
+        out = conv_transpose_nd(x, weight, bias, stride, padding,
                                                output_padding, groups, dilation)
     return out.squeeze(0) if unbatched else out
 
 
+@autocast(LOWER, LOWER)
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
                      groups=1, dilation=1):
     """The gradient of conv1d with respect to its input, as a layer."""
@@ -159,6 +328,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            dilation, 1, "conv_transpose1d")
 
 
+@follows_autocast
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
                      groups=1, dilation=1):
     """The gradient of conv2d with respect to its input, as a layer; weight
@@ -167,6 +337,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            dilation, 2, "conv_transpose2d")
 
 
+@autocast(LOWER, LOWER)
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
                      groups=1, dilation=1):
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
@@ -175,7 +346,7 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 # ---- 3-d pooling ------------------------------------------------------------------
 def _pool3d_args(name, input, kernel_size, stride, padding, dilation, ceil_mode):
-    F._check_tensor(input)
+    _check_tensor(input)
     if input.dim() not in (4, 5) or input.numel() == 0 and input.dim() == 4:
         raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
     x, unbatched = (input, False) if input.dim() == 5 else (input.unsqueeze(0), True)
@@ -206,7 +377,7 @@ def _pool3d_args(name, input, kernel_size, stride, padding, dilation, ceil_mode)
     if name == "avg_pool3d" and any(n + 2 * pp < kk for n, kk, pp in zip(sizes, k, p)):
         raise RuntimeError(f"input image (T: {sizes[0]} H: {sizes[1]} W: {sizes[2]}) smaller "
                            f"than kernel size (kT: {k[0]} kH: {k[1]} kW: {k[2]})")
-    out = [_composed_more.pool_output_size(n, kk, ss, pp, dd, ceil_mode)
+    out = [window_output_size(n, kk, ss, pp, dd, ceil_mode)[0]
            for n, kk, ss, pp, dd in zip(sizes, k, s, p, d)]
     if min(out) < 1:
         shape = "x".join(str(v) for v in x.shape[1:])
@@ -216,6 +387,7 @@ def _pool3d_args(name, input, kernel_size, stride, padding, dilation, ceil_mode)
     return x, unbatched, k, s, p, d
 
 
+@follows_autocast
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     x, unbatched, k, s, p, d = _pool3d_args("max_pool3d", input, kernel_size, stride,
@@ -226,6 +398,7 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return out
 
 
+@follows_autocast
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     x, unbatched, k, s, p, _ = _pool3d_args("avg_pool3d", input, kernel_size, stride, padding,
@@ -239,7 +412,7 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 # ---- adaptive pooling ---------------------------------------------------------------
 def _adaptive_args(input, output_size, nd, name, message):
-    F._check_tensor(input)
+    _check_tensor(input)
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(message)
     for i in range(1, input.dim()):
@@ -265,12 +438,13 @@ def _adaptive_avg(x, out):
     """Mean over PyTorch's adaptive cells, one spatial dimension at a time
     (a mean of equal-length means is the mean)."""
     nd = len(out)
-    _composed_more.check_output_size(x, tuple(x.shape[:-nd]) + tuple(out))
+    check_output_size(x, tuple(x.shape[:-nd]) + tuple(out))
     for i, o in enumerate(out):
-        x = _composed_more.adaptive_mean_dim(x, x.dim() - nd + i, o)
+        x = adaptive_mean_dim(x, x.dim() - nd + i, o)
     return x
 
 
+@autocast(NATIVE, NATIVE)
 def adaptive_avg_pool1d(input, output_size):
     out = _adaptive_args(input, output_size, 1, "adaptive_avg_pool1d",
                          f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional "
@@ -279,6 +453,7 @@ def adaptive_avg_pool1d(input, output_size):
     return _adaptive_avg(input, out)
 
 
+@autocast(NATIVE, FP32)
 def adaptive_avg_pool3d(input, output_size):
     out = _adaptive_args(input, output_size, 3, "adaptive_avg_pool3d",
                          f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
@@ -301,6 +476,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return res
 
 
+@autocast(NATIVE, FP32)
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     out = _adaptive_args(input, output_size, 3, "adaptive_max_pool3d",
                          "adaptive_max_pool3d(): Expected 4D or 5D tensor, but got "
@@ -310,7 +486,7 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
         res = x.new_zeros(x.shape[0], x.shape[1], *out)
         res = (res, res.new_zeros(res.shape, dtype=ember.int64)) if return_indices else res
     else:
-        res = _composed_more.adaptive_max_nd(x, out, bool(return_indices))
+        res = adaptive_max_nd(x, out, bool(return_indices))
     if unbatched:
         return tuple(r.squeeze(0) for r in res) if return_indices else res.squeeze(0)
     return res
@@ -331,7 +507,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd, name):
     """Scatters each pooled value back to the position its index names;
     every other element of the output is zero."""
-    F._check_tensor(input)
+    _check_tensor(input)
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D input, but got "
                            f"{input.dim()}D")
@@ -374,16 +550,19 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd, n
     return res.reshape(*lead, *out)
 
 
+@autocast(NATIVE, FP32)
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1,
                        "max_unpool1d")
 
 
+@autocast(NATIVE, FP32)
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2,
                        "max_unpool2d")
 
 
+@autocast(NATIVE, FP32)
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3,
                        "max_unpool3d")

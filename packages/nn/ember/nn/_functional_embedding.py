@@ -1,27 +1,81 @@
-"""ember.nn.functional.embedding_bag: sums, means or maxima of bags of
-embedding rows, without materialising the rows of each bag separately."""
+"""ember.nn.functional: embedding, one_hot, and embedding_bag (sums, means
+or maxima of bags of embedding rows, without materialising the rows of each
+bag separately)."""
 import numpy as np
 
 import ember
 
 from . import _kernels
-from . import functional as F
+from ._functional_common import _check_tensor, _type_name, follows_autocast
 
 __all__ = ["embedding_bag"]
+__all__ += ["embedding", "one_hot"]
 
 
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """Rows of `weight` picked by the integer `input`; the row at
+    padding_idx receives no gradient."""
+    if input.dtype not in (ember.int64, ember.int32):
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
+                           "following scalar types: Long, Int; but got "
+                           f"ember.{_type_name(input)} instead (while checking arguments "
+                           "for embedding)")
+    if scale_grad_by_freq:
+        raise NotImplementedError("embedding: scale_grad_by_freq is not supported yet")
+    n = weight.shape[0]
+    if padding_idx is not None:
+        # PyTorch asserts (its wording); a padding_idx outside the rows
+        # would otherwise silently pad nothing
+        if padding_idx >= n or padding_idx < -n:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        if padding_idx < 0:
+            padding_idx += n
+    flat = input.reshape(-1).long()
+    if flat.numel() and (int(flat.max()) >= n or int(flat.min()) < 0):
+        raise IndexError("index out of range in self")
+    if max_norm is not None:
+        with ember.no_grad():
+            rows = weight.index_select(0, flat)
+            norms = rows.norm(norm_type, dim=1, keepdim=True)
+            scale = ember.where(norms > max_norm, max_norm / (norms + 1e-7),
+                                ember.ones_like(norms))
+            weight[flat] = rows * scale
+    if sparse:  # the weight's gradient is a sparse COO tensor
+        from ._sparse_embedding import embedding_sparse
+        return embedding_sparse(weight, flat, padding_idx).reshape(*input.shape, weight.shape[1])
+    out = weight.index_select(0, flat)
+    if padding_idx is not None:
+        mask = (flat == padding_idx).unsqueeze(1)
+        out = ember.where(mask, out.detach(), out)
+    return out.reshape(*input.shape, weight.shape[1])
+
+
+def one_hot(tensor, num_classes=-1):
+    if tensor.dtype is not ember.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        num_classes = int(tensor.max()) + 1 if tensor.numel() else 0
+    if tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) >= num_classes):
+        raise RuntimeError("Class values must be smaller than num_classes." if tensor.numel()
+                           and int(tensor.min()) >= 0 else "Class values must be non-negative.")
+    out = ember.zeros(*tensor.shape, num_classes, dtype=ember.int64, device=tensor.device)
+    return out.scatter(-1, tensor.unsqueeze(-1), 1)
+
+
+@follows_autocast
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                   scale_grad_by_freq=False, mode="mean", sparse=False,
                   per_sample_weights=None, include_last_offset=False, padding_idx=None):
     """Bags of rows of `weight`: a 2-D input is B bags of equal length; a 1-D
     input is split at `offsets` (bag b starts at offsets[b]).  Each bag is
     reduced by `mode` ('sum', 'mean', 'max'); an empty bag gives zeros."""
-    F._check_tensor(input)
-    F._check_tensor(weight, "weight")
+    _check_tensor(input)
+    _check_tensor(weight, "weight")
     if input.dtype not in (ember.int64, ember.int32):
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
                            "following scalar types: Long, Int; but got "
-                           f"ember.{F._type_name(input)} instead (while checking arguments "
+                           f"ember.{_type_name(input)} instead (while checking arguments "
                            "for embedding_bag)")
     if weight.dim() != 2:
         raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
@@ -69,7 +123,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         if offsets.dtype not in (ember.int64, ember.int32):
             raise RuntimeError("Expected tensor for argument #2 'offsets' to have one of the "
                                "following scalar types: Long, Int; but got "
-                               f"ember.{F._type_name(offsets)} instead (while checking "
+                               f"ember.{_type_name(offsets)} instead (while checking "
                                "arguments for embedding_bag)")
         indices = input
         # the checks and the bag layout need the offsets on the host (a transfer on CUDA)

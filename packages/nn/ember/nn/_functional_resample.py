@@ -8,8 +8,11 @@ import numpy as np
 
 import ember
 
-from . import _composed_more, _kernels
-from . import functional as F
+from . import _kernels
+from ._functional_common import _check_tensor, _type_name
+from .kernels._common import check_output_size
+from .kernels.resample import circular_index, index_pad, linear_along, nearest_indices, \
+    reflect_index, replicate_index
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pad"]
 
@@ -58,7 +61,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                 recompute_scale_factor=None, antialias=False):
     """Resizes the spatial dimensions of (N, C, *S) input to `size` or by
     `scale_factor`, as torch.nn.functional.interpolate."""
-    F._check_tensor(input)
+    _check_tensor(input)
     if mode not in _MODES or input.dim() not in (3, 4, 5):
         raise NotImplementedError(
             f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) "
@@ -74,7 +77,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError("interpolate: antialias=True is not supported")
     if not input.is_floating_point():
         raise NotImplementedError(f'"interpolate ({mode})" not implemented for '
-                                  f"'{F._type_name(input)[:-6]}'")
+                                  f"'{_type_name(input)[:-6]}'")
     if mode in _LINEAR_RANK and input.dim() != _LINEAR_RANK[mode]:
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
                                   f"{_LINEAR_RANK[mode]}D input")
@@ -88,7 +91,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                            f"({given}) output ({want})")
     if mode == "area":
         from . import _functional_convpool as P
-        pools = {1: P.adaptive_avg_pool1d, 2: F.adaptive_avg_pool2d,
+        pools = {1: P.adaptive_avg_pool1d, 2: P.adaptive_avg_pool2d,
                  3: P.adaptive_avg_pool3d}
         return pools[nd](input, out)
     if mode == "nearest" and nd == 2:
@@ -96,19 +99,19 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode == "bilinear":
         return _kernels.kernel("upsample_bilinear2d")(input, tuple(out), bool(align_corners),
                                                       tuple(scales))
-    _composed_more.check_output_size(input, tuple(input.shape[:2]) + tuple(out))
+    check_output_size(input, tuple(input.shape[:2]) + tuple(out))
     x = input
     for i, (o, s) in enumerate(zip(out, scales)):
         dim = 2 + i
         if mode == "nearest":
-            x = x.index_select(dim, _composed_more.nearest_indices(x.shape[dim], o, s,
+            x = x.index_select(dim, nearest_indices(x.shape[dim], o, s,
                                                                    x.device))
         elif mode == "nearest-exact":
             x = x.index_select(dim, _nearest_exact_indices(x.shape[dim], o, s, x.device))
         elif mode == "bicubic":
             x = _cubic_along(x, dim, o, align_corners, s)
         else:
-            x = _composed_more.linear_along(x, dim, o, align_corners, s)
+            x = linear_along(x, dim, o, align_corners, s)
     return x if x is not input else input.clone()
 
 
@@ -173,7 +176,7 @@ def pad(input, pad, mode="constant", value=None):
     (left, right, top, bottom, front, back).  Negative amounts crop.
     mode is 'constant' (with `value`, default 0), 'reflect' (mirror without
     repeating the edge), 'replicate' (repeat the edge) or 'circular' (wrap)."""
-    F._check_tensor(input)
+    _check_tensor(input)
     for i, p in enumerate(pad):
         if not isinstance(p, numbers.Integral):
             raise TypeError("pad(): argument 'pad' (position 2) must be tuple of ints, but "
@@ -218,13 +221,11 @@ def pad(input, pad, mode="constant", value=None):
     if mode == "circular":
         # negative amounts crop first; the wrap then stays within the crop
         cropped = _constant_pad(input, tuple(min(p, 0) for p in pad), 0.0)
-        return _composed_more.index_pad(cropped, tuple(max(p, 0) for p in pad),
-                                        _composed_more.circular_index)
+        return index_pad(cropped, tuple(max(p, 0) for p in pad), circular_index)
     if min(pad) < 0:
         # negative amounts read a cropped range of the same index map
-        source = (_composed_more.reflect_index if mode == "reflect"
-                  else _composed_more.replicate_index)
-        return _composed_more.index_pad(input, pad, source)
+        source = reflect_index if mode == "reflect" else replicate_index
+        return index_pad(input, pad, source)
     x = input if batched else input.unsqueeze(0)
     name = "reflection_pad" if mode == "reflect" else "replication_pad"
     out = _kernels.kernel(name)(x, pad)

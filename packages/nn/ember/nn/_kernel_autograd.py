@@ -1,7 +1,7 @@
 """Autograd around a kernel package's raw kernels, written once for every
-package (ember-thnn on the CPU, later ember-thcunn on the GPU).
+package (ember-thnn on the CPU, ember-thcunn on the GPU).
 
-A kernel spec (see ember.nn._kernels) computes on a backend's raw tensors
+A kernel spec (see ember.nn.kernels) computes on a backend's raw tensors
 and knows nothing of autograd.  ``wrap`` turns it into a function with the
 composed function's signature that records one node per call:
 
@@ -17,36 +17,9 @@ from ember.autograd import grad_mode
 from ember.autograd.graph import NO_EDGE, edge, output
 from ember.autograd.nodes import SavingNode, _new_node, node_class
 
+from .kernels import DECLARED
+
 _mode = grad_mode.state
-
-#: PyTorch's names for the nodes of its equivalent ops (what grad_fn shows)
-NODE_NAMES = {
-    "conv1d": "ConvolutionBackward0", "conv2d": "ConvolutionBackward0",
-    "conv3d": "ConvolutionBackward0", "conv_transpose2d": "ConvolutionBackward0",
-    "max_pool2d": "MaxPool2DWithIndicesBackward0",
-    "max_pool3d": "MaxPool3DWithIndicesBackward0",
-    "avg_pool2d": "AvgPool2DBackward0", "avg_pool3d": "AvgPool3DBackward0",
-    "adaptive_avg_pool2d": "AdaptiveAvgPool2DBackward0",
-    "adaptive_max_pool2d": "AdaptiveMaxPool2DBackward0",
-    "relu": "ReluBackward0", "log_softmax": "LogSoftmaxBackward0", "softmax": "SoftmaxBackward0",
-    "cross_entropy": "NllLossBackward0", "nll_loss": "NllLossBackward0",
-    "batch_norm": "NativeBatchNormBackward0", "layer_norm": "NativeLayerNormBackward0",
-    "group_norm": "NativeGroupNormBackward0", "embedding": "EmbeddingBackward0",
-    "embedding_bag": "EmbeddingBagBackward0",
-    "upsample_nearest2d": "UpsampleNearest2DBackward0",
-    "upsample_bilinear2d": "UpsampleBilinear2DBackward0",
-}
-
-
-def _batch_norm_recompute_args(args):
-    # recomputing a training-mode batch norm for double backward must not
-    # update the running statistics a second time
-    x, w, b, running_mean, running_var, training, momentum, eps = args
-    return (x, w, b, None, None, True, momentum, eps) if training else args
-
-
-#: how a call's arguments are kept for the composed recomputation
-RECOMPUTE_ARGS = {"batch_norm": _batch_norm_recompute_args}
 
 
 class KernelNode(SavingNode):
@@ -102,10 +75,10 @@ def wrap(name, spec, composed, tensor_type, fallback=None):
     fallback = composed if fallback is None else fallback
     n = spec.differentiable  # a count (the leading arguments) or positions
     positions = tuple(range(n)) if isinstance(n, int) else tuple(n)
-    cls = node_class(KernelNode, name, node_name=NODE_NAMES.get(name), spec=spec,
-                     composed=composed)
+    decl = DECLARED[name]  # its node's name and how a call is kept for double backward
+    cls = node_class(KernelNode, name, node_name=decl.node, spec=spec, composed=composed)
     forward = spec.forward
-    recompute_args = RECOMPUTE_ARGS.get(name)
+    recompute_args = decl.recompute_args
 
     def call(*args):
         if args[0]._data.__class__ is not tensor_type:

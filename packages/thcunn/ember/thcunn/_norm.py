@@ -1,20 +1,43 @@
-"""Bindings of layer_norm, group_norm and dropout (src/norm.cu,
-src/dropout.cu), with ember.thnn's names, arguments and return values.
-
-ember.thc tensors in and out, outputs allocated here, the C status raised
-with its message."""
-import ember.thc as _thc
-
-from ._args import NULL, _empty, _p
+"""Bindings of the normalisations for the GPU: batch_norm, layer_norm,
+group_norm."""
 from ._lib import check as _check, lib as _lib
+from ._args import _empty, _p
 
-__all__ = [
-    "layer_norm_forward", "layer_norm_backward_input", "layer_norm_backward_params",
-    "group_norm_forward", "group_norm_backward_input", "group_norm_backward_params",
-    "dropout_forward", "dropout_backward_input",
-]
+__all__ = ["batch_norm_forward", "batch_norm_backward_input", "batch_norm_backward_params",
+           "layer_norm_forward", "layer_norm_backward_input", "layer_norm_backward_params",
+           "group_norm_forward", "group_norm_backward_input", "group_norm_backward_params"]
 
-# ---- layer norm ------------------------------------------------------------
+
+def batch_norm_forward(input, weight=None, bias=None, running_mean=None, running_var=None,
+                       training=True, momentum=0.1, eps=1e-5):
+    """(output, save_mean, save_invstd); running stats updated in place."""
+    c = input.shape[1] if input.ndim >= 2 else 0
+    out, m, s = _empty(input.shape, input), _empty((c,), input), _empty((c,), input)
+    _check(_lib.thcunn_batch_norm_forward(_p(out), _p(m), _p(s), _p(running_mean),
+                                          _p(running_var), _p(input), _p(weight), _p(bias),
+                                          int(training), momentum, eps))
+    return out, m, s
+
+
+def batch_norm_backward_input(grad_output, input, weight, save_mean, save_invstd,
+                              training=True):
+    gi = _empty(input.shape, input)
+    _check(_lib.thcunn_batch_norm_backward_input(_p(gi), _p(grad_output), _p(input), _p(weight),
+                                                 _p(save_mean), _p(save_invstd),
+                                                 int(training)))
+    return gi
+
+
+def batch_norm_backward_params(grad_output, input, save_mean, save_invstd,
+                               need_weight=True, need_bias=True):
+    c = input.shape[1]
+    gw = _empty((c,), input) if need_weight else None
+    gb = _empty((c,), input) if need_bias else None
+    _check(_lib.thcunn_batch_norm_backward_params(_p(gw), _p(gb), _p(grad_output), _p(input),
+                                                  _p(save_mean), _p(save_invstd)))
+    return gw, gb
+
+
 def _nshape(normalized_shape):
     return (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
 
@@ -56,7 +79,6 @@ def layer_norm_backward_params(grad_output, input, normalized_shape, save_mean, 
     return gw, gb
 
 
-# ---- group norm ------------------------------------------------------------
 def _stats_shape(input, num_groups):
     return (input.shape[0] if input.ndim else 0, max(num_groups, 0))
 
@@ -87,26 +109,3 @@ def group_norm_backward_params(grad_output, input, num_groups, save_mean, save_r
     _check(_lib.thcunn_group_norm_backward_params(_p(gw), _p(gb), _p(grad_output), _p(input),
                                                   _p(save_mean), _p(save_rstd), num_groups))
     return gw, gb
-
-
-# ---- dropout ---------------------------------------------------------------
-def dropout_forward(input, p=0.5, generator=None):
-    """(output, mask) with mask values 0 or 1/(1-p), drawn from the
-    ember.thc Generator given (libTHC's default one for None)."""
-    if generator is None:
-        g = NULL
-    elif isinstance(generator, _thc.Generator):
-        g = generator._g
-    else:
-        raise TypeError(f"dropout_forward: generator must be an ember.thc Generator (a CUDA "
-                        f"generator), got {type(generator).__module__}."
-                        f"{type(generator).__name__}")
-    out, mask = _empty(input.shape, input), _empty(input.shape, input)
-    _check(_lib.thcunn_dropout_forward(_p(out), _p(mask), _p(input), p, g))
-    return out, mask
-
-
-def dropout_backward_input(grad_output, mask):
-    gi = _empty(mask.shape, mask)
-    _check(_lib.thcunn_dropout_backward_input(_p(gi), _p(grad_output), _p(mask)))
-    return gi
