@@ -3,12 +3,17 @@
  * (geqrf/orgqr), plus a triangular solve.  Unblocked, column-major, with
  * LAPACK's argument conventions (1-based pivots, `info` > 0 for a zero
  * pivot or a non-positive minor).  The TH_NO_BLAS build uses them for
- * everything; they are also a reference that needs no Fortran runtime.
+ * everything, the LAPACK build for LU, Cholesky and triangular solves of
+ * small matrices.
  *
  * Included twice by lapack.c, once per element type:
  *   #define LP_T float / double   the element type
  *   #define LP_F(name) name##_s / name##_d
  */
+#ifndef LP_UNUSED
+/* QR is only used by the TH_NO_BLAS build. */
+#define LP_UNUSED __attribute__((unused))
+#endif
 
 /* A = P L U in place; ipiv[i] is the 1-based row swapped with row i. */
 static int LP_F(port_getrf)(int m, int n, LP_T *a, int lda, int *ipiv) {
@@ -121,7 +126,7 @@ static int LP_F(port_potrf)(int upper, int n, LP_T *a, int lda) {
 
 /* Householder QR in place: R in the upper triangle, the reflectors
  * v (v[0] = 1 implied) below it, their scales in tau (LAPACK's form). */
-static void LP_F(port_geqrf)(int m, int n, LP_T *a, int lda, LP_T *tau) {
+LP_UNUSED static void LP_F(port_geqrf)(int m, int n, LP_T *a, int lda, LP_T *tau) {
     int k = m < n ? m : n;
     for (int j = 0; j < k; j++) {
         LP_T *cj = a + (int64_t)j * lda;
@@ -148,7 +153,7 @@ static void LP_F(port_geqrf)(int m, int n, LP_T *a, int lda, LP_T *tau) {
 
 /* Overwrites the m x n matrix a (n <= m; its first k columns hold
  * geqrf's reflectors) with the first n columns of Q = H1 ... Hk. */
-static void LP_F(port_orgqr)(int m, int n, int k, LP_T *a, int lda,
+LP_UNUSED static void LP_F(port_orgqr)(int m, int n, int k, LP_T *a, int lda,
                              const LP_T *tau) {
     for (int j = n - 1; j >= 0; j--) {
         LP_T *cj = a + (int64_t)j * lda;

@@ -7,8 +7,13 @@ import pytest
 import ember.th as th
 
 DTYPES = {"float32": (np.float32, 2e-4), "float64": (np.float64, 1e-10)}
-SQUARE_SHAPES = [(1, 1), (4, 4), (3, 5, 5), (2, 3, 3, 3), (0, 0), (2, 0, 0), (0, 3, 3)]
-RECT_SHAPES = [(5, 3), (3, 5), (2, 4, 2), (2, 2, 4), (1, 1), (0, 3), (3, 0), (2, 0, 4)]
+# up to order 16 the LAPACK build uses libTH's portable LU/Cholesky/triangular
+# kernels (as the TH_NO_BLAS build does for every size): the 20x20 shapes
+# reach LAPACK itself
+SQUARE_SHAPES = [(1, 1), (4, 4), (3, 5, 5), (2, 3, 3, 3), (0, 0), (2, 0, 0), (0, 3, 3),
+                 (2, 20, 20)]
+RECT_SHAPES = [(5, 3), (3, 5), (2, 4, 2), (2, 2, 4), (1, 1), (0, 3), (3, 0), (2, 0, 4),
+               (20, 18), (18, 20)]
 LAPACK = th.has_lapack()
 needs_lapack = pytest.mark.skipif(not LAPACK, reason="TH_NO_BLAS build: no LAPACK")
 
