@@ -106,6 +106,41 @@ static inline int broadcast_batch(const th_tensor *a, const th_tensor *b, int *n
     return TH_OK;
 }
 
+/* Copies src into the fresh column-major t (same shape and dtype, no
+ * broadcasting, small matrices) matrix by matrix: a tight loop where the
+ * generic copy walks a batch of tiny transposed matrices slowly.  0 when it does not
+ * apply (the caller then uses th_copy). */
+static inline int colmajor_fill(th_tensor *t, const th_tensor *src) {
+    if (src->dtype != t->dtype || src->ndim != t->ndim ||
+        (t->dtype != TH_FLOAT32 && t->dtype != TH_FLOAT64))
+        return 0;
+    int nd = t->ndim, nb = nd - 2;
+    for (int i = 0; i < nd; i++)
+        if (src->sizes[i] != t->sizes[i]) return 0;
+    int64_t rows = t->sizes[nb], cols = t->sizes[nb + 1];
+    int64_t rs = src->strides[nb], cs = src->strides[nb + 1], per = rows * cols;
+    if (per > 1024) return 0; /* large matrices: th_copy's blocked walk */
+    int64_t nbatch = th__prod(nb, t->sizes), idx[TH_MAX_DIMS] = {0};
+    int f64 = t->dtype == TH_FLOAT64;
+    char *dst = th__ptr(t);
+    const char *base = th__ptr(src);
+    for (int64_t b = 0; b < nbatch; b++) {
+        int64_t off = 0;
+        for (int i = 0; i < nb; i++) off += idx[i] * src->strides[i];
+        for (int64_t c = 0; c < cols; c++)
+            for (int64_t r = 0; r < rows; r++) {
+                int64_t from = off + r * rs + c * cs, to = b * per + c * rows + r;
+                if (f64) ((double *)dst)[to] = ((const double *)base)[from];
+                else ((float *)dst)[to] = ((const float *)base)[from];
+            }
+        for (int i = nb - 1; i >= 0; i--) { /* next batch index */
+            if (++idx[i] < t->sizes[i]) break;
+            idx[i] = 0;
+        }
+    }
+    return 1;
+}
+
 /* A fresh (batch..., rows, cols) tensor, each matrix column-major and the
  * matrices one after another; filled from src (broadcast) when given. */
 static inline th_tensor *colmajor(int nb, const int64_t *bsizes, int64_t rows,
@@ -127,7 +162,8 @@ static inline th_tensor *colmajor(int nb, const int64_t *bsizes, int64_t rows,
                                   "multiplication overflow");
     }
     th_tensor *t = th_empty_strided(nb + 2, sizes, strides, dtype);
-    if (t && src && th_copy(t, src) != TH_OK) {
+    if (!t || !src) return t;
+    if (!colmajor_fill(t, src) && th_copy(t, src) != TH_OK) {
         th_tensor_release(t);
         return NULL;
     }
