@@ -48,33 +48,25 @@ static int LP_F(port_getrf)(int m, int n, LP_T *a, int lda, int *ipiv) {
     return info;
 }
 
-/* Solves op(T) X = B for triangular n x n T (col-major), B n x nrhs. */
+/* Solves op(T) X = B for triangular n x n T (col-major), B n x nrhs.
+ * Row by row, every right-hand side at once, with one reciprocal of the
+ * diagonal per row. */
 static void LP_F(port_trsm)(int upper, int trans, int unit, int n, int nrhs,
                             const LP_T *t, int ldt, LP_T *b, int ldb) {
     /* op(T) is upper when (upper xor trans): back substitution */
     int back = upper ^ trans;
-    for (int c = 0; c < nrhs; c++) {
-        LP_T *x = b + (int64_t)c * ldb;
-        for (int s = 0; s < n; s++) {
-            int i = back ? n - 1 - s : s;
+    for (int s = 0; s < n; s++) {
+        int i = back ? n - 1 - s : s;
+        int j0 = back ? i + 1 : 0, j1 = back ? n : i; /* solved entries row i reads */
+        LP_T d = unit ? 1 : 1 / t[i + (int64_t)i * ldt];
+        /* element j of row i of op(T): T[i, j], or T[j, i] transposed */
+        int64_t step = trans ? 1 : ldt;
+        const LP_T *row = trans ? t + (int64_t)i * ldt : t + i;
+        for (int c = 0; c < nrhs; c++) {
+            LP_T *x = b + (int64_t)c * ldb;
             LP_T v = x[i];
-            if (!trans) {
-                /* row i of T: T[i, j] = t[i + j * ldt] */
-                if (back)
-                    for (int j = i + 1; j < n; j++) v -= t[i + (int64_t)j * ldt] * x[j];
-                else
-                    for (int j = 0; j < i; j++) v -= t[i + (int64_t)j * ldt] * x[j];
-                if (!unit) v /= t[i + (int64_t)i * ldt];
-            } else {
-                /* row i of T^T is column i of T */
-                const LP_T *col = t + (int64_t)i * ldt;
-                if (back)
-                    for (int j = i + 1; j < n; j++) v -= col[j] * x[j];
-                else
-                    for (int j = 0; j < i; j++) v -= col[j] * x[j];
-                if (!unit) v /= col[i];
-            }
-            x[i] = v;
+            for (int j = j0; j < j1; j++) v -= row[j * step] * x[j];
+            x[i] = unit ? v : v * d;
         }
     }
 }
