@@ -270,6 +270,18 @@ def test_gradgradcheck(rng, case):
 
 
 @needs_lapack
+@pytest.mark.parametrize("a", [[[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]],
+                               [[0.0, 0.0], [0.0, 0.0]], [[0.0]]], ids=["rank2", "zero", "1x1"])
+def test_det_gradient_at_singular_matrices(a):
+    """The adjugate, through the SVD, as PyTorch (det is a polynomial:
+    finite differences see it)."""
+    A = ember.tensor(a, dtype=ember.float64, requires_grad=True)
+    assert gradcheck(LA.det, [A])
+    B = ember.tensor([a, np.eye(len(a)).tolist()], dtype=ember.float64, requires_grad=True)
+    assert gradcheck(LA.det, [B])  # one singular matrix in the batch
+
+
+@needs_lapack
 def test_svdvals_gradient_with_repeated_singular_values():
     """The singular values alone have a gradient (U Vh) even when they
     repeat, as PyTorch's."""

@@ -68,7 +68,9 @@ class Inv(Function):
 
 
 class Det(Function):
-    """det(A); the gradient g det(A) A^-T needs an invertible A."""
+    """det(A): the gradient is g adj(A)^T, g det(A) A^-T for invertible
+    matrices and, when a matrix of the batch is singular, through the SVD
+    A = U S Vh: g det(U Vh) U diag(prod_{j != i} S_j) Vh (PyTorch's way)."""
 
     @staticmethod
     def forward(ctx, A):
@@ -79,7 +81,21 @@ class Det(Function):
     @staticmethod
     def backward(ctx, g):
         A, d = ctx.saved_tensors
-        return (g * d)[..., None, None] * Inv.apply(A).mT
+        if A.shape[-1] == 0:
+            return A.new_zeros(A.shape)
+        if bool((d != 0).all()):
+            return (g * d)[..., None, None] * Inv.apply(A).mT
+        U, S, Vh = SVD.apply(A)
+        ones = S.new_ones(S.shape[:-1] + (1,))
+        before = _cat([ones, S[..., :-1].cumprod(-1)])  # prod of S_j for j < i
+        after = _cat([ones, S.flip(-1)[..., :-1].cumprod(-1)]).flip(-1)  # j > i
+        sign = Det.apply(U.matmul(Vh)).detach()
+        return (g * sign)[..., None, None] * (U * (before * after).unsqueeze(-2)).matmul(Vh)
+
+
+def _cat(xs):
+    from .._ops.shape import cat
+    return cat(xs, -1)
 
 
 class Slogdet(Function):
