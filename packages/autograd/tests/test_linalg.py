@@ -207,6 +207,8 @@ GRAD_CASES = {
     "lu_solve": (lambda B: LA.lu_solve(*LA.lu_factor(_FIXED), B), [(3, 2)], None),
     "lu_solve_adjoint_right": (
         lambda B: LA.lu_solve(*LA.lu_factor(_FIXED), B, left=False, adjoint=True), [(2, 3)], None),
+    "lu_factor": (lambda A: LA.lu_factor(A).LU, [(3, 3)], None),
+    "lu_factor_batch": (lambda A: LA.lu_factor(A).LU, [(2, 4, 4)], None),
     "multi_dot": (lambda A, B: LA.multi_dot([A, B, A.mT]), [(3, 4), (4, 4)], None),
     "vector_norm": (lambda A: LA.vector_norm(A, 3, dim=-1), [(2, 3)], None),
     "matrix_norm_inf": (lambda A: LA.matrix_norm(A, math.inf), [(3, 3)], None),

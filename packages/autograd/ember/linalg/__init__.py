@@ -138,10 +138,14 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
 
 
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
-    """LU, pivots (int32, 1-based) and info.  The factors carry no
-    gradient (lu_solve is differentiable in B)."""
-    LU, piv, info = raw_call("linalg_lu_factor_ex", _tensor("lu_factor_ex", A), pivot=pivot,
-                             check_errors=check_errors)
+    """LU, pivots (int32, 1-based) and info; LU is differentiable for
+    square A (lu_solve is differentiable in B, not in LU)."""
+    _tensor("lu_factor_ex", A)
+    if _grad(A):
+        if check_errors or not pivot:
+            raw_call("linalg_lu_factor_ex", A, pivot=pivot, check_errors=check_errors)
+        return _out(LUFactorExResult(*F.LUFactor.apply(A)), out)
+    LU, piv, info = raw_call("linalg_lu_factor_ex", A, pivot=pivot, check_errors=check_errors)
     return _out(LUFactorExResult(_make(LU), _make(piv), _make(info)), out)
 
 

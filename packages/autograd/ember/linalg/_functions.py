@@ -356,6 +356,56 @@ def _tolerance(smax, atol, rtol):
     return tol
 
 
+def permutation(pivots):
+    """The row order of LU's P^T A as an int64 tensor (*, n): LAPACK's
+    pivots (1-based, row i swapped with row pivots[i] in turn) applied to
+    0..n-1."""
+    import numpy as np
+    from .._creation import from_numpy
+    piv = pivots.detach().numpy().astype(np.int64) - 1
+    n = piv.shape[-1]
+    flat = piv.reshape(-1, n)
+    perm = np.broadcast_to(np.arange(n), flat.shape).copy()
+    rows = np.arange(flat.shape[0])
+    for i in range(n):
+        j = flat[:, i]
+        perm[rows, i], perm[rows, j] = perm[rows, j], perm[rows, i].copy()
+    return from_numpy(perm.reshape(piv.shape))
+
+
+class LUFactor(Function):
+    """LU, pivots of a square matrix (batch); the gradient of the packed
+    factors as PyTorch's: gA = P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T."""
+
+    @staticmethod
+    def forward(ctx, A):
+        LU, piv, info = (_make(x) for x in raw_call("linalg_lu_factor_ex", A))
+        ctx.mark_non_differentiable(piv, info)
+        ctx.save_for_backward(LU, piv)
+        ctx.square = A.shape[-1] == A.shape[-2]
+        return LU, piv, info
+
+    @staticmethod
+    def backward(ctx, gLU, gpiv, ginfo):
+        LU, piv = ctx.saved_tensors
+        if not ctx.square:
+            raise NotImplementedError("linalg.lu_factor: the derivative is only implemented "
+                                      "for square matrices")
+        L = LU.tril(-1) + _eye_like(LU)
+        U = LU.triu()
+        phi = L.mT.matmul(gLU).tril(-1) + gLU.matmul(U.mT).triu()
+        X = SolveTriangular.apply(U.mT, phi, False, False, False)   # phi U^-T
+        X = SolveTriangular.apply(L.mT, X, True, True, True)        # L^-T phi U^-T
+        perm = permutation(piv)
+        inv = perm.argsort(-1)
+        return X.gather(-2, inv.unsqueeze(-1).expand(X.shape))
+
+
+def _eye_like(X):
+    from .._creation import eye
+    return eye(X.shape[-1], dtype=X.dtype, device=X.device).expand(X.shape)
+
+
 class LUSolve(Function):
     """X from LU factors; differentiable in B (the factors are not)."""
 
