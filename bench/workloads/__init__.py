@@ -51,9 +51,9 @@ class Case:
 
 
 def families():
-    from . import autograd, data, load, nn, th_ops, vision
+    from . import autograd, data, linalg, load, nn, th_ops, vision
 
-    return {m.FAMILY: m for m in (th_ops, autograd, data, nn, vision, load)}
+    return {m.FAMILY: m for m in (th_ops, linalg, autograd, data, nn, vision, load)}
 
 
 def all_cases(scale: str = "full") -> list[Case]:

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define TH_ABI_VERSION_MAJOR 1
-#define TH_ABI_VERSION_MINOR 3
+#define TH_ABI_VERSION_MINOR 4
 #define TH_MAX_DIMS 16
 
 /* ---- dtypes -------------------------------------------------------- */
@@ -423,6 +423,59 @@ th_tensor *th_multinomial(const th_tensor *probs, int64_t num_samples,
 /* tensors of mean/std broadcast together */
 int th_normal_tensor_(th_tensor *t, const th_tensor *mean,
                       const th_tensor *std, th_generator *g);
+
+/* ---- dense linear algebra: LAPACK (ABI 1.4) ------------------------ */
+/* Inputs are float32/float64 batches of matrices (*, m, n); operands with
+ * a B broadcast their batch dims.  Matrix results are fresh tensors, each
+ * matrix column-major (strides (1, m)) as LAPACK and PyTorch give them.
+ * `info` results are int32 tensors of the batch shape (0: success; k > 0:
+ * LAPACK's report, e.g. the first zero pivot, 1-based); pass NULL where
+ * not wanted.  With check_errors set, a singular or non-positive-definite
+ * matrix is a TH_ERR_RUNTIME in PyTorch's words instead.  The TH_NO_BLAS
+ * build has portable LU, solve, inverse, det, Cholesky, QR and triangular
+ * solves; SVD, eigh and lstsq return TH_ERR_NOT_IMPLEMENTED there. */
+int th_has_lapack(void); /* 0 in the TH_NO_BLAS build */
+/* LU with partial pivoting: LU (*, m, n), pivots (*, min(m, n)) int32,
+ * 1-based as LAPACK's. */
+int th_linalg_lu_factor(const th_tensor *A, th_tensor **LU, th_tensor **pivots,
+                        th_tensor **info);
+/* Solves A X = B (trans: A^T X = B) from lu_factor's LU and pivots. */
+int th_linalg_lu_solve(const th_tensor *LU, const th_tensor *pivots,
+                       const th_tensor *B, int trans, th_tensor **X);
+/* A (*, n, n), B (*, n, k) */
+int th_linalg_solve(const th_tensor *A, const th_tensor *B, int check_errors,
+                    th_tensor **X, th_tensor **info);
+int th_linalg_inv(const th_tensor *A, int check_errors, th_tensor **X,
+                  th_tensor **info);
+/* (*) results; a singular matrix gives det 0, sign 0, logabsdet -inf */
+int th_linalg_det(const th_tensor *A, th_tensor **det);
+int th_linalg_slogdet(const th_tensor *A, th_tensor **sign,
+                      th_tensor **logabsdet);
+/* L (upper: U) with zeros in the other triangle; only the lower (upper)
+ * triangle of A is read. */
+int th_linalg_cholesky(const th_tensor *A, int upper, int check_errors,
+                       th_tensor **L, th_tensor **info);
+/* op(A) X = B for triangular A (upper or lower triangle read; trans: A^T;
+ * unitriangular: the diagonal is taken as ones).  No singularity check. */
+int th_linalg_solve_triangular(const th_tensor *A, const th_tensor *B,
+                               int upper, int trans, int unitriangular,
+                               th_tensor **X);
+/* mode 0 reduced (Q (*, m, k), R (*, k, n)), 1 complete (Q (*, m, m),
+ * R (*, m, n)), 2 R only (Q is an empty (0,) tensor); k = min(m, n). */
+int th_linalg_qr(const th_tensor *A, int mode, th_tensor **Q, th_tensor **R);
+/* S (*, k) descending; U, Vh only when compute_uv (reduced or full). */
+int th_linalg_svd(const th_tensor *A, int full_matrices, int compute_uv,
+                  th_tensor **U, th_tensor **S, th_tensor **Vh);
+/* Eigenvalues W (*, n) ascending and eigenvectors V (columns) of the
+ * symmetric matrix in A's lower (upper) triangle. */
+int th_linalg_eigh(const th_tensor *A, int upper, int compute_v,
+                   th_tensor **W, th_tensor **V);
+/* Minimum-norm least squares through the SVD (gelsd): X (*, n, k), the
+ * effective rank (*) int64 (singular values <= rcond * largest are
+ * dropped; rcond < 0: machine precision) and the singular values
+ * (*, min(m, n)). */
+int th_linalg_lstsq(const th_tensor *A, const th_tensor *B, double rcond,
+                    th_tensor **X, th_tensor **rank, th_tensor **S);
 
 #ifdef __cplusplus
 }

@@ -146,6 +146,21 @@ NAMESPACE_FUNCTIONS = (
 )
 
 
+#: Dense linear algebra of the backend namespace (ember.linalg): batches of
+#: matrices in, column-major results out, as ember.th's ``linalg_*``.  Only
+#: the CPU backend must provide them so far; on another device ember.linalg
+#: raises NotImplementedError naming the routine.
+LINALG_FUNCTIONS = (
+    "linalg_lu_factor_ex", "linalg_lu_solve", "linalg_solve_ex", "linalg_inv_ex",
+    "linalg_det", "linalg_slogdet", "linalg_cholesky_ex", "linalg_solve_triangular",
+    "linalg_qr", "linalg_svd", "linalg_eigh", "linalg_lstsq", "LinAlgError",
+)
+
+#: Which namespace functions beyond NAMESPACE_FUNCTIONS each device type's
+#: backend must provide.
+DEVICE_NAMESPACE_FUNCTIONS = {"cpu": LINALG_FUNCTIONS}
+
+
 class BackendError(RuntimeError):
     """A device's backend is missing or incompatible."""
 
@@ -237,7 +252,9 @@ def missing_features(backend: TensorBackend) -> list[str]:
     backend is complete)."""
     missing = [f"Tensor.{name}" for name in RAW_TENSOR_METHODS
                if not hasattr(backend.Tensor, name)]
-    missing += [name for name in NAMESPACE_FUNCTIONS if not hasattr(backend.namespace, name)]
+    missing += [name for name in NAMESPACE_FUNCTIONS +
+                DEVICE_NAMESPACE_FUNCTIONS.get(backend.device_type, ())
+                if not hasattr(backend.namespace, name)]
     missing += [name for name in DEVICE_FEATURES.get(backend.device_type, ())
                 if not hasattr(backend, name)]
     sh = getattr(backend, "sharing", None)

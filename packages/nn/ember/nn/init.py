@@ -158,17 +158,17 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    # QR on the host (NumPy) in float64, from the CPU generator, then one copy to the device
-    flat = ember.randn(rows, cols, dtype=ember.float64).numpy()
+    # QR with ember.linalg in float64 on the CPU, then one copy to the device
+    flat = ember.randn(rows, cols, dtype=ember.float64, generator=generator)
     if rows < cols:
-        flat = flat.T
-    q, r = np.linalg.qr(flat)
-    q = q * np.sign(np.diag(r))
-    if rows < cols:
-        q = q.T
+        flat = flat.t()
     with ember.no_grad():
-        return tensor.copy_(ember.from_numpy(np.ascontiguousarray(q * gain))
-                            .reshape(tensor.shape).to(device=tensor.device, dtype=tensor.dtype))
+        q, r = ember.linalg.qr(flat)
+        q = q * r.diagonal().sign()
+        if rows < cols:
+            q = q.t()
+        return tensor.copy_((q * gain).reshape(tensor.shape)
+                            .to(device=tensor.device, dtype=tensor.dtype))
 
 
 def sparse_(tensor, sparsity, std=0.01, generator=None):

@@ -30,7 +30,7 @@ for _m in (_elementwise, _views, _convert, _printing):
     _namespace.update(_m.functions)
 
 # optional families: present once their C parts are built
-for _name in ("_reduce", "_linalg", "_index_ops", "_sort", "_random"):
+for _name in ("_reduce", "_linalg", "_index_ops", "_sort", "_random", "_lapack"):
     try:
         _mod = __import__(f"{__name__}.{_name}", fromlist=["functions"])
     except ImportError as _e:  # pragma: no cover - only during development

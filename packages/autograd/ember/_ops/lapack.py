@@ -1,0 +1,85 @@
+"""PyTorch's classic top-level linear algebra names (ember.inverse,
+ember.svd, ember.cholesky_solve, ...) and their Tensor methods, on
+ember.linalg.  They are compositions of ember.linalg's differentiable
+primitives, so they live outside the op table; tests/test_linalg.py
+gradchecks them."""
+import collections
+
+from .. import linalg
+from .._tensor import Tensor
+from .define import NAMESPACE
+
+SVDResult = collections.namedtuple("svd", ["U", "S", "V"])
+QRResult = collections.namedtuple("qr", ["Q", "R"])
+SlogdetResult = collections.namedtuple("slogdet", ["sign", "logabsdet"])
+TriangularSolveResult = collections.namedtuple("triangular_solve",
+                                               ["solution", "cloned_coefficient"])
+
+
+def inverse(input, *, out=None):
+    return linalg.inv(input, out=out)
+
+
+def det(input):
+    return linalg.det(input)
+
+
+def logdet(input):
+    """log(det(input)): NaN where the determinant is negative, -inf where
+    it is zero."""
+    sign, logabs = linalg.slogdet(input)
+    return logabs.where(sign >= 0, logabs.new_full((), float("nan")))
+
+
+def slogdet(input):
+    return SlogdetResult(*linalg.slogdet(input))
+
+
+def svd(input, some=True, compute_uv=True):
+    """U, S, V (not Vh); without compute_uv, U and V are zero-filled
+    (m, m) and (n, n) matrices, as PyTorch's."""
+    if not compute_uv:
+        m, n = input.shape[-2], input.shape[-1]
+        S = linalg.svdvals(input)
+        batch = tuple(input.shape[:-2])
+        return SVDResult(input.new_zeros(batch + (m, m)), S, input.new_zeros(batch + (n, n)))
+    U, S, Vh = linalg.svd(input, full_matrices=not some)
+    return SVDResult(U, S, Vh.mT)
+
+
+def qr(input, some=True):
+    return QRResult(*linalg.qr(input, "reduced" if some else "complete"))
+
+
+def cholesky(input, upper=False):
+    return linalg.cholesky(input, upper=upper)
+
+
+def cholesky_solve(input, input2, upper=False):
+    """X with A X = input, A = L L^T given its factor input2 (U^T U when
+    upper)."""
+    L = input2.mT if upper else input2
+    Y = linalg.solve_triangular(L, input, upper=False)
+    return linalg.solve_triangular(L.mT, Y, upper=True)
+
+
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
+    """Solves op(A) X = input; returns (X, a copy of A)."""
+    M = A.mT if transpose else A
+    X = linalg.solve_triangular(M, input, upper=upper != bool(transpose),
+                                unitriangular=unitriangular)
+    return TriangularSolveResult(X, A.clone())
+
+
+def pinverse(input, rcond=1e-15):
+    return linalg.pinv(input, rtol=rcond)
+
+
+def matrix_power(input, n):
+    return linalg.matrix_power(input, n)
+
+
+for _f in (inverse, det, logdet, slogdet, svd, qr, cholesky, cholesky_solve,
+           triangular_solve, pinverse, matrix_power):
+    NAMESPACE[_f.__name__] = _f
+    setattr(Tensor, _f.__name__, _f)
