@@ -58,7 +58,8 @@ def install_into_package(build: Path) -> None:
     (lib_dir / "pkgconfig").mkdir(parents=True)
     inc_dir.mkdir(parents=True)
     shutil.copy2(build / "lib" / "libTH.so", lib_dir / "libTH.so")
-    shutil.copy2(HERE / "include" / "th.h", inc_dir / "th.h")
+    for header in ("th.h", "th_meta.h"):
+        shutil.copy2(HERE / "include" / header, inc_dir / header)
     pc = (build / "lib" / "pkgconfig" / "th.pc").read_text()
     # relocatable: paths relative to the .pc file's own folder
     pc = re.sub(r"^prefix=.*$", "prefix=${pcfiledir}/../..", pc, flags=re.M)

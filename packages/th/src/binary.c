@@ -179,13 +179,6 @@ static int is_float_op(int op) {
 }
 
 /* ---- helpers shared with the other element-wise files -------------- */
-const char *th__dtype_title(int dtype) {
-    static const char *t[TH_NUM_DTYPES] = {"Float", "Double", "Half",
-                                           "BFloat16", "Char", "Byte",
-                                           "Short", "Int", "Long", "Bool"};
-    return dtype >= 0 && dtype < TH_NUM_DTYPES ? t[dtype] : "Invalid";
-}
-
 int th__can_cast(int from, int to) {
     int cf = th__dtype_category(from), ct = th__dtype_category(to);
     return cf <= ct;

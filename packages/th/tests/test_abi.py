@@ -14,7 +14,13 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 HEADER = ROOT / "include" / "th.h"
+# th_meta.h (the metadata API for libraries built on libTH) is versioned with th.h
+HEADERS = [HEADER, ROOT / "include" / "th_meta.h"]
 RECORD = ROOT / "abi" / "th.abi"
+
+
+def api_text():
+    return "\n".join(h.read_text() for h in HEADERS)
 
 
 def header_version(text):
@@ -44,7 +50,7 @@ def test_api_matches_record():
     version = header_version(text)
     recorded = RECORD.read_text().splitlines()
     rec_version, rec_decls = recorded[0].split()[1], recorded[1:]
-    current = declarations(text)
+    current = declarations(api_text())
     if current != rec_decls:
         assert version != rec_version, (
             "the declarations in include/th.h changed but TH_ABI_VERSION is still "
@@ -61,7 +67,7 @@ def test_exported_symbols_are_the_declared_api():
     out = subprocess.run(["nm", "-D", "--defined-only", str(so)], capture_output=True,
                          text=True, check=True).stdout
     exported = sorted({l.split()[-1] for l in out.splitlines() if l.split()[-1].startswith("th")})
-    declared = function_names(declarations(HEADER.read_text()))
+    declared = function_names(declarations(api_text()))
     assert exported == declared, (
         f"exported but not declared: {sorted(set(exported) - set(declared))}; "
         f"declared but missing: {sorted(set(declared) - set(exported))}")
@@ -75,7 +81,7 @@ def test_binding_reports_matching_version():
 
 def update():
     text = HEADER.read_text()
-    RECORD.write_text(f"version {header_version(text)}\n" + "\n".join(declarations(text)) + "\n")
+    RECORD.write_text(f"version {header_version(text)}\n" + "\n".join(declarations(api_text())) + "\n")
     print(f"recorded ABI {header_version(text)} in {RECORD}")
 
 
