@@ -1,5 +1,10 @@
 """Build script run by poetry-core (``[tool.poetry.build] script``).
 
+Builds against the INSTALLED ember-th (libTHC links libTH for tensor
+metadata, th_meta.h), found with ``import ember.th``: install ember-th
+first and this package with --no-build-isolation, or offer ember-th as a
+wheel through PIP_FIND_LINKS, as for ember-thnn.
+
 1. builds libTHC with the package's Makefile: with nvcc when it is found
    (through $NVCC, PATH, $CUDA_HOME, /usr/local/cuda), host-side only when
    EMBER_NO_CUDA=1 (the Makefile stops with a message when neither holds),
@@ -7,8 +12,9 @@
 3. compiles the cffi extension ember/thc/_thc_cffi against it, linked with
    an $ORIGIN rpath so the installed package finds its own libTHC.so.
 
-libTHC.so itself links libcudart.so with an absolute rpath into the CUDA
-toolkit it was built with (CUDA_LIB in the Makefile).
+libTHC.so finds libTH.so through an $ORIGIN rpath into ember/th/lib, and
+links libcudart.so with an absolute rpath into the CUDA toolkit it was
+built with (CUDA_LIB in the Makefile).
 """
 import os
 import re
@@ -55,13 +61,23 @@ def cdef_from_header(text: str) -> str:
     return "\n".join(keep) + CALLBACKS
 
 
-def build_library() -> Path:
+def th_paths():
+    try:
+        import ember.th as th  # the installed ember-th
+    except ImportError:
+        sys.exit("ember-thc builds against ember-th: install it first (pip install ember-th), "
+                 "then pip install --no-build-isolation ember-thc")
+    return th.get_include(), th.get_lib_dir()
+
+
+def build_library(th_inc: str, th_lib: str) -> Path:
     no_cuda = os.environ.get("EMBER_NO_CUDA") == "1"
     build_dir = os.environ.get("THC_BUILD_DIR", "build/wheel-nocuda" if no_cuda else "build/wheel")
     jobs = os.environ.get("THC_MAKE_JOBS", "2")
     env = dict(os.environ, PYTHON=sys.executable)
     try:
-        subprocess.check_call(["make", "-C", str(HERE), f"-j{jobs}", f"BUILD={build_dir}"], env=env)
+        subprocess.check_call(["make", "-C", str(HERE), f"-j{jobs}", f"BUILD={build_dir}",
+                               f"TH_INCLUDE={th_inc}", f"TH_LIB_DIR={th_lib}"], env=env)
     except subprocess.CalledProcessError:
         sys.exit("ember-thc: building libTHC failed (see above). Without a CUDA toolkit, "
                  "build the host-side library only: EMBER_NO_CUDA=1 pip install ...")
@@ -82,7 +98,7 @@ def install_into_package(build: Path) -> None:
     (lib_dir / "pkgconfig" / "thc.pc").write_text(pc)
 
 
-def build_extension(build: Path) -> None:
+def build_extension(build: Path, th_lib: str) -> None:
     import cffi
 
     ffi = cffi.FFI()
@@ -93,7 +109,7 @@ def build_extension(build: Path) -> None:
         include_dirs=[str(HERE / "include")],
         library_dirs=[str(PKG / "lib")],
         libraries=["THC"],
-        extra_link_args=["-Wl,-rpath,$ORIGIN/lib"],
+        extra_link_args=["-Wl,-rpath,$ORIGIN/lib", f"-Wl,-rpath-link,{th_lib}"],
         extra_compile_args=["-O2"],
     )
     tmp = build / "cffi"
@@ -106,9 +122,10 @@ def build_extension(build: Path) -> None:
 
 
 def main() -> None:
-    build = build_library()
+    th_inc, th_lib = th_paths()
+    build = build_library(th_inc, th_lib)
     install_into_package(build)
-    build_extension(build)
+    build_extension(build, th_lib)
 
 
 if __name__ == "__main__":
