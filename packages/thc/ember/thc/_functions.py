@@ -353,8 +353,7 @@ def randint_like(input, low=0, high=None, *, dtype=None, **kw):
 # ---- dtypes, threads and the rest: ember.th's ------------------------------
 @_register
 def set_default_dtype(d):
-    _th.set_default_dtype(d)  # validates d (floating dtypes only)
-    lib.thc_set_default_dtype(d.code)
+    _th.set_default_dtype(d)  # libTHC's default dtype is libTH's
 
 
 @_register

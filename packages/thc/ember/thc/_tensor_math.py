@@ -22,7 +22,7 @@ MaxResult = collections.namedtuple("max", ["values", "indices"])
 MinResult = collections.namedtuple("min", ["values", "indices"])
 
 
-_register = registrar(functions)
+_register = registrar(Tensor, functions)
 
 
 def _dims(dim):

@@ -123,7 +123,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
 
 
 functions = {}
-_register = registrar(functions)
+_register = registrar(Tensor, functions)
 for _f in (sort, argsort, msort, topk, kthvalue, median, mode, unique, bincount, histc,
            multinomial):
     _register(_f)
