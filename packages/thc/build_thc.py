@@ -17,19 +17,15 @@ links libcudart.so with an absolute rpath into the CUDA toolkit it was
 built with (CUDA_LIB in the Makefile).
 """
 import os
-import re
-import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PKG = HERE / "ember" / "thc"
 
 # the C callbacks through which a Python object serves as the allocator's device
-CALLBACKS = """
-extern "Python" int _thc_py_malloc(void *ctx, void **ptr, size_t nbytes);
+CALLBACKS = """extern "Python" int _thc_py_malloc(void *ctx, void **ptr, size_t nbytes);
 extern "Python" int _thc_py_free(void *ctx, void *ptr);
 extern "Python" int _thc_py_stream_synchronize(void *ctx, void *stream);
 extern "Python" int _thc_py_stream_query(void *ctx, void *stream);
@@ -39,26 +35,6 @@ extern "Python" int _thc_py_event_query(void *ctx, void *event);
 extern "Python" int _thc_py_event_synchronize(void *ctx, void *event);
 extern "Python" int _thc_py_event_destroy(void *ctx, void *event);
 """
-
-
-def cdef_from_header(text: str) -> str:
-    """The header as cffi's cdef reads it: preprocessor lines dropped
-    (numeric #defines kept), the C++ guard blocks skipped, plus the
-    Python callbacks."""
-    keep, in_cplusplus = [], False
-    for line in text.splitlines():
-        s = line.strip()
-        if s.startswith("#ifdef __cplusplus"):
-            in_cplusplus = True
-        elif in_cplusplus:
-            in_cplusplus = not s.startswith("#endif")
-        elif s.startswith("#"):
-            m = re.match(r"#define\s+(THC_\w+)\s+(-?\d+)\s*$", s)
-            if m:
-                keep.append(f"#define {m.group(1)} {m.group(2)}")
-        else:
-            keep.append(line)
-    return "\n".join(keep) + CALLBACKS
 
 
 def th_paths():
@@ -84,47 +60,19 @@ def build_library(th_inc: str, th_lib: str) -> Path:
     return HERE / build_dir
 
 
-def install_into_package(build: Path) -> None:
-    lib_dir, inc_dir = PKG / "lib", PKG / "include"
-    for d in (lib_dir, inc_dir):
-        shutil.rmtree(d, ignore_errors=True)
-    (lib_dir / "pkgconfig").mkdir(parents=True)
-    inc_dir.mkdir(parents=True)
-    shutil.copy2(build / "lib" / "libTHC.so", lib_dir / "libTHC.so")
-    shutil.copy2(HERE / "include" / "thc.h", inc_dir / "thc.h")
-    pc = (build / "lib" / "pkgconfig" / "thc.pc").read_text()
-    # relocatable: paths relative to the .pc file's own folder
-    pc = re.sub(r"^prefix=.*$", "prefix=${pcfiledir}/../..", pc, flags=re.M)
-    (lib_dir / "pkgconfig" / "thc.pc").write_text(pc)
-
-
 def build_extension(build: Path, th_lib: str) -> None:
-    import cffi
-
-    ffi = cffi.FFI()
-    ffi.cdef(cdef_from_header((HERE / "include" / "thc.h").read_text()))
-    ffi.set_source(
-        "ember.thc._thc_cffi",
-        '#include "thc.h"',
-        include_dirs=[str(HERE / "include")],
-        library_dirs=[str(PKG / "lib")],
-        libraries=["THC"],
-        extra_link_args=["-Wl,-rpath,$ORIGIN/lib", f"-Wl,-rpath-link,{th_lib}"],
-        extra_compile_args=["-O2"],
-    )
-    tmp = build / "cffi"
-    tmp.mkdir(parents=True, exist_ok=True)
-    out = ffi.compile(tmpdir=str(tmp), verbose=False)
-    suffix = sysconfig.get_config_var("EXT_SUFFIX")
-    for old in PKG.glob("_thc_cffi*.so"):
-        old.unlink()
-    shutil.copy2(out, PKG / f"_thc_cffi{suffix}")
+    from ember.th import _build as steps
+    cdef = steps.cdef_from_header((HERE / "include" / "thc.h").read_text(), "THC", CALLBACKS)
+    steps.compile_extension("ember.thc._thc_cffi", "thc.h", cdef, PKG, build,
+                            [HERE / "include"], [PKG / "lib"], ["THC"],
+                            ["-Wl,-rpath,$ORIGIN/lib", f"-Wl,-rpath-link,{th_lib}"])
 
 
 def main() -> None:
     th_inc, th_lib = th_paths()
     build = build_library(th_inc, th_lib)
-    install_into_package(build)
+    from ember.th import _build as steps
+    steps.install_into_package(build, HERE, PKG, "libTHC.so", ("thc.h",), "thc.pc")
     build_extension(build, th_lib)
 
 

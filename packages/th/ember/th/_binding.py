@@ -7,6 +7,8 @@ the tensor class, and each binding instantiates them.
 """
 import numbers
 import operator
+import os
+import struct
 import threading
 
 from . import dtypes as _dt
@@ -261,3 +263,42 @@ def scalar_operands(C, wrap, raise_last):
         return p
 
     return scalar_ptr, keep_alive
+
+
+class PhiloxGenerator:
+    """Seeding and state of a C library's Philox generator: `_g` points to
+    its state (a 64-bit seed and a counter offset) and `_set_seed` is the
+    library's <prefix>_generator_set_seed."""
+
+    __slots__ = ()
+    _set_seed = None
+
+    def manual_seed(self, seed):
+        seed = int(seed)
+        if not -(1 << 63) <= seed < (1 << 64):
+            raise RuntimeError(f"Overflow when unpacking long: {seed}")
+        seed &= (1 << 64) - 1
+        self._set_seed(self._g, seed)
+        self._initial_seed = seed
+        return self
+
+    def seed(self):
+        s = int.from_bytes(os.urandom(8), "little") & ((1 << 63) - 1)
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self):
+        return self._initial_seed
+
+    def get_state(self):
+        """The state as a CPU uint8 tensor of 16 bytes (seed, offset), as
+        PyTorch's generators give theirs."""
+        from ._convert import tensor
+        return tensor(list(struct.pack("<QQ", self._g.seed, self._g.offset)), dtype=_dt.uint8)
+
+    def set_state(self, new_state):
+        data = bytes(new_state.tolist()) if hasattr(new_state, "tolist") else bytes(new_state)
+        if len(data) != 16:
+            raise RuntimeError(f"Expected a 16-byte generator state, got {len(data)} bytes")
+        self._g.seed, self._g.offset = struct.unpack("<QQ", data)
+        return self

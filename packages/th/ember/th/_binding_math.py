@@ -26,6 +26,15 @@ def dims_arg(dim, int_array, NULL):
     return len(dim), int_array(dim) if dim else NULL
 
 
+def norm_args(input, p, dtype):
+    """norm's (input in dtype, p as a number): 'fro' and None are 2."""
+    if p == "fro" or p is None:
+        p = 2.0
+    elif isinstance(p, str):
+        raise NotImplementedError(f"norm with p='{p}' is not supported")
+    return (input if dtype is None else input.to(dtype)), p
+
+
 def _correction(unbiased, correction):
     if correction is not None:
         return float(correction)

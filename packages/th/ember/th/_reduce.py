@@ -1,7 +1,7 @@
 """Reductions: sum, prod, mean, var/std, max/min, all/any, logsumexp, ...
 (ember.th._binding_math's, over libTH), norm, cumsum/cumprod."""
 from ._binding import registrar
-from ._binding_math import define_reductions, dims_arg
+from ._binding_math import define_reductions, dims_arg, norm_args
 from ._core import C, Tensor, dtype_code, int_array, wrap
 from ._lib import check, lib
 
@@ -11,12 +11,7 @@ define_reductions(_register, Tensor, C, wrap, check, int_array)
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, out=None):
-    if p == "fro" or p is None:
-        p = 2.0
-    elif isinstance(p, str):
-        raise NotImplementedError(f"norm with p='{p}' is not supported")
-    if dtype is not None:
-        input = input.to(dtype)
+    input, p = norm_args(input, p, dtype)
     n, arr = dims_arg(dim, int_array, C.ffi.NULL)
     r = wrap(lib.th_norm(input._p, float(p), n, arr, bool(keepdim)))
     return r if out is None else out.copy_(r)

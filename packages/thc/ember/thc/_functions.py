@@ -7,11 +7,10 @@ Creation of patterned data (arange, linspace, logspace, eye) runs on the
 host through ember.th and uploads the result: one transfer, and the
 values are the CPU library's to the last bit."""
 import numbers
-import os
-import struct
 
 import ember.th as _th
 from ember.th import dtypes as _dt
+from ember.th._binding import PhiloxGenerator
 
 from ._lib import check, ffi, lib
 from ._tensor import (Tensor, _check_cuda, default_float, dtype_code, int64_array,
@@ -184,11 +183,12 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
 
 
 # ---- random numbers --------------------------------------------------------
-class Generator:
+class Generator(PhiloxGenerator):
     """A CUDA random generator: libTHC's counter-based Philox state (a
     64-bit seed and a counter offset)."""
 
     __slots__ = ("_g", "_initial_seed")
+    _set_seed = lib.thc_generator_set_seed
 
     def __init__(self, device="cuda"):
         _check_cuda(device)
@@ -201,36 +201,6 @@ class Generator:
         g._g = lib.thc_default_generator()
         g._initial_seed = g._g.seed
         return g
-
-    def manual_seed(self, seed):
-        seed = int(seed)
-        if not -(1 << 63) <= seed < (1 << 64):
-            raise RuntimeError(f"Overflow when unpacking long: {seed}")
-        seed &= (1 << 64) - 1
-        lib.thc_generator_set_seed(self._g, seed)
-        self._initial_seed = seed
-        return self
-
-    def seed(self):
-        s = int.from_bytes(os.urandom(8), "little") & ((1 << 63) - 1)
-        self.manual_seed(s)
-        return s
-
-    def initial_seed(self):
-        return self._initial_seed
-
-    def get_state(self):
-        """The state as a CPU uint8 tensor of 16 bytes (seed, offset), as
-        PyTorch's CUDA generators give theirs."""
-        data = struct.pack("<QQ", self._g.seed, self._g.offset)
-        return _th.tensor(list(data), dtype=_dt.uint8)
-
-    def set_state(self, new_state):
-        data = bytes(new_state.tolist()) if hasattr(new_state, "tolist") else bytes(new_state)
-        if len(data) != 16:
-            raise RuntimeError(f"Expected a 16-byte generator state, got {len(data)} bytes")
-        self._g.seed, self._g.offset = struct.unpack("<QQ", data)
-        return self
 
     @property
     def device(self):

@@ -10,7 +10,8 @@ import numbers
 
 import ember.th as _th
 from ember.th._binding_math import (check_scalars as _check_scalars, define_products,
-                                    define_reductions, out_to as _out, register_products)
+                                    define_reductions, norm_args, out_to as _out,
+                                    register_products)
 
 from ._lib import check, lib
 from ._tensor import C, Tensor, int_array, registrar, scalar_tensor, wrap, wrap_dim
@@ -26,12 +27,7 @@ define_reductions(_register, Tensor, C, wrap, check, int_array)
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, out=None):
     """The vector p-norm, composed from reductions: half types compute in
     float32, the result has the input's dtype (as libTH's th_norm)."""
-    if p == "fro" or p is None:
-        p = 2.0
-    elif isinstance(p, str):
-        raise NotImplementedError(f"norm with p='{p}' is not supported")
-    if dtype is not None:
-        input = input.to(dtype)
+    input, p = norm_args(input, p, dtype)
     d = input.dtype
     if not d.is_floating_point:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor "
