@@ -265,6 +265,20 @@ def scalar_operands(C, wrap, raise_last):
     return scalar_ptr, keep_alive
 
 
+def randint_args(args, size):
+    """(low, high, size) of randint(high, size) or randint(low, high, size)."""
+    args = list(args)
+    if size is None:
+        if not args:
+            raise TypeError("randint() missing required argument 'size'")
+        size = args.pop()
+    if len(args) == 1:
+        return 0, args[0], size
+    if len(args) == 2:
+        return args[0], args[1], size
+    raise TypeError("randint() expects (high, size) or (low, high, size)")
+
+
 class PhiloxGenerator:
     """Seeding and state of a C library's Philox generator: `_g` points to
     its state (a 64-bit seed and a counter offset) and `_set_seed` is the

@@ -9,6 +9,18 @@ KthvalueResult = collections.namedtuple("kthvalue", ["values", "indices"])
 ModeResult = collections.namedtuple("mode", ["values", "indices"])
 
 
+def searchsorted_right(right, side):
+    """searchsorted's `right` from its right= and side= arguments."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError("side and right can't be set to opposites, got side of left "
+                               "while right was True")
+        right = side == "right"
+    return right
+
+
 def define_sorting(register, C, wrap, check):
     """Defines and registers the functions; returns them by name, with
     pair(call, result), which runs call(values**, indices**) and wraps both

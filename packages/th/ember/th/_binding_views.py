@@ -8,6 +8,19 @@ from . import dtypes as _dt
 from ._binding import wrap_dim
 
 
+def stack_with(cat, tensors, dim, out):
+    """stack as cat of the tensors unsqueezed at dim (after PyTorch's checks)."""
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape0 = tuple(tensors[0].shape)
+    for i, t in enumerate(tensors):
+        if tuple(t.shape) != shape0:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(shape0)} at entry 0 and {list(t.shape)} at entry {i}")
+    d = wrap_dim(dim, len(shape0) + 1)
+    return cat([t.unsqueeze(d) for t in tensors], d, out=out)
+
+
 def define_views(register, Tensor, C, wrap, int64_array, int_array, parse_shape):
     """Defines the views on Tensor; register(fn, names=None, method=True,
     function=True) records each in the binding's function table."""

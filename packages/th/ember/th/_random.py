@@ -3,7 +3,7 @@ Generator, manual_seed, rand/randn/randint/randperm, normal, bernoulli,
 multinomial and the in-place samplers (uniform_, normal_, ...)."""
 import numbers
 
-from ._binding import PhiloxGenerator
+from ._binding import PhiloxGenerator, randint_args
 from ._core import Tensor, _DTYPES, dtype_code, parse_shape, wrap
 from ._lib import NULL, check, ffi, lib
 
@@ -90,17 +90,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
 
 def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """randint(high, size) or randint(low, high, size)."""
-    args = list(args)
-    if size is None:
-        if not args:
-            raise TypeError("randint() missing required argument 'size'")
-        size = args.pop()
-    if len(args) == 1:
-        low, high = 0, args[0]
-    elif len(args) == 2:
-        low, high = args
-    else:
-        raise TypeError("randint() expects (high, size) or (low, high, size)")
+    low, high, size = randint_args(args, size)
     t = _empty(size, dtype, lib.TH_INT64)
     check(lib.th_randint_(t._p, int(low), int(high), _gen(generator)))
     return t

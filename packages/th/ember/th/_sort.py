@@ -2,7 +2,7 @@
 (ember.th._binding_sort's, over libTH), searchsorted/bucketize, bincount."""
 
 from ._binding import registrar
-from ._binding_sort import define_sorting
+from ._binding_sort import define_sorting, searchsorted_right
 from ._core import C, Tensor, scalar_tensor, wrap
 from ._lib import NULL, check, lib
 
@@ -12,13 +12,7 @@ define_sorting(registrar(Tensor, _functions), C, wrap, check)
 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
                  sorter=None):
-    if side is not None:
-        if side not in ("left", "right"):
-            raise RuntimeError(f"side can only be 'left' or 'right' but got {side}")
-        if right and side == "left":
-            raise RuntimeError("side and right can't be set to opposites, got side of left "
-                               "while right was True")
-        right = side == "right"
+    right = searchsorted_right(right, side)
     if sorter is not None:
         n = sorted_sequence.shape[-1] if sorted_sequence.ndim else 1
         if sorter.numel() and (int(sorter.min()) < 0 or int(sorter.max()) >= n):

@@ -10,7 +10,7 @@ import numbers
 
 import ember.th as _th
 from ember.th import dtypes as _dt
-from ember.th._binding import PhiloxGenerator
+from ember.th._binding import PhiloxGenerator, randint_args
 
 from ._lib import check, ffi, lib
 from ._tensor import (Tensor, _check_cuda, default_float, dtype_code, int64_array,
@@ -254,17 +254,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
 @_register
 def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """randint(high, size) or randint(low, high, size)."""
-    args = list(args)
-    if size is None:
-        if not args:
-            raise TypeError("randint() missing required argument 'size'")
-        size = args.pop()
-    if len(args) == 1:
-        low, high = 0, args[0]
-    elif len(args) == 2:
-        low, high = args
-    else:
-        raise TypeError("randint() expects (high, size) or (low, high, size)")
+    low, high, size = randint_args(args, size)
     with _on(device):
         t = _empty((size,), dtype, lib.THC_INT64)
         check(lib.thc_randint_(t._p, int(low), int(high), gen_ptr(generator)))

@@ -11,7 +11,7 @@ import ember.th as _th
 from ember.th import dtypes as _dt
 
 from ember.th._binding import registrar
-from ember.th._binding_views import define_views
+from ember.th._binding_views import define_views, stack_with
 
 from ._lib import check, ffi, lib
 from ._tensor import (C, Tensor, int64_array, int_array, lib_version, operand,
@@ -90,16 +90,7 @@ def _empty(sizes, dtype):
 
 
 def stack(tensors, dim=0, *, out=None):
-    tensors = _device_tensors(list(tensors), "stack")
-    if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
-    shape0 = tuple(tensors[0].shape)
-    for i, t in enumerate(tensors):
-        if tuple(t.shape) != shape0:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
-                               f"{list(shape0)} at entry 0 and {list(t.shape)} at entry {i}")
-    d = wrap_dim(dim, len(shape0) + 1)
-    return cat([t.unsqueeze(d) for t in tensors], d, out=out)
+    return stack_with(cat, _device_tensors(list(tensors), "stack"), dim, out)
 
 
 functions["cat"] = functions["concat"] = functions["concatenate"] = cat

@@ -5,7 +5,7 @@ multinomial, with ember.th's signatures and result tuples."""
 import collections
 
 import ember.th as _th
-from ember.th._binding_sort import define_sorting
+from ember.th._binding_sort import define_sorting, searchsorted_right
 
 from ._lib import check, ffi, lib
 from ._tensor import C, Tensor, registrar, scalar_tensor, upload, wrap
@@ -34,13 +34,7 @@ def _on_device(t):
 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
                  sorter=None):
-    if side is not None:
-        if side not in ("left", "right"):
-            raise RuntimeError(f"side can only be 'left' or 'right' but got {side}")
-        if right and side == "left":
-            raise RuntimeError("side and right can't be set to opposites, got side of left "
-                               "while right was True")
-        right = side == "right"
+    right = searchsorted_right(right, side)
     if sorter is not None:
         sorted_sequence = sorted_sequence.gather(-1, _on_device(sorter))
     if isinstance(input, (Tensor, _th.Tensor)):
