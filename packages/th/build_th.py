@@ -50,7 +50,8 @@ def build_extension(build: Path) -> None:
 
 def main() -> None:
     build = build_library()
-    steps.install_into_package(build, HERE, PKG, "libTH.so", ("th.h", "th_meta.h"), "th.pc")
+    steps.install_into_package(build, HERE, PKG, "libTH.so", ("th.h", "th_meta.h", "th_check.h"),
+                                "th.pc")
     build_extension(build)
 
 
