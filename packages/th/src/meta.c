@@ -14,17 +14,18 @@ static int set_view(th_meta *out, const th_meta *t, int64_t offset, int ndim,
         th__check_in_storage("view", ndim, sizes, strides, offset, t->dtype,
                              t->storage_nbytes))
         return th_last_status();
-    th_meta r;
-    r.offset = offset;
-    r.ndim = ndim;
-    r.dtype = t->dtype;
-    r.flags = 0;
-    r.storage_nbytes = t->storage_nbytes;
-    for (int i = 0; i < ndim; i++) {
-        r.sizes[i] = sizes[i];
-        r.strides[i] = strides[i];
-    }
-    *out = r;
+    /* written in place: sizes/strides are either locals of the caller or
+       t's own arrays when out is t (then each copy is of itself) */
+    out->dtype = t->dtype;
+    out->storage_nbytes = t->storage_nbytes;
+    out->offset = offset;
+    out->ndim = ndim;
+    out->flags = 0;
+    if (sizes != out->sizes)
+        for (int i = 0; i < ndim; i++) {
+            out->sizes[i] = sizes[i];
+            out->strides[i] = strides[i];
+        }
     return TH_OK;
 }
 
@@ -209,15 +210,14 @@ int th_meta_reshape(th_meta *out, const th_meta *t, int ndim,
 int th_meta_transpose(th_meta *out, const th_meta *t, int d0, int d1) {
     if ((d0 = th__wrap_dim(d0, t->ndim)) < 0) return th_last_status();
     if ((d1 = th__wrap_dim(d1, t->ndim)) < 0) return th_last_status();
-    th_meta r;
-    if (th_meta_alias(&r, t)) return th_last_status();
-    if (t->ndim > 0) {
-        r.sizes[d0] = t->sizes[d1];
-        r.sizes[d1] = t->sizes[d0];
-        r.strides[d0] = t->strides[d1];
-        r.strides[d1] = t->strides[d0];
+    if (th_meta_alias(out, t)) return th_last_status();
+    if (out->ndim > 0) {  /* t may be out: swap through locals */
+        int64_t s0 = out->sizes[d0], st0 = out->strides[d0];
+        out->sizes[d0] = out->sizes[d1];
+        out->strides[d0] = out->strides[d1];
+        out->sizes[d1] = s0;
+        out->strides[d1] = st0;
     }
-    *out = r;
     return TH_OK;
 }
 
@@ -474,20 +474,20 @@ int th_meta_diagonal(th_meta *out, const th_meta *t, int64_t offset, int d0,
 }
 
 int th_meta_flip(th_meta *out, const th_meta *t, int ndim, const int *dims) {
-    th_meta r;
-    if (th_meta_alias(&r, t)) return th_last_status();
     int seen[TH_MAX_DIMS] = {0};
-    for (int i = 0; i < ndim; i++) {
+    for (int i = 0; i < ndim; i++) {  /* checked first: out may be t */
         int d = th__wrap_dim(dims[i], t->ndim);
         if (d < 0) return th_last_status();
         if (seen[d])
             return th__error(TH_ERR_RUNTIME, "dims has duplicates, "
                              "original flip dims size=%d", ndim);
         seen[d] = 1;
-        if (t->ndim == 0 || r.sizes[d] == 0) continue;
-        r.offset += (r.sizes[d] - 1) * r.strides[d];
-        r.strides[d] = -r.strides[d];
     }
-    *out = r;
+    if (th_meta_alias(out, t)) return th_last_status();
+    for (int d = 0; d < out->ndim; d++) {
+        if (!seen[d] || out->sizes[d] == 0) continue;
+        out->offset += (out->sizes[d] - 1) * out->strides[d];
+        out->strides[d] = -out->strides[d];
+    }
     return TH_OK;
 }

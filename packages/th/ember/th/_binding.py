@@ -118,7 +118,10 @@ def define_metadata(cls, C, size_class, dtypes, owns_memory):
     release_c, ffi = C.tensor_release, C.ffi
 
     def __del__(self):
-        p = getattr(self, "_p", None)
+        try:
+            p = self._p
+        except AttributeError:  # never given a C tensor
+            return
         if p:
             release_c(p)
 
