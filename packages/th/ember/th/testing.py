@@ -13,6 +13,9 @@ libraries built on it: libTHNN, libTHC, libTHCUNN).
           ABI.main(__file__)
 
   and ``python tests/test_abi.py --update`` records an intended change.
+- ``HostileSizes``: the size, stride and offset checks every tensor
+  library of Ember passes (libTH's rules, th_meta.h), run by ember.th's and
+  ember.thc's ``tests/test_limits.py`` on their own tensors.
 - The C programs' assertion harness is ``th_check.h``, installed with
   ``th.h`` (``ember.th.get_include()``).
 """
@@ -20,6 +23,80 @@ import pathlib
 import re
 import subprocess
 import sys
+
+
+BIG = 2 ** 61
+I64_MAX, I64_MIN = 2 ** 63 - 1, -2 ** 63
+
+
+def raises(exc, message, fn, *args):
+    """fn(*args) raises exc with `message` in its text."""
+    try:
+        fn(*args)
+    except exc as e:
+        assert message in str(e), f"{message!r} not in {str(e)!r}"
+        return
+    raise AssertionError(f"{fn} did not raise {exc.__name__} ({message})")
+
+
+class HostileSizes:
+    """Sizes, strides and offsets whose arithmetic would wrap in int64 raise
+    PyTorch's errors instead of making a tensor that addresses memory
+    outside its storage, and refused calls leave the data untouched.  ns is
+    the library's namespace (ember.th, ember.thc); values(t) gives a
+    tensor's values as a (nested) list."""
+
+    def __init__(self, ns, values):
+        self.ns, self.values = ns, values
+
+    def as_strided(self):
+        x = self.ns.arange(10, dtype=self.ns.float64)
+        raises(RuntimeError, "Storage size calculation overflowed with sizes=[2, 2] and "
+               f"strides=[{BIG - 1}, {BIG + 10}]", x.as_strided, (2, 2), (BIG - 1, BIG + 10))
+        raises(RuntimeError, "Storage size calculation overflowed",
+               x.as_strided, (3, 3), (I64_MAX // 2, I64_MAX // 2))
+        raises(RuntimeError, "requiring a storage size of 88 are out of bounds for storage "
+               "of size 80", x.as_strided, (11,), (1,))
+        raises(RuntimeError, "Storage size calculation overflowed",
+               x.as_strided, (2,), (1,), I64_MAX)
+        assert self.values(x) == list(range(10))  # untouched
+        # a size-1 dim's stride addresses nothing: any value is valid
+        assert x.as_strided((1, 1), (I64_MAX, I64_MIN), 9).item() == 9.0
+
+    def empty(self):
+        ns = self.ns
+        raises(RuntimeError, f"Storage size calculation overflowed with sizes=[3] and "
+               f"strides=[{BIG}]", ns.empty_strided, (3,), (BIG,))
+        raises(RuntimeError, "Storage size calculation overflowed with sizes=[1099511627776, "
+               "1099511627776]", ns.empty, 2 ** 40, 2 ** 40)
+        raises(RuntimeError, "Storage size calculation overflowed",
+               lambda: ns.empty(2 ** 62, dtype=ns.float64))
+        raises(RuntimeError, "Trying to create tensor with negative dimension -3: [2, -3]",
+               ns.empty, 2, -3)
+        raises(RuntimeError, f"value {2 ** 64} does not fit in int64", ns.empty, 2 ** 64)
+        e = ns.empty(0, 2 ** 40, 2 ** 40)  # no element: no overflow
+        assert e.numel() == 0 and e.stride()[0] >= 0
+
+    def expand(self):
+        raises(RuntimeError, "numel: integer multiplication overflow",
+               self.ns.ones(1, 1).expand, 2 ** 40, 2 ** 40)
+        v = self.ns.ones(1, 1).expand(2 ** 40, 4)
+        assert v.numel() == 2 ** 42 and v.stride() == (0, 0)
+
+    def repeat_and_view(self):
+        ones = self.ns.ones(2)
+        raises(RuntimeError, "repeat: sizes [2] repeated", ones.repeat, I64_MAX)
+        raises(RuntimeError, "shape '[4294967296, 4294967296, 4]' is invalid for input of "
+               "size 2", ones.view, 2 ** 32, 2 ** 32, 4)
+        raises(RuntimeError, "is invalid for input of size 2",
+               ones.reshape, 2 ** 32, 2 ** 32, -1)
+        assert self.values(ones.repeat(3)) == [1.0] * 6
+
+    def slice_steps(self):
+        x = self.ns.arange(10)
+        assert self.values(x[3::I64_MAX]) == [3]
+        assert self.values(x[3:3:I64_MAX]) == []
+        assert self.values(x.unfold(0, 2, I64_MAX)) == [[0, 1]]
 
 
 def declarations(text):
