@@ -18,26 +18,8 @@ def err(exc, msg):
 
 # the checks ember.thc's tensors pass too (ember.th.testing)
 LIMITS = HostileSizes(th, lambda t: t.tolist())
-
-
-def test_as_strided_wrapping_strides_refused():
-    LIMITS.as_strided()
-
-
-def test_empty_strided_and_empty_overflow():
-    LIMITS.empty()
-
-
-def test_expand_overflow():
-    LIMITS.expand()
-
-
-def test_repeat_and_view_overflow():
-    LIMITS.repeat_and_view()
-
-
-def test_huge_slice_step():
-    LIMITS.slice_steps()
+(test_as_strided_wrapping_strides_refused, test_empty_strided_and_empty_overflow,
+ test_expand_overflow, test_repeat_and_view_overflow, test_huge_slice_step) = LIMITS.tests()
 
 
 def test_bincount_max_int64():

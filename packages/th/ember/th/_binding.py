@@ -43,6 +43,14 @@ def registrar(tensor_class, functions):
     return register
 
 
+def decorator(register):
+    """register (a registrar's) as a decorator: @deco(*names, method=True,
+    function=True)."""
+    def deco(*names, method=True, function=True):
+        return lambda fn: register(fn, names or None, method, function)
+    return deco
+
+
 def wrap_dim(dim, ndim):
     n = ndim if ndim > 0 else 1
     if not -n <= dim < n:

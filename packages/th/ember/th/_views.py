@@ -4,19 +4,14 @@ flatten/unflatten, unfold, as_strided, diagonal, movedim) on libTH,
 broadcasting, contiguous/clone."""
 import numbers
 
-from ._binding import registrar
+from ._binding import decorator, registrar
 from ._binding_views import define_views
 from ._core import C, Tensor, int64_array, int_array, parse_shape, wrap
 from ._lib import check, lib
 
 _functions = {}
 _add = registrar(Tensor, _functions)
-
-
-def _register(*names, method=True, function=True):
-    def deco(fn):
-        return _add(fn, names or None, method, function)
-    return deco
+_register = decorator(_add)
 
 
 define_views(_add, Tensor, C, wrap, int64_array, int_array, parse_shape)

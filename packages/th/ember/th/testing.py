@@ -92,6 +92,26 @@ class HostileSizes:
                ones.reshape, 2 ** 32, 2 ** 32, -1)
         assert self.values(ones.repeat(3)) == [1.0] * 6
 
+    def tests(self):
+        """The checks as test functions, for a test module's namespace."""
+        def test_as_strided_wrapping_strides_refused():
+            self.as_strided()
+
+        def test_empty_strided_and_empty_overflow():
+            self.empty()
+
+        def test_expand_overflow():
+            self.expand()
+
+        def test_repeat_and_view_overflow():
+            self.repeat_and_view()
+
+        def test_huge_slice_step():
+            self.slice_steps()
+
+        return (test_as_strided_wrapping_strides_refused, test_empty_strided_and_empty_overflow,
+                test_expand_overflow, test_repeat_and_view_overflow, test_huge_slice_step)
+
     def slice_steps(self):
         x = self.ns.arange(10)
         assert self.values(x[3::I64_MAX]) == [3]

@@ -10,7 +10,7 @@ import numpy as np
 import ember.th as _th
 from ember.th import dtypes as _dt
 
-from ember.th._binding import registrar
+from ember.th._binding import decorator, registrar
 from ember.th._binding_views import define_views, stack_with
 
 from ._lib import check, ffi, lib
@@ -18,15 +18,8 @@ from ._tensor import (C, Tensor, int64_array, int_array, lib_version, operand,
                       parse_shape, scalar_tensor, upload, wrap, wrap_dim)
 
 functions = {}
-
-
 _add = registrar(Tensor, functions)
-
-
-def _register(*names, method=True, function=True):
-    def deco(fn):
-        return _add(fn, names or None, method, function)
-    return deco
+_register = decorator(_add)
 
 
 # ---- views: ember.th's, over libTHC ---------------------------------------
