@@ -181,9 +181,10 @@ def define_products(C, wrap, check_operands, input_of):
 
 
 def register_products(register, Tensor, dot, mv, mm, bmm, matmul, outer, addmm, addmv,
-                      baddbmm, addbmm):
+                      baddbmm, addbmm, matmul_c=None, wrap=None):
     """The products as functions and methods, `ger`, the in-place add*_
-    forms and the @ operator."""
+    forms and the @ operator; where the library has a C matmul (matmul_c,
+    with wrap), @ calls it directly: its operands are known to be tensors."""
     for f in (dot, mv, mm, bmm, matmul, outer, addmm, addmv, baddbmm, addbmm):
         register(f)
     register(outer, ["ger"])
@@ -196,7 +197,13 @@ def register_products(register, Tensor, dot, mv, mm, bmm, matmul, outer, addmm, 
 
     for f in (addmm, addmv, baddbmm, addbmm):
         setattr(Tensor, f.__name__ + "_", inplace(f))
-    Tensor.__matmul__ = lambda self, other: matmul(self, other) \
-        if isinstance(other, Tensor) else NotImplemented
-    Tensor.__rmatmul__ = lambda self, other: matmul(other, self) \
-        if isinstance(other, Tensor) else NotImplemented
+    if matmul_c is not None:
+        Tensor.__matmul__ = lambda self, other: wrap(matmul_c(self._p, other._p)) \
+            if isinstance(other, Tensor) else NotImplemented
+        Tensor.__rmatmul__ = lambda self, other: wrap(matmul_c(other._p, self._p)) \
+            if isinstance(other, Tensor) else NotImplemented
+    else:
+        Tensor.__matmul__ = lambda self, other: matmul(self, other) \
+            if isinstance(other, Tensor) else NotImplemented
+        Tensor.__rmatmul__ = lambda self, other: matmul(other, self) \
+            if isinstance(other, Tensor) else NotImplemented

@@ -61,5 +61,6 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 
 
 register_products(registrar(Tensor, _functions), Tensor, dot, mv, mm, bmm, matmul, outer,
-                  addmm, addmv, baddbmm, addbmm)
+                  addmm, addmv, baddbmm, addbmm,
+                  matmul_c=lib.th_matmul, wrap=wrap)
 functions = _functions
