@@ -2,57 +2,45 @@
 
 1. builds libTH with the package's Makefile (honours TH_NO_BLAS=1 and
    TH_NO_THREADS=1 from the environment),
-2. copies the library, header (its op enums written out from th_ops.def),
-   th_ops.def and the pkg-config file into ember/th/,
+2. copies the library, headers (th.h with its op enumerators written out
+   from th_ops.def) and pkg-config file into ember/th/,
 3. compiles the cffi extension ember/th/_th_cffi against it, linked with
    an $ORIGIN rpath so the installed package finds its own libTH.so.
 """
+import importlib.util
 import os
-import re
-import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PKG = HERE / "ember" / "th"
 
 
+def _build_steps():
+    """ember/th/_build.py, loaded by path (ember.th itself is not built yet)."""
+    spec = importlib.util.spec_from_file_location("_ember_th_build", PKG / "_build.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+steps = _build_steps()
+
+
 def _opsdef():
     """ember/th/_opsdef.py, loaded by path (ember.th is not built yet)."""
-    import importlib.util
     spec = importlib.util.spec_from_file_location("_th_opsdef", PKG / "_opsdef.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def plain_header() -> str:
-    """th.h with the op enumerators written out from th_ops.def."""
+    """th.h with the op enumerators written out from th_ops.def (what is
+    installed, and what cffi reads)."""
     return _opsdef().expand_header((HERE / "include" / "th.h").read_text(),
                                    (HERE / "include" / "th_ops.def").read_text())
-
-
-def cdef_from_header(text: str) -> str:
-    """The header as cffi's cdef reads it: preprocessor lines dropped
-    (numeric #defines kept), the C++ guard blocks skipped, plus the
-    declaration of the Python release callback."""
-    keep, in_cplusplus = [], False
-    for line in text.splitlines():
-        s = line.strip()
-        if s.startswith("#ifdef __cplusplus"):
-            in_cplusplus = True
-        elif in_cplusplus:
-            in_cplusplus = not s.startswith("#endif")
-        elif s.startswith("#"):
-            m = re.match(r"#define\s+(TH_\w+)\s+(-?\d+)\s*$", s)
-            if m:
-                keep.append(f"#define {m.group(1)} {m.group(2)}")
-        else:
-            keep.append(line)
-    keep.append('extern "Python" void _ember_th_release(void *ctx, void *data);')
-    return "\n".join(keep) + "\n"
 
 
 def build_library() -> Path:
@@ -67,49 +55,20 @@ def build_library() -> Path:
     return HERE / build_dir
 
 
-def install_into_package(build: Path) -> None:
-    lib_dir, inc_dir = PKG / "lib", PKG / "include"
-    for d in (lib_dir, inc_dir):
-        shutil.rmtree(d, ignore_errors=True)
-    (lib_dir / "pkgconfig").mkdir(parents=True)
-    inc_dir.mkdir(parents=True)
-    shutil.copy2(build / "lib" / "libTH.so", lib_dir / "libTH.so")
-    (inc_dir / "th.h").write_text(plain_header())
-    shutil.copy2(HERE / "include" / "th_ops.def", inc_dir / "th_ops.def")
-    pc = (build / "lib" / "pkgconfig" / "th.pc").read_text()
-    # relocatable: paths relative to the .pc file's own folder
-    pc = re.sub(r"^prefix=.*$", "prefix=${pcfiledir}/../..", pc, flags=re.M)
-    pc = pc.replace("libdir=${prefix}/lib", "libdir=${prefix}/lib").replace(
-        "includedir=${prefix}/include", "includedir=${prefix}/include")
-    (lib_dir / "pkgconfig" / "th.pc").write_text(pc)
-
-
 def build_extension(build: Path) -> None:
-    import cffi
-
-    ffi = cffi.FFI()
-    ffi.cdef(cdef_from_header(plain_header()))
-    ffi.set_source(
-        "ember.th._th_cffi",
-        '#include "th.h"',
-        include_dirs=[str(HERE / "include")],
-        library_dirs=[str(PKG / "lib")],
-        libraries=["TH"],
-        extra_link_args=["-Wl,-rpath,$ORIGIN/lib"],
-        extra_compile_args=["-O2"],
-    )
-    tmp = build / "cffi"
-    tmp.mkdir(parents=True, exist_ok=True)
-    out = ffi.compile(tmpdir=str(tmp), verbose=False)
-    suffix = sysconfig.get_config_var("EXT_SUFFIX")
-    for old in PKG.glob("_th_cffi*.so"):
-        old.unlink()
-    shutil.copy2(out, PKG / f"_th_cffi{suffix}")
+    cdef = steps.cdef_from_header(
+        plain_header(), "TH",
+        'extern "Python" void _ember_th_release(void *ctx, void *data);\n')
+    steps.compile_extension("ember.th._th_cffi", "th.h", cdef, PKG, build,
+                            [HERE / "include"], [PKG / "lib"], ["TH"],
+                            ["-Wl,-rpath,$ORIGIN/lib"])
 
 
 def main() -> None:
     build = build_library()
-    install_into_package(build)
+    steps.install_into_package(build, HERE, PKG, "libTH.so",
+                               ("th.h", "th_ops.def", "th_meta.h", "th_check.h"), "th.pc")
+    (PKG / "include" / "th.h").write_text(plain_header())
     build_extension(build)
 
 

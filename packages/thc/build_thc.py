@@ -1,65 +1,32 @@
 """Build script run by poetry-core (``[tool.poetry.build] script``).
 
+Builds against the INSTALLED ember-th (libTHC links libTH for tensor
+metadata, th_meta.h), found with ``import ember.th``: install ember-th
+first and this package with --no-build-isolation, or offer ember-th as a
+wheel through PIP_FIND_LINKS, as for ember-thnn.
+
 1. builds libTHC with the package's Makefile: with nvcc when it is found
    (through $NVCC, PATH, $CUDA_HOME, /usr/local/cuda), host-side only when
    EMBER_NO_CUDA=1 (the Makefile stops with a message when neither holds),
-2. copies the library, header and pkg-config file into ember/thc/,
+2. copies the library, header (thc.h with its op enumerators written out
+   from libTH's th_ops.def) and pkg-config file into ember/thc/,
 3. compiles the cffi extension ember/thc/_thc_cffi against it, linked with
    an $ORIGIN rpath so the installed package finds its own libTHC.so.
 
-libTHC.so itself links libcudart.so with an absolute rpath into the CUDA
-toolkit it was built with (CUDA_LIB in the Makefile).
+libTHC.so finds libTH.so through an $ORIGIN rpath into ember/th/lib, and
+links libcudart.so with an absolute rpath into the CUDA toolkit it was
+built with (CUDA_LIB in the Makefile).
 """
 import os
-import re
-import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PKG = HERE / "ember" / "thc"
 
-
-def th_include() -> Path:
-    """libTH's include folder, for th_ops.def (the op vocabulary): the
-    sibling packages/th, else an installed ember-th's."""
-    if os.environ.get("TH_INCLUDE"):
-        return Path(os.environ["TH_INCLUDE"])
-    sibling = HERE.parent / "th" / "include"
-    if (sibling / "th_ops.def").is_file():
-        return sibling
-    try:
-        import ember.th
-    except ImportError:
-        sys.exit("ember-thc: libTH's th_ops.def is needed to build libTHC: build from the "
-                 "monorepo, install ember-th first (pip install --no-build-isolation), or "
-                 "set TH_INCLUDE to a folder holding th_ops.def")
-    return Path(ember.th.get_include())
-
-
-def _opsdef():
-    """ember-th's reader of th_ops.def, loaded by path."""
-    import importlib.util
-    for path in (HERE.parent / "th" / "ember" / "th" / "_opsdef.py",
-                 th_include().parent / "_opsdef.py"):
-        if path.is_file():
-            spec = importlib.util.spec_from_file_location("_th_opsdef", path)
-            mod = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(mod)
-            return mod
-    sys.exit("ember-thc: ember-th's _opsdef.py not found beside th_ops.def")
-
-
-def plain_header() -> str:
-    """thc.h with the op enumerators written out from th_ops.def."""
-    return _opsdef().expand_header((HERE / "include" / "thc.h").read_text(),
-                                   (th_include() / "th_ops.def").read_text())
-
 # the C callbacks through which a Python object serves as the allocator's device
-CALLBACKS = """
-extern "Python" int _thc_py_malloc(void *ctx, void **ptr, size_t nbytes);
+CALLBACKS = """extern "Python" int _thc_py_malloc(void *ctx, void **ptr, size_t nbytes);
 extern "Python" int _thc_py_free(void *ctx, void *ptr);
 extern "Python" int _thc_py_stream_synchronize(void *ctx, void *stream);
 extern "Python" int _thc_py_stream_query(void *ctx, void *stream);
@@ -71,80 +38,55 @@ extern "Python" int _thc_py_event_destroy(void *ctx, void *event);
 """
 
 
-def cdef_from_header(text: str) -> str:
-    """The header as cffi's cdef reads it: preprocessor lines dropped
-    (numeric #defines kept), the C++ guard blocks skipped, plus the
-    Python callbacks."""
-    keep, in_cplusplus = [], False
-    for line in text.splitlines():
-        s = line.strip()
-        if s.startswith("#ifdef __cplusplus"):
-            in_cplusplus = True
-        elif in_cplusplus:
-            in_cplusplus = not s.startswith("#endif")
-        elif s.startswith("#"):
-            m = re.match(r"#define\s+(THC_\w+)\s+(-?\d+)\s*$", s)
-            if m:
-                keep.append(f"#define {m.group(1)} {m.group(2)}")
-        else:
-            keep.append(line)
-    return "\n".join(keep) + CALLBACKS
+def th_paths():
+    try:
+        import ember.th as th  # the installed ember-th
+    except ImportError:
+        sys.exit("ember-thc builds against ember-th: install it first (pip install ember-th), "
+                 "then pip install --no-build-isolation ember-thc")
+    return th.get_include(), th.get_lib_dir()
 
 
-def build_library() -> Path:
+def build_library(th_inc: str, th_lib: str) -> Path:
     no_cuda = os.environ.get("EMBER_NO_CUDA") == "1"
     build_dir = os.environ.get("THC_BUILD_DIR", "build/wheel-nocuda" if no_cuda else "build/wheel")
     jobs = os.environ.get("THC_MAKE_JOBS", "2")
-    env = dict(os.environ, PYTHON=sys.executable, TH_INCLUDE=str(th_include()))
+    env = dict(os.environ, PYTHON=sys.executable)
     try:
-        subprocess.check_call(["make", "-C", str(HERE), f"-j{jobs}", f"BUILD={build_dir}"], env=env)
+        subprocess.check_call(["make", "-C", str(HERE), f"-j{jobs}", f"BUILD={build_dir}",
+                               f"TH_INCLUDE={th_inc}", f"TH_LIB_DIR={th_lib}"], env=env)
     except subprocess.CalledProcessError:
         sys.exit("ember-thc: building libTHC failed (see above). Without a CUDA toolkit, "
                  "build the host-side library only: EMBER_NO_CUDA=1 pip install ...")
     return HERE / build_dir
 
 
-def install_into_package(build: Path) -> None:
-    lib_dir, inc_dir = PKG / "lib", PKG / "include"
-    for d in (lib_dir, inc_dir):
-        shutil.rmtree(d, ignore_errors=True)
-    (lib_dir / "pkgconfig").mkdir(parents=True)
-    inc_dir.mkdir(parents=True)
-    shutil.copy2(build / "lib" / "libTHC.so", lib_dir / "libTHC.so")
-    (inc_dir / "thc.h").write_text(plain_header())
-    pc = (build / "lib" / "pkgconfig" / "thc.pc").read_text()
-    # relocatable: paths relative to the .pc file's own folder
-    pc = re.sub(r"^prefix=.*$", "prefix=${pcfiledir}/../..", pc, flags=re.M)
-    (lib_dir / "pkgconfig" / "thc.pc").write_text(pc)
+def plain_header(th_inc: str) -> str:
+    """thc.h with its op enumerators written out from libTH's th_ops.def
+    (what is installed, and what cffi reads)."""
+    from ember.th import _opsdef
+    return _opsdef.expand_header((HERE / "include" / "thc.h").read_text(),
+                                 (Path(th_inc) / "th_ops.def").read_text())
 
 
-def build_extension(build: Path) -> None:
-    import cffi
-
-    ffi = cffi.FFI()
-    ffi.cdef(cdef_from_header(plain_header()))
-    ffi.set_source(
-        "ember.thc._thc_cffi",
-        '#include "thc.h"',
-        include_dirs=[str(PKG / "include")],   # the header as installed
-        library_dirs=[str(PKG / "lib")],
-        libraries=["THC"],
-        extra_link_args=["-Wl,-rpath,$ORIGIN/lib"],
-        extra_compile_args=["-O2"],
-    )
-    tmp = build / "cffi"
-    tmp.mkdir(parents=True, exist_ok=True)
-    out = ffi.compile(tmpdir=str(tmp), verbose=False)
-    suffix = sysconfig.get_config_var("EXT_SUFFIX")
-    for old in PKG.glob("_thc_cffi*.so"):
-        old.unlink()
-    shutil.copy2(out, PKG / f"_thc_cffi{suffix}")
+def build_extension(build: Path, th_inc: str, th_lib: str) -> None:
+    from ember.th import _build as steps
+    cdef = steps.cdef_from_header(plain_header(th_inc), "THC", CALLBACKS)
+    steps.compile_extension("ember.thc._thc_cffi", "thc.h", cdef, PKG, build,
+                            [PKG / "include", th_inc], [PKG / "lib"], ["THC"],
+                            ["-Wl,-rpath,$ORIGIN/lib", f"-Wl,-rpath-link,{th_lib}"])
 
 
 def main() -> None:
-    build = build_library()
-    install_into_package(build)
-    build_extension(build)
+    th_inc, th_lib = th_paths()
+    if not (Path(th_inc) / "th_ops.def").is_file():
+        sys.exit(f"ember-thc: the installed ember-th has no th_ops.def in {th_inc}: upgrade "
+                 "ember-th (libTHC's op vocabulary is libTH's)")
+    build = build_library(th_inc, th_lib)
+    from ember.th import _build as steps
+    steps.install_into_package(build, HERE, PKG, "libTHC.so", ("thc.h",), "thc.pc")
+    (PKG / "include" / "thc.h").write_text(plain_header(th_inc))   # the header as installed
+    build_extension(build, th_inc, th_lib)
 
 
 if __name__ == "__main__":

@@ -24,25 +24,12 @@ PKG = HERE / "ember" / "thnn"
 
 
 def cdef_from_header(text: str) -> str:
-    """thnn.h as cffi's cdef reads it: preprocessor lines dropped (numeric
-    THNN_ #defines kept), the C++ guards skipped, and th_tensor and th_generator
-    pointers declared as void * so that ember.th's tensors (cdata of another FFI)
-    pass straight through."""
-    keep, in_cplusplus = [], False
-    for line in text.splitlines():
-        s = line.strip()
-        if s.startswith("#ifdef __cplusplus"):
-            in_cplusplus = True
-        elif in_cplusplus:
-            in_cplusplus = not s.startswith("#endif")
-        elif s.startswith("#"):
-            m = re.match(r"#define\s+(THNN_\w+)\s+(-?\d+)\s*$", s)
-            if m:
-                keep.append(f"#define {m.group(1)} {m.group(2)}")
-        else:
-            keep.append(line)
-    text = re.sub(r"\bth_tensor\s*\*", "void *", "\n".join(keep))
-    return re.sub(r"\bth_generator\s*\*", "void *", text) + "\n"
+    """thnn.h as cffi's cdef reads it (ember-th's build step), with th_tensor
+    and th_generator pointers declared as void * so that ember.th's tensors
+    (cdata of another FFI) pass straight through."""
+    from ember.th._build import cdef_from_header as cdef
+    text = re.sub(r"\bth_tensor\s*\*", "void *", cdef(text, "THNN"))
+    return re.sub(r"\bth_generator\s*\*", "void *", text)
 
 
 def th_paths():

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define TH_ABI_VERSION_MAJOR 1
-#define TH_ABI_VERSION_MINOR 4
+#define TH_ABI_VERSION_MINOR 5
 #define TH_MAX_DIMS 16
 
 /* ---- dtypes -------------------------------------------------------- */

@@ -69,13 +69,6 @@ static const int op_flag_table[TH_NUM_BINARY_OPS] = {
 static inline int op_flags(int op) { return op_flag_table[op]; }
 
 /* ---- helpers shared with the other element-wise files -------------- */
-const char *th__dtype_title(int dtype) {
-    static const char *t[TH_NUM_DTYPES] = {"Float", "Double", "Half",
-                                           "BFloat16", "Char", "Byte",
-                                           "Short", "Int", "Long", "Bool"};
-    return dtype >= 0 && dtype < TH_NUM_DTYPES ? t[dtype] : "Invalid";
-}
-
 int th__can_cast(int from, int to) {
     int cf = th__dtype_category(from), ct = th__dtype_category(to);
     return cf <= ct;

@@ -22,6 +22,7 @@ int th__checked_numel(int ndim, const int64_t *sizes, int64_t *numel) {
     *numel = n;
     return TH_OK;
 }
+TH_EXPORT_AS(th_checked_numel, th__checked_numel);
 
 int th__checked_extent(int ndim, const int64_t *sizes, const int64_t *strides,
                        int64_t offset, int64_t *lo, int64_t *hi) {
@@ -77,6 +78,7 @@ int th__storage_nbytes(int ndim, const int64_t *sizes, const int64_t *strides,
         return storage_overflow(ndim, sizes, strides);
     return TH_OK;
 }
+TH_EXPORT_AS(th_storage_nbytes, th__storage_nbytes);
 
 int th__check_in_storage(const char *what, int ndim, const int64_t *sizes,
                          const int64_t *strides, int64_t offset, int dtype,
@@ -104,6 +106,7 @@ int th__check_in_storage(const char *what, int ndim, const int64_t *sizes,
                      th__shape_str(ndim, strides, b2), (long long)offset,
                      (long long)item, need, (long long)nbytes);
 }
+TH_EXPORT_AS(th_check_in_storage, th__check_in_storage);
 
 int th__view_stride(int64_t stride, int64_t k, int64_t size, int64_t *out) {
     if (!th__mul_ovf(stride, k, out)) return TH_OK;
@@ -114,3 +117,4 @@ int th__view_stride(int64_t stride, int64_t k, int64_t size, int64_t *out) {
     return th__error(TH_ERR_RUNTIME, "view stride %lld * %lld overflows "
                      "int64", (long long)stride, (long long)k);
 }
+TH_EXPORT_AS(th_view_stride, th__view_stride);

@@ -26,6 +26,16 @@ int th__dtype_category(int dtype) {
     if (dtype == TH_BOOL) return 0;
     return th_dtype_is_floating(dtype) ? 2 : 1;
 }
+TH_EXPORT_AS(th_dtype_category, th__dtype_category);
+
+/* PyTorch spells dtypes in messages as Float, Long, ... */
+const char *th__dtype_title(int dtype) {
+    static const char *t[TH_NUM_DTYPES] = {"Float", "Double", "Half",
+                                           "BFloat16", "Char", "Byte",
+                                           "Short", "Int", "Long", "Bool"};
+    return valid(dtype) ? t[dtype] : "Invalid";
+}
+TH_EXPORT_AS(th_dtype_title, th__dtype_title);
 
 /* Width rank within floating types. */
 static int float_rank(int d) {
@@ -61,21 +71,27 @@ static int combine_categories(int higher, int lower) {
     return higher;
 }
 
-int th_result_type(const th_tensor *a, const th_tensor *b) {
+int th_result_type_of(int a_dtype, int a_ndim, int a_flags, int b_dtype,
+                      int b_ndim, int b_flags) {
     int dim_res = -1, zero_res = -1, wrapped_res = -1;
-    const th_tensor *ts[2] = {a, b};
+    const int parts[2][3] = {{a_dtype, a_ndim, a_flags}, {b_dtype, b_ndim, b_flags}};
     for (int i = 0; i < 2; i++) {
-        if (!ts[i]) continue;
-        int d = ts[i]->dtype, *slot = &dim_res;
-        if (ts[i]->ndim == 0 && (ts[i]->flags & TH_TENSOR_WRAPPED_NUMBER)) {
+        int d = parts[i][0], ndim = parts[i][1], *slot = &dim_res;
+        if (d < 0) continue;
+        if (ndim == 0 && (parts[i][2] & TH_TENSOR_WRAPPED_NUMBER)) {
             slot = &wrapped_res;
             if (th_dtype_is_floating(d)) d = th_get_default_dtype();
-        } else if (ts[i]->ndim == 0) {
+        } else if (ndim == 0) {
             slot = &zero_res;
         }
         *slot = *slot < 0 ? d : th_promote_types(*slot, d);
     }
     return combine_categories(dim_res, combine_categories(zero_res, wrapped_res));
+}
+
+int th_result_type(const th_tensor *a, const th_tensor *b) {
+    return th_result_type_of(a ? a->dtype : -1, a ? a->ndim : 0, a ? a->flags : 0,
+                             b ? b->dtype : -1, b ? b->ndim : 0, b ? b->flags : 0);
 }
 
 int th_get_default_dtype(void) {
@@ -112,6 +128,7 @@ float th__half_to_float(th_half_t h) {
     memcpy(&f, &bits, 4);
     return f;
 }
+TH_EXPORT_AS(th_half_to_float, th__half_to_float);
 
 th_half_t th__float_to_half(float f) {
     uint32_t x;
@@ -135,6 +152,7 @@ th_half_t th__float_to_half(float f) {
     uint32_t r = absx + 0xfff + ((absx >> 13) & 1); /* round nearest even */
     return (th_half_t)(sign | ((r - 0x38000000u) >> 13));
 }
+TH_EXPORT_AS(th_float_to_half, th__float_to_half);
 
 float th__bf16_to_float(th_half_t h) {
     uint32_t bits = (uint32_t)h << 16;
@@ -142,6 +160,7 @@ float th__bf16_to_float(th_half_t h) {
     memcpy(&f, &bits, 4);
     return f;
 }
+TH_EXPORT_AS(th_bf16_to_float, th__bf16_to_float);
 
 th_half_t th__float_to_bf16(float f) {
     uint32_t x;
@@ -150,6 +169,7 @@ th_half_t th__float_to_bf16(float f) {
     x += 0x7fff + ((x >> 16) & 1);
     return (th_half_t)(x >> 16);
 }
+TH_EXPORT_AS(th_float_to_bf16, th__float_to_bf16);
 
 double th__load_double(const char *p, int dtype) {
     switch (dtype) {
@@ -166,6 +186,7 @@ double th__load_double(const char *p, int dtype) {
     }
     return 0;
 }
+TH_EXPORT_AS(th_load_double, th__load_double);
 
 int64_t th__load_int64(const char *p, int dtype) {
     switch (dtype) {
@@ -178,6 +199,7 @@ int64_t th__load_int64(const char *p, int dtype) {
     default: return (int64_t)th__load_double(p, dtype);
     }
 }
+TH_EXPORT_AS(th_load_int64, th__load_int64);
 
 void th__store_double(char *p, int dtype, double v) {
     switch (dtype) {
@@ -193,3 +215,4 @@ void th__store_double(char *p, int dtype, double v) {
     case TH_BOOL: *(uint8_t *)p = v != 0; break;
     }
 }
+TH_EXPORT_AS(th_store_double, th__store_double);

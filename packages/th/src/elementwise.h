@@ -34,8 +34,6 @@ int th__can_cast(int from, int to);
 int th__check_out_shape(const th_tensor *out, int ndim, const int64_t *sizes);
 /* 1 if a and b's memory overlaps without being the same layout. */
 int th__partial_overlap(const th_tensor *a, const th_tensor *b);
-/* PyTorch spells dtypes in messages as Float, Long, ... */
-const char *th__dtype_title(int dtype);
 
 /* Math loops compiled with vector math (unary_math.c); NULL if op is not
  * a transcendental op.  dtype is TH_FLOAT32 or TH_FLOAT64. */

@@ -27,6 +27,12 @@ void *th__error_null(int status, const char *fmt, ...) {
     return NULL;
 }
 
+int th_error_set(int status, const char *message) {
+    snprintf(last_message, sizeof last_message, "%s", message ? message : "");
+    last_status = status;
+    return status;
+}
+
 const char *th_last_error(void) { return last_message; }
 int th_last_status(void) { return last_status; }
 void th_clear_error(void) {
@@ -44,6 +50,7 @@ const char *th__shape_str(int ndim, const int64_t *sizes, char *buf) {
     buf[pos] = '\0';
     return buf;
 }
+TH_EXPORT_AS(th_shape_str, th__shape_str);
 
 int th__wrap_dim(int dim, int ndim) {
     int n = ndim > 0 ? ndim : 1;
@@ -55,6 +62,7 @@ int th__wrap_dim(int dim, int ndim) {
     }
     return dim < 0 ? dim + n : dim;
 }
+TH_EXPORT_AS(th_wrap_dim, th__wrap_dim);
 
 int th_abi_version_major(void) { return TH_ABI_VERSION_MAJOR; }
 int th_abi_version_minor(void) { return TH_ABI_VERSION_MINOR; }

@@ -12,8 +12,15 @@
  * (the library is built with -fvisibility=hidden). */
 #pragma GCC visibility push(default)
 #include "th.h"
+#include "th_meta.h"
 #pragma GCC visibility pop
 #include "checked.h"
+
+/* Exports the hidden function `hidden` also as th_meta.h's `exported`,
+ * without a wrapper: calls inside libTH stay direct. */
+#define TH_EXPORT_AS(exported, hidden) \
+    extern __typeof__(hidden) exported \
+        __attribute__((alias(#hidden), visibility("default")))
 
 #define TH_PI 3.14159265358979323846
 #define TH_ALIGN 64
@@ -62,6 +69,10 @@ static inline char *th__ptr(const th_tensor *t) {
 th_tensor *th__wrap(th_storage *s, int64_t offset, int ndim,
                     const int64_t *sizes, const int64_t *strides, int dtype);
 void th__contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
+int th__is_contiguous(int ndim, const int64_t *sizes, const int64_t *strides);
+/* t's geometry, and a tensor over t's storage with geometry m (new ref) */
+void th__meta_of(const th_tensor *t, th_meta *m);
+th_tensor *th__wrap_meta(const th_tensor *t, const th_meta *m);
 int64_t th__prod(int n, const int64_t *v);
 th_tensor *th__empty_like(const th_tensor *t, int dtype); /* contiguous */
 /* Retained `t` if it already has `dtype`, else a converted copy. */
@@ -76,6 +87,8 @@ static inline void th__bump_version(th_tensor *t) {
 }
 /* Category for type promotion: 0 bool, 1 integer, 2 floating. */
 int th__dtype_category(int dtype);
+/* PyTorch spells dtypes in messages as Float, Long, ... */
+const char *th__dtype_title(int dtype);
 /* Reads/writes element of any dtype at p as double. */
 double th__load_double(const char *p, int dtype);
 void th__store_double(char *p, int dtype, double v);

@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define THC_ABI_VERSION_MAJOR 1
-#define THC_ABI_VERSION_MINOR 11
+#define THC_ABI_VERSION_MINOR 12
 #define THC_MAX_DIMS 16
 
 /* ---- status codes: each maps to one Python exception type ---------- */
@@ -294,8 +294,8 @@ int thc_dtype_is_floating(int dtype);
 int thc_promote_types(int a, int b);
 /* libTH's th_result_type rule (0-d tensors and wrapped numbers rank lower). */
 int thc_result_type(const thc_tensor *a, const thc_tensor *b);
-/* The dtype that floating results of integer inputs take (float32 unless
- * set; the front keeps it equal to libTH's). */
+/* The dtype that floating results of integer inputs take: libTH's default
+ * dtype (th_get_default_dtype), one setting for both libraries. */
 int thc_get_default_dtype(void);
 int thc_set_default_dtype(int dtype);
 

@@ -5,13 +5,14 @@
 
 #include "thc_internal.h"
 
-static __thread char last_message[1024];
-static __thread int last_status;
 static char cuda_error_text[512];
 
-static void set_message(int status, const char *fmt, va_list ap) {
-    vsnprintf(last_message, sizeof last_message, fmt, ap);
-    last_status = status;
+/* The message is libTH's thread-local error, so that libTH's metadata
+ * functions and libTHC's own checks report through one place. */
+static int set_message(int status, const char *fmt, va_list ap) {
+    char message[1024];
+    vsnprintf(message, sizeof message, fmt, ap);
+    return th_error_set(status, message);
 }
 
 int thc__error(int status, const char *fmt, ...) {
@@ -35,12 +36,9 @@ void thc__set_cuda_error_text(const char *text) {
 }
 
 THC_API const char *thc_cuda_error_text(void) { return cuda_error_text; }
-THC_API const char *thc_last_error(void) { return last_message; }
-THC_API int thc_last_status(void) { return last_status; }
-THC_API void thc_clear_error(void) {
-    last_message[0] = '\0';
-    last_status = THC_OK;
-}
+THC_API const char *thc_last_error(void) { return th_last_error(); }
+THC_API int thc_last_status(void) { return th_last_status(); }
+THC_API void thc_clear_error(void) { th_clear_error(); }
 
 THC_API int thc_abi_version_major(void) { return THC_ABI_VERSION_MAJOR; }
 THC_API int thc_abi_version_minor(void) { return THC_ABI_VERSION_MINOR; }

@@ -1,8 +1,12 @@
-/* Helpers shared by libTHC's C and CUDA sources. */
+/* Helpers shared by libTHC's C and CUDA sources.  Tensor metadata (views,
+ * promotion, dtype facts, checked sizes, the error message) is libTH's,
+ * through th_meta.h: libTHC links libTH, so both libraries follow the same
+ * rules with the same words. */
 #ifndef THC_INTERNAL_H
 #define THC_INTERNAL_H
 #include <stdarg.h>
 #include "thc.h"
+#include "th_meta.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -12,33 +16,34 @@ extern "C" {
 #define THC_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define THC_MAX(a, b) ((a) > (b) ? (a) : (b))
 
-/* Sets the thread-local error and returns `status` (or NULL). */
+/* Sets the thread-local error (libTH's, read by thc_last_error()) and
+ * returns `status` (or NULL). */
 int thc__error(int status, const char *fmt, ...);
 void *thc__error_null(int status, const char *fmt, ...);
 /* Keeps the CUDA runtime's text for the last device failure. */
 void thc__set_cuda_error_text(const char *text);
-/* "[2, 3]" into buf (at least 256 bytes); returns buf. */
-const char *thc__shape_str(int ndim, const int64_t *sizes, char *buf);
-/* Wraps dim into [0, ndim), or sets an IndexError and returns -1. */
-int thc__wrap_dim(int dim, int ndim);
+/* libTH's helpers under the names libTHC's sources use. */
+static inline const char *thc__shape_str(int ndim, const int64_t *sizes, char *buf) {
+    return th_shape_str(ndim, sizes, buf);
+}
+static inline int thc__wrap_dim(int dim, int ndim) { return th_wrap_dim(dim, ndim); }
 
-/* ---- dtypes (dtype.c) ---------------------------------------------- */
+/* ---- dtypes (libTH's tables; thc_dtype codes are th_dtype's) -------- */
 typedef uint16_t thc_half_t;   /* float16 and bfloat16 bit patterns */
 static inline int thc__is_half(int dtype) {
     return dtype == THC_FLOAT16 || dtype == THC_BFLOAT16;
 }
-static inline int thc_dtype_is_integral(int dtype) {
-    return dtype >= THC_INT8 && dtype <= THC_INT64;
-}
-int thc__dtype_category(int dtype);   /* 0 bool, 1 integer, 2 floating */
-const char *thc__dtype_title(int dtype);   /* Float, Long, ... */
-float thc__half_to_float(thc_half_t h);
-thc_half_t thc__float_to_half(float f);
-float thc__bf16_to_float(thc_half_t h);
-thc_half_t thc__float_to_bf16(float f);
-double thc__load_double(const char *p, int dtype);   /* host memory */
-int64_t thc__load_int64(const char *p, int dtype);
-void thc__store_double(char *p, int dtype, double v);
+static inline int thc_dtype_is_integral(int dtype) { return th_dtype_is_integral(dtype); }
+static inline int thc__dtype_category(int dtype) { return th_dtype_category(dtype); }
+static inline const char *thc__dtype_title(int dtype) { return th_dtype_title(dtype); }
+static inline float thc__half_to_float(thc_half_t h) { return th_half_to_float(h); }
+static inline thc_half_t thc__float_to_half(float f) { return th_float_to_half(f); }
+static inline float thc__bf16_to_float(thc_half_t h) { return th_bf16_to_float(h); }
+static inline thc_half_t thc__float_to_bf16(float f) { return th_float_to_bf16(f); }
+/* host memory */
+static inline double thc__load_double(const char *p, int dtype) { return th_load_double(p, dtype); }
+static inline int64_t thc__load_int64(const char *p, int dtype) { return th_load_int64(p, dtype); }
+static inline void thc__store_double(char *p, int dtype, double v) { th_store_double(p, dtype, v); }
 
 /* ---- storages and tensors (storage.c, tensor.c) --------------------- */
 /* nbytes on the current device (from its allocator). */
@@ -49,8 +54,10 @@ static inline char *thc__ptr(const thc_tensor *t) {
 static inline int thc__on_host(const thc_tensor *t) { return t->storage->device < 0; }
 thc_tensor *thc__wrap(thc_storage *s, int64_t offset, int ndim,
                       const int64_t *sizes, const int64_t *strides, int dtype);
-void thc__contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
-int64_t thc__prod(int n, const int64_t *v);
+static inline void thc__contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides) {
+    th_contiguous_strides(ndim, sizes, strides);
+}
+static inline int64_t thc__prod(int n, const int64_t *v) { return th_prod(n, v); }
 thc_tensor *thc__empty_like(const thc_tensor *t, int dtype);  /* contiguous */
 int thc__same_shape(const thc_tensor *a, const thc_tensor *b);
 thc_tensor *thc__expand_to(const thc_tensor *t, int ndim, const int64_t *sizes);

@@ -7,16 +7,12 @@
 #define TH_OPS_CLASS_MACROS
 #include "th_ops.def"
 
-/* the row's TH_OPF_ names, as libTHC spells them */
-#define TH_OPF_PREDICATE THC_OPF_PREDICATE
-#define TH_OPF_FLOAT THC_OPF_FLOAT
-#define TH_OPF_FLOAT_ONLY THC_OPF_FLOAT_ONLY
-#define TH_OPF_VECTOR_MATH THC_OPF_VECTOR_MATH
-#define TH_OPF_DIVISOR THC_OPF_DIVISOR
-#define TH_OPF_EXPONENT THC_OPF_EXPONENT
-#define TH_OPF_NO_INPLACE THC_OPF_NO_INPLACE
-#define TH_OPF_HIDDEN THC_OPF_HIDDEN
-#define TH_OPF_TAKES_DTYPE THC_OPF_TAKES_DTYPE
+/* the rows name their flags TH_OPF_*: libTH's th.h (through th_meta.h)
+ * defines them, with the same values as libTHC's THC_OPF_* (checked here) */
+#define SAME_FLAG(F) typedef char same_##F[(TH_OPF_##F == THC_OPF_##F) ? 1 : -1];
+SAME_FLAG(PREDICATE) SAME_FLAG(FLOAT) SAME_FLAG(FLOAT_ONLY) SAME_FLAG(VECTOR_MATH)
+SAME_FLAG(DIVISOR) SAME_FLAG(EXPONENT) SAME_FLAG(NO_INPLACE) SAME_FLAG(HIDDEN)
+SAME_FLAG(TAKES_DTYPE)
 
 #define KIND_KEEP 0
 #define KIND_FLOAT THC_OPF_FLOAT

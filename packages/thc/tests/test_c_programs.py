@@ -3,6 +3,7 @@ installed library: with CUDA when nvcc is found, else host-side only."""
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import ember.thc as thc
@@ -11,7 +12,8 @@ HERE = Path(__file__).resolve().parent.parent
 
 
 def test_make_check():
-    env = dict(os.environ)
+    # libTH comes from the ember-th of the interpreter running the tests
+    env = dict(os.environ, PYTHON=sys.executable)
     if not thc.built_with_cuda() or not (shutil.which("nvcc") or os.environ.get("NVCC")
                                          or os.environ.get("CUDA_HOME")):
         env["EMBER_NO_CUDA"] = "1"

@@ -373,7 +373,9 @@ def test_every_op_of_the_table_runs():
     from ember.thc import _tensor_shape
     assert _tensor_shape.NOT_IMPLEMENTED == () and _tensor_shape.NOT_IMPLEMENTED_FUNCTIONS == ()
     for name in ("median", "mode", "unique", "bincount", "histc", "multinomial"):
-        assert getattr(thc.Tensor, name).__module__ == "ember.thc._tensor_sort", name
+        # libTHC's own or the sorting ember.th's binding layer defines over it
+        assert getattr(thc.Tensor, name).__module__ in ("ember.thc._tensor_sort",
+                                                         "ember.th._binding_sort"), name
 
 
 # ---- errors ------------------------------------------------------------------

@@ -4,6 +4,7 @@ flip/roll/repeat/tile, tril/triu."""
 import builtins
 import numbers
 
+from ._binding_views import stack_with
 from ._core import Tensor, _wrap_dim, int64_array, int_array, operand, wrap
 from ._lib import NULL, check, ffi, lib
 
@@ -194,16 +195,7 @@ def cat(tensors, dim=0, *, out=None):
 
 
 def stack(tensors, dim=0, *, out=None):
-    tensors = list(tensors)
-    if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
-    shape0 = tuple(tensors[0].shape)
-    for i, t in enumerate(tensors):
-        if tuple(t.shape) != shape0:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
-                               f"{list(shape0)} at entry 0 and {list(t.shape)} at entry {i}")
-    d = _wrap_dim(dim, len(shape0) + 1)
-    return cat([t.unsqueeze(d) for t in tensors], d, out=out)
+    return stack_with(cat, list(tensors), dim, out)
 
 
 def hstack(tensors, *, out=None):

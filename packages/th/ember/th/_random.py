@@ -2,19 +2,19 @@
 Generator, manual_seed, rand/randn/randint/randperm, normal, bernoulli,
 multinomial and the in-place samplers (uniform_, normal_, ...)."""
 import numbers
-import struct
 
-from . import dtypes as _dt
+from ._binding import PhiloxGenerator, randint_args
 from ._core import Tensor, _DTYPES, dtype_code, parse_shape, wrap
 from ._lib import NULL, check, ffi, lib
 
 _functions = {}
 
 
-class Generator:
+class Generator(PhiloxGenerator):
     """A random generator: a 64-bit seed and a Philox counter offset."""
 
     __slots__ = ("_g", "_owned", "_initial_seed")
+    _set_seed = lib.th_generator_set_seed
 
     def __init__(self, device="cpu"):
         if str(device) not in ("cpu", "cpu:0"):
@@ -28,39 +28,6 @@ class Generator:
         g._g = lib.th_default_generator()
         g._initial_seed = 67280421310721
         return g
-
-    def manual_seed(self, seed):
-        seed = int(seed)
-        if not -(1 << 63) <= seed < (1 << 64):
-            raise RuntimeError(f"Overflow when unpacking long: {seed}")
-        seed &= (1 << 64) - 1
-        lib.th_generator_set_seed(self._g, seed)
-        self._initial_seed = seed
-        return self
-
-    def seed(self):
-        import os
-        s = int.from_bytes(os.urandom(8), "little") & ((1 << 63) - 1)
-        self.manual_seed(s)
-        return s
-
-    def initial_seed(self):
-        return self._initial_seed
-
-    def get_state(self):
-        """The state as a uint8 tensor (seed, offset: 16 bytes)."""
-        from ._convert import tensor
-        data = struct.pack("<QQ", self._g.seed, self._g.offset)
-        return tensor(list(data), dtype=_dt.uint8)
-
-    def set_state(self, new_state):
-        data = bytes(new_state.tolist())
-        if len(data) != 16:
-            raise RuntimeError("Expected a 16-byte generator state, got %d bytes" % len(data))
-        seed, offset = struct.unpack("<QQ", data)
-        self._g.seed = seed
-        self._g.offset = offset
-        return self
 
     @property
     def device(self):
@@ -123,17 +90,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
 
 def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """randint(high, size) or randint(low, high, size)."""
-    args = list(args)
-    if size is None:
-        if not args:
-            raise TypeError("randint() missing required argument 'size'")
-        size = args.pop()
-    if len(args) == 1:
-        low, high = 0, args[0]
-    elif len(args) == 2:
-        low, high = args
-    else:
-        raise TypeError("randint() expects (high, size) or (low, high, size)")
+    low, high, size = randint_args(args, size)
     t = _empty(size, dtype, lib.TH_INT64)
     check(lib.th_randint_(t._p, int(low), int(high), _gen(generator)))
     return t

@@ -7,11 +7,10 @@ Creation of patterned data (arange, linspace, logspace, eye) runs on the
 host through ember.th and uploads the result: one transfer, and the
 values are the CPU library's to the last bit."""
 import numbers
-import os
-import struct
 
 import ember.th as _th
 from ember.th import dtypes as _dt
+from ember.th._binding import PhiloxGenerator, randint_args
 
 from ._lib import check, ffi, lib
 from ._tensor import (Tensor, _check_cuda, default_float, dtype_code, int64_array,
@@ -184,11 +183,12 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
 
 
 # ---- random numbers --------------------------------------------------------
-class Generator:
+class Generator(PhiloxGenerator):
     """A CUDA random generator: libTHC's counter-based Philox state (a
     64-bit seed and a counter offset)."""
 
     __slots__ = ("_g", "_initial_seed")
+    _set_seed = lib.thc_generator_set_seed
 
     def __init__(self, device="cuda"):
         _check_cuda(device)
@@ -201,36 +201,6 @@ class Generator:
         g._g = lib.thc_default_generator()
         g._initial_seed = g._g.seed
         return g
-
-    def manual_seed(self, seed):
-        seed = int(seed)
-        if not -(1 << 63) <= seed < (1 << 64):
-            raise RuntimeError(f"Overflow when unpacking long: {seed}")
-        seed &= (1 << 64) - 1
-        lib.thc_generator_set_seed(self._g, seed)
-        self._initial_seed = seed
-        return self
-
-    def seed(self):
-        s = int.from_bytes(os.urandom(8), "little") & ((1 << 63) - 1)
-        self.manual_seed(s)
-        return s
-
-    def initial_seed(self):
-        return self._initial_seed
-
-    def get_state(self):
-        """The state as a CPU uint8 tensor of 16 bytes (seed, offset), as
-        PyTorch's CUDA generators give theirs."""
-        data = struct.pack("<QQ", self._g.seed, self._g.offset)
-        return _th.tensor(list(data), dtype=_dt.uint8)
-
-    def set_state(self, new_state):
-        data = bytes(new_state.tolist()) if hasattr(new_state, "tolist") else bytes(new_state)
-        if len(data) != 16:
-            raise RuntimeError(f"Expected a 16-byte generator state, got {len(data)} bytes")
-        self._g.seed, self._g.offset = struct.unpack("<QQ", data)
-        return self
 
     @property
     def device(self):
@@ -284,17 +254,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
 @_register
 def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """randint(high, size) or randint(low, high, size)."""
-    args = list(args)
-    if size is None:
-        if not args:
-            raise TypeError("randint() missing required argument 'size'")
-        size = args.pop()
-    if len(args) == 1:
-        low, high = 0, args[0]
-    elif len(args) == 2:
-        low, high = args
-    else:
-        raise TypeError("randint() expects (high, size) or (low, high, size)")
+    low, high, size = randint_args(args, size)
     with _on(device):
         t = _empty((size,), dtype, lib.THC_INT64)
         check(lib.thc_randint_(t._p, int(low), int(high), gen_ptr(generator)))
@@ -353,8 +313,7 @@ def randint_like(input, low=0, high=None, *, dtype=None, **kw):
 # ---- dtypes, threads and the rest: ember.th's ------------------------------
 @_register
 def set_default_dtype(d):
-    _th.set_default_dtype(d)  # validates d (floating dtypes only)
-    lib.thc_set_default_dtype(d.code)
+    _th.set_default_dtype(d)  # libTHC's default dtype is libTH's
 
 
 @_register

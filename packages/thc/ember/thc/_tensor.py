@@ -9,13 +9,13 @@ indexing, random) and are attached to the class when ember.thc loads.
 """
 import builtins
 import numbers
-import operator
-import threading
 
 import numpy as np
 
 import ember.th as _th
 from ember.th import dtypes as _dt
+from ember.th._binding import (CLibrary, c_arrays, define_metadata, dtype_code, registrar,
+                               scalar_operands, shape_parser, tensor_wrapper, wrap_dim)
 
 from ._lib import check, ffi, lib
 from ._device_guard import on_device
@@ -23,7 +23,7 @@ from ._host_memory import is_pinned, keep_until_done, pinned_empty
 
 NULL = ffi.NULL
 _DTYPES = [_dt.BY_CODE[i] for i in range(lib.THC_NUM_DTYPES)]
-_new = object.__new__
+C = CLibrary(ffi, lib, "thc")
 
 
 def raise_last():
@@ -33,74 +33,10 @@ def raise_last():
 
 
 class Tensor:
-    """A strided tensor in CUDA device memory, backed by libTHC."""
+    """A strided tensor in CUDA device memory, backed by libTHC; its metadata
+    methods are ember.th._binding's."""
 
     __slots__ = ("_p", "__weakref__")
-
-    def __del__(self):
-        p = getattr(self, "_p", None)
-        if p:
-            lib.thc_tensor_release(p)
-
-    # ---- metadata ---------------------------------------------------
-    @property
-    def shape(self):
-        p = self._p
-        return _th.Size(p.sizes[0:p.ndim])
-
-    def size(self, dim=None):
-        p = self._p
-        if dim is None:
-            return _th.Size(p.sizes[0:p.ndim])
-        if p.ndim == 0:   # nothing to read: a 0-d tensor has no dims
-            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-        return p.sizes[wrap_dim(dim, p.ndim)]
-
-    def stride(self, dim=None):
-        p = self._p
-        if dim is None:
-            return tuple(p.strides[0:p.ndim])
-        if p.ndim == 0:   # nothing to read: a 0-d tensor has no dims
-            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-        return p.strides[wrap_dim(dim, p.ndim)]
-
-    @property
-    def dtype(self):
-        return _DTYPES[self._p.dtype]
-
-    @property
-    def ndim(self):
-        return self._p.ndim
-
-    def dim(self):
-        return self._p.ndim
-
-    ndimension = dim
-
-    def numel(self):
-        return lib.thc_numel(self._p)
-
-    nelement = numel
-
-    def element_size(self):
-        return lib.thc_dtype_itemsize(self._p.dtype)
-
-    @property
-    def itemsize(self):
-        return lib.thc_dtype_itemsize(self._p.dtype)
-
-    @property
-    def nbytes(self):
-        return lib.thc_numel(self._p) * lib.thc_dtype_itemsize(self._p.dtype)
-
-    def storage_offset(self):
-        return self._p.offset
-
-    def is_contiguous(self, memory_format=None):
-        return bool(lib.thc_is_contiguous(self._p))
-
-    def is_floating_point(self):
-        return self.dtype.is_floating_point
 
     @property
     def device(self):
@@ -114,38 +50,8 @@ class Tensor:
     def get_device(self):
         return self._p.storage.device
 
-    def data_ptr(self):
-        return int(ffi.cast("uintptr_t", lib.thc_data_ptr(self._p)))
-
-    def untyped_storage_nbytes(self):
-        return self._p.storage.nbytes
-
     def is_shared(self):
         return False  # device memory is never in POSIX shared memory
-
-    def _version(self):
-        return self._p.storage.version
-
-    def _sole_owner(self, base=None):
-        """True when this tensor (and `base`, a tensor it views, if given)
-        is the only holder of its device memory and is contiguous; autograd
-        then keeps a fresh gradient as .grad without copying it."""
-        p = self._p
-        holders = 1
-        if base is not None:
-            b = base._p
-            if b.refcount != 1 or b.storage != p.storage:
-                return False
-            holders = 2
-        # storage flag bit 0: memory wrapped from another library
-        return (p.refcount == 1 and p.storage.refcount == holders
-                and not p.storage.flags & 1 and bool(lib.thc_is_contiguous(p)))
-
-    def __len__(self):
-        p = self._p
-        if p.ndim == 0:
-            raise TypeError("len() of a 0-d tensor")
-        return p.sizes[0]
 
     def __iter__(self):
         if self.ndim == 0:
@@ -155,138 +61,22 @@ class Tensor:
     __hash__ = object.__hash__
 
 
+# storage flag bit 0: memory wrapped from another library
+define_metadata(Tensor, C, _th.Size, _DTYPES, lambda storage: not storage.flags & 1)
 _Tensor = Tensor
-
-
-def wrap(p):
-    """A Tensor owning the new reference p; raises the C error if NULL."""
-    if not p:
-        raise_last()
-    t = _new(_Tensor)
-    t._p = p
-    return t
-
-
-def registrar(functions):
-    """register(fn, names=None, method=True): puts fn into a family's
-    `functions` under its names and, unless method=False, on Tensor."""
-    def register(fn, names=None, method=True):
-        for n in names or (fn.__name__,):
-            functions[n] = fn
-            if method:
-                setattr(_Tensor, n, fn)
-        return fn
-    return register
-
-
-def wrap_dim(dim, ndim):
-    n = ndim if ndim > 0 else 1
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of "
-                         f"[{-n}, {n - 1}], but got {dim})")
-    return dim + n if dim < 0 else dim
-
-
-def int64_array(values):
-    values = list(values)
-    try:
-        return ffi.new("int64_t[]", values)
-    except OverflowError:  # a size, stride or offset past int64: PyTorch's error type
-        bad = next(v for v in values if not -2**63 <= v < 2**63)
-        raise RuntimeError(f"value {bad} does not fit in int64 (in {values})") from None
-
-
-def int_array(values):
-    return ffi.new("int[]", list(values))
-
-
-def parse_shape(args):
-    """zeros(2, 3), zeros((2, 3)), zeros([2, 3]) and zeros(Size) alike."""
-    if len(args) == 1 and not isinstance(args[0], numbers.Integral):
-        args = args[0]
-        if isinstance(args, (Tensor, _th.Tensor)):
-            args = args.tolist()
-    if isinstance(args, (str, bytes)):
-        raise TypeError(f"size must be a sequence of ints, got {args!r}")
-    try:
-        if any(isinstance(s, bool) for s in args):
-            raise TypeError
-        return [operator.index(s) for s in args]
-    except TypeError:
-        raise TypeError(f"size must be a sequence of ints, got {args!r}") from None
-
-
-def dtype_code(dtype, default):
-    if dtype is None:
-        return default
-    if not isinstance(dtype, _dt.dtype):
-        raise TypeError(f"dtype must be an ember dtype, got {dtype!r}")
-    return dtype.code
+wrap = tensor_wrapper(Tensor, raise_last)
+int64_array, int_array = c_arrays(ffi)
+parse_shape = shape_parser((Tensor, _th.Tensor))
 
 
 def default_float():
-    """The default floating dtype code.  ember.th's is the reference: the
-    front sets it there, so libTHC's follows it here."""
-    code = _th.get_default_dtype().code
-    if lib.thc_get_default_dtype() != code:
-        lib.thc_set_default_dtype(code)
-    return code
+    """The default floating dtype code (libTH's, which libTHC shares)."""
+    return lib.thc_get_default_dtype()
 
 
 # ---- operands: Python numbers and CPU scalars as 0-d host tensors -----
-# Numbers become 0-d host "wrapped number" tensors (bool, int64 or float64,
-# so a float keeps all its digits) that rank below every tensor in type
-# promotion, exactly as ember.th does.  Small ones are cached forever.
-_scalar_cache = {}
-_MAX_CACHED = 4096
-
-
-def scalar_ptr(v):
-    """thc_tensor* for a Python number (borrowed: the cache or this
-    thread's keep-alive list holds the reference)."""
-    key = (v.__class__, v)
-    p = _scalar_cache.get(key)
-    if p is not None:
-        return p
-    if isinstance(v, bool):
-        p = lib.thc_scalar_int64(int(v), lib.THC_BOOL)
-    elif isinstance(v, numbers.Integral):
-        v = int(v)
-        if not -(1 << 63) <= v < (1 << 63):
-            raise RuntimeError(f"Overflow when unpacking long: {v}")
-        p = lib.thc_scalar_int64(v, lib.THC_INT64)
-    elif isinstance(v, numbers.Real):
-        p = lib.thc_scalar_double(float(v), lib.THC_FLOAT64)
-    elif isinstance(v, numbers.Complex):
-        raise TypeError("complex numbers are not supported by ember tensors")
-    else:
-        raise TypeError(f"expected a Tensor or a number, but got {type(v).__name__}")
-    if not p:
-        raise_last()
-    p.flags = lib.THC_TENSOR_WRAPPED_NUMBER
-    if len(_scalar_cache) < _MAX_CACHED and v == v:
-        cached = _scalar_cache.setdefault(key, p)
-        if cached is not p:  # another thread cached this number meanwhile
-            lib.thc_tensor_release(p)
-            p = cached
-    else:
-        _keep_alive(wrap(p))
-    return p
-
-
-# Uncached operands live until their thread has made 32 to 64 more: the
-# pointer is lent to a C call that runs without the GIL, so only the thread
-# that made it may drop it.
-_keep = threading.local()
-
-
-def _keep_alive(t):
-    kept = getattr(_keep, "tensors", None)
-    if kept is None:
-        kept = _keep.tensors = []
-    kept.append(t)
-    if len(kept) > 64:
-        del kept[:32]
+# Numbers are host "wrapped number" tensors, exactly as in ember.th.
+scalar_ptr, _keep_alive = scalar_operands(C, wrap, raise_last)
 
 
 def _host_operand(t):

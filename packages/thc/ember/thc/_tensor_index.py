@@ -15,7 +15,7 @@ from ._tensor import Tensor, registrar, upload, wrap
 functions = {}
 
 
-_register = registrar(functions)
+_register = registrar(Tensor, functions)
 
 
 def _device_index(index, what):

@@ -5,126 +5,29 @@ libTHC has kernels for the reductions, mm, bmm, addmm and baddbmm; dot,
 mv, matmul, outer, addmv, addbmm and norm are composed from them here,
 with libTH's error messages."""
 import builtins
-import collections
 import math
 import numbers
 
 import ember.th as _th
-from ember.th import dtypes as _dt
+from ember.th._binding_math import (check_scalars as _check_scalars, define_products,
+                                    define_reductions, norm_args, out_to as _out,
+                                    register_products)
 
-from ._lib import check, ffi, lib
-from ._tensor import NULL, Tensor, int_array, registrar, scalar_tensor, wrap, wrap_dim
+from ._lib import check, lib
+from ._tensor import C, Tensor, int_array, registrar, scalar_tensor, wrap, wrap_dim
 
 functions = {}
-_ALL_DIMS = -(1 << 30)  # thc_argminmax: reduce the flattened tensor
-
-MaxResult = collections.namedtuple("max", ["values", "indices"])
-MinResult = collections.namedtuple("min", ["values", "indices"])
+_register = registrar(Tensor, functions)
 
 
-_register = registrar(functions)
-
-
-def _dims(dim):
-    """(count, int[] or NULL) for dim=None, an int, or a sequence."""
-    if dim is None:
-        return 0, NULL
-    if isinstance(dim, numbers.Integral):
-        return 1, int_array([dim])
-    dims = list(dim)
-    return len(dims), int_array(dims) if dims else NULL
-
-
-def _dtype_code(dtype):
-    if dtype is None:
-        return -1
-    if not isinstance(dtype, _dt.dtype):
-        raise TypeError(f"dtype must be an ember dtype, got {dtype!r}")
-    return dtype.code
-
-
-def _out(r, out):
-    return r if out is None else out.copy_(r)
-
-
-# ---- reductions --------------------------------------------------------
-def _reducer(code, name):
-    def fn(input, dim=None, keepdim=False, *, dtype=None, out=None):
-        n, arr = _dims(dim)
-        return _out(wrap(lib.thc_reduce(code, input._p, n, arr, bool(keepdim),
-                                        _dtype_code(dtype))), out)
-    fn.__name__ = name
-    return fn
-
-
-def _simple(code, name):
-    def fn(input, dim=None, keepdim=False, *, out=None):
-        n, arr = _dims(dim)
-        return _out(wrap(lib.thc_reduce(code, input._p, n, arr, bool(keepdim), -1)), out)
-    fn.__name__ = name
-    return fn
-
-
-for _name, _code in (("sum", lib.THC_RED_SUM), ("prod", lib.THC_RED_PROD),
-                     ("mean", lib.THC_RED_MEAN), ("nansum", lib.THC_RED_NANSUM)):
-    _register(_reducer(_code, _name))
-for _name, _code in (("amax", lib.THC_RED_AMAX), ("amin", lib.THC_RED_AMIN),
-                     ("all", lib.THC_RED_ALL), ("any", lib.THC_RED_ANY)):
-    _register(_simple(_code, _name))
-amax, amin = functions["amax"], functions["amin"]
-
-
-def count_nonzero(input, dim=None):
-    n, arr = _dims(dim)
-    return wrap(lib.thc_reduce(lib.THC_RED_COUNT_NONZERO, input._p, n, arr, False, -1))
-
-
-def logsumexp(input, dim, keepdim=False, *, out=None):
-    n, arr = _dims(dim)
-    return _out(wrap(lib.thc_reduce(lib.THC_RED_LOGSUMEXP, input._p, n, arr,
-                                    bool(keepdim), -1)), out)
-
-
-def _correction(unbiased, correction):
-    if correction is not None:
-        return float(correction)
-    return 1.0 if unbiased is None or unbiased else 0.0
-
-
-def _var(take_sqrt, name):
-    def fn(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
-        if isinstance(dim, bool):  # var(unbiased) positional form
-            unbiased, dim = dim, None
-        n, arr = _dims(dim)
-        return _out(wrap(lib.thc_var(input._p, n, arr, _correction(unbiased, correction),
-                                     bool(keepdim), take_sqrt)), out)
-    fn.__name__ = name
-    return fn
-
-
-var = _var(0, "var")
-std = _var(1, "std")
-
-
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return (var(input, dim, unbiased, keepdim, correction=correction),
-            input.mean(dim, keepdim))
-
-
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return (std(input, dim, unbiased, keepdim, correction=correction),
-            input.mean(dim, keepdim))
+# ---- reductions: ember.th's, over libTHC; norm composed from them ----------
+define_reductions(_register, Tensor, C, wrap, check, int_array)
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, out=None):
     """The vector p-norm, composed from reductions: half types compute in
     float32, the result has the input's dtype (as libTH's th_norm)."""
-    if p == "fro" or p is None:
-        p = 2.0
-    elif isinstance(p, str):
-        raise NotImplementedError(f"norm with p='{p}' is not supported")
-    if dtype is not None:
-        input = input.to(dtype)
+    input, p = norm_args(input, p, dtype)
     d = input.dtype
     if not d.is_floating_point:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor "
@@ -161,51 +64,7 @@ def _no_identity(input, p, dim):
                                "operation does not have an identity")
 
 
-def _minmax(is_max, name, result_type):
-    def fn(input, dim=None, keepdim=False, *, out=None):
-        if isinstance(dim, Tensor):  # max(a, b) is maximum
-            return wrap(lib.thc_binary(lib.THC_MAXIMUM if is_max else lib.THC_MINIMUM,
-                                       input._p, dim._p))
-        if dim is None:
-            if input.numel() == 0:
-                raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
-                                   "input.numel() == 0. Specify the reduction dim with the "
-                                   "'dim' argument.")
-            return wrap(lib.thc_reduce(lib.THC_RED_AMAX if is_max else lib.THC_RED_AMIN,
-                                       input._p, 0, NULL, False, -1))
-        vals = ffi.new("thc_tensor **")
-        idx = ffi.new("thc_tensor **")
-        check(lib.thc_minmax_dim(input._p, dim, bool(keepdim), is_max, vals, idx))
-        return result_type(wrap(vals[0]), wrap(idx[0]))
-    fn.__name__ = name
-    return fn
-
-
-max = _minmax(1, "max", MaxResult)
-min = _minmax(0, "min", MinResult)
-
-
-def aminmax(input, *, dim=None, keepdim=False):
-    return (amin(input, dim, keepdim), amax(input, dim, keepdim))
-
-
-def _arg_dim(input, dim):
-    # explicit dims are range-checked here: the C call reads any dim below
-    # -ndim as "over the flattened tensor"
-    return _ALL_DIMS if dim is None else wrap_dim(dim, input.ndim)
-
-
-def argmax(input, dim=None, keepdim=False):
-    return wrap(lib.thc_argminmax(input._p, _arg_dim(input, dim), bool(keepdim), 1))
-
-
-def argmin(input, dim=None, keepdim=False):
-    return wrap(lib.thc_argminmax(input._p, _arg_dim(input, dim), bool(keepdim), 0))
-
-
-for _f in (count_nonzero, logsumexp, var, std, var_mean, std_mean, norm, max, min,
-           aminmax, argmax, argmin):
-    _register(_f)
+_register(norm)
 
 
 # ---- matrix products ---------------------------------------------------
@@ -220,17 +79,12 @@ def _check(*named):
             raise TypeError(f"{name} must be a Tensor, not {type(x).__name__}")
 
 
-def _check_scalars(like, beta, alpha):
-    if not like.dtype.is_floating_point:
-        for name, v in (("alpha", alpha), ("beta", beta)):
-            if isinstance(v, float):
-                raise RuntimeError(f"For integral input tensors, argument {name} must "
-                                   "not be a floating point number.")
-
-
 def _input(x, like):
     """The `input` of the add* products: numbers take the matrices' dtype."""
     return x if isinstance(x, Tensor) else scalar_tensor(x, like.dtype)
+
+
+mm, bmm, addmm, baddbmm = define_products(C, wrap, _check, _input)
 
 
 def dot(input, other, *, out=None):
@@ -264,16 +118,6 @@ def mv(input, vec, *, out=None):
     _check(("input", input), ("vec", vec))
     _check_mv(1, input.shape[0] if input.ndim else 0, input, vec)
     return _out(mm(input, vec.unsqueeze(1)).squeeze(1), out)
-
-
-def mm(input, mat2, *, out=None):
-    _check(("input", input), ("mat2", mat2))
-    return _out(wrap(lib.thc_mm(input._p, mat2._p)), out)
-
-
-def bmm(input, mat2, *, out=None):
-    _check(("input", input), ("mat2", mat2))
-    return _out(wrap(lib.thc_bmm(input._p, mat2._p)), out)
 
 
 def _broadcast(a, b):
@@ -342,13 +186,6 @@ def outer(input, vec2, *, out=None):
     return _out(input.unsqueeze(1) * vec2.unsqueeze(0), out)  # exact for every dtype
 
 
-def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
-    _check(("mat1", mat1), ("mat2", mat2))
-    _check_scalars(mat1, beta, alpha)
-    inp = _input(input, mat1)
-    return _out(wrap(lib.thc_addmm(inp._p, mat1._p, mat2._p, float(beta), float(alpha))), out)
-
-
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     _check(("mat", mat), ("vec", vec))
     _check_scalars(mat, beta, alpha)
@@ -358,14 +195,6 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     col = vec.unsqueeze(1)  # a name keeps it alive across the C call
     r = wrap(lib.thc_addmm(inp2._p, mat._p, col._p, float(beta), float(alpha)))
     return _out(r.squeeze(1), out)
-
-
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
-    _check(("batch1", batch1), ("batch2", batch2))
-    _check_scalars(batch1, beta, alpha)
-    inp = _input(input, batch1)
-    return _out(wrap(lib.thc_baddbmm(inp._p, batch1._p, batch2._p, float(beta),
-                                     float(alpha))), out)
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
@@ -389,29 +218,5 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return _out(wrap(lib.thc_addmm(inp._p, m1._p, m2._p, float(beta), float(alpha))), out)
 
 
-for _f in (dot, mv, mm, bmm, matmul, outer, addmm, addmv, baddbmm, addbmm):
-    _register(_f)
-_register(outer, ["ger"])
-
-
-def _inplace(fn):
-    def inplace(self, *args, **kwargs):
-        return self.copy_(fn(self, *args, **kwargs))
-    inplace.__name__ = fn.__name__ + "_"
-    return inplace
-
-
-for _f in (addmm, addmv, baddbmm, addbmm):
-    setattr(Tensor, _f.__name__ + "_", _inplace(_f))
-
-
-def _matmul_op(self, other):
-    return matmul(self, other) if isinstance(other, Tensor) else NotImplemented
-
-
-def _rmatmul_op(self, other):
-    return matmul(other, self) if isinstance(other, Tensor) else NotImplemented
-
-
-Tensor.__matmul__ = _matmul_op
-Tensor.__rmatmul__ = _rmatmul_op
+register_products(_register, Tensor, dot, mv, mm, bmm, matmul, outer, addmm, addmv,
+                  baddbmm, addbmm)

@@ -10,181 +10,20 @@ import numpy as np
 import ember.th as _th
 from ember.th import dtypes as _dt
 
+from ember.th._binding import decorator, registrar
+from ember.th._binding_views import define_views, stack_with
+
 from ._lib import check, ffi, lib
-from ._tensor import (Tensor, int64_array, int_array, lib_version, operand,
+from ._tensor import (C, Tensor, int64_array, int_array, lib_version, operand,
                       parse_shape, scalar_tensor, upload, wrap, wrap_dim)
 
 functions = {}
+_add = registrar(Tensor, functions)
+_register = decorator(_add)
 
 
-def _register(*names, method=True, function=True):
-    def deco(fn):
-        for n in names or (fn.__name__,):
-            if method:
-                setattr(Tensor, n, fn)
-            if function:
-                functions[n] = fn
-        return fn
-    return deco
-
-
-# ---- views -------------------------------------------------------------
-@_register(function=False)
-def view(self, *shape):
-    if len(shape) == 1 and isinstance(shape[0], _dt.dtype):
-        raise NotImplementedError(f"view({shape[0]!r}) (reinterpreting dtype) is not supported")
-    s = parse_shape(shape)
-    return wrap(lib.thc_view(self._p, len(s), int64_array(s)))
-
-
-@_register()
-def reshape(input, *shape):
-    s = parse_shape(shape)
-    return wrap(lib.thc_reshape(input._p, len(s), int64_array(s)))
-
-
-@_register(function=False)
-def view_as(self, other):
-    return self.view(other.shape)
-
-
-@_register(function=False)
-def reshape_as(self, other):
-    return self.reshape(other.shape)
-
-
-@_register("transpose", "swapaxes", "swapdims")
-def transpose(input, dim0, dim1):
-    return wrap(lib.thc_transpose(input._p, dim0, dim1))
-
-
-@_register()
-def permute(input, *dims):
-    d = parse_shape(dims)
-    return wrap(lib.thc_permute(input._p, len(d), int_array(d)))
-
-
-@_register()
-def t(input):
-    n = input.ndim
-    if n > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {n}D")
-    return input if n < 2 else wrap(lib.thc_transpose(input._p, 0, 1))
-
-
-Tensor.T = property(lambda self: self.permute(*reversed(range(self.ndim))))
-Tensor.mT = property(lambda self: self.transpose(-2, -1))
-
-
-@_register()
-def narrow(input, dim, start, length):
-    return wrap(lib.thc_narrow(input._p, dim, int(start), length))
-
-
-@_register()
-def select(input, dim, index):
-    return wrap(lib.thc_select(input._p, dim, int(index)))
-
-
-@_register(function=False)
-def expand(self, *sizes):
-    s = parse_shape(sizes)
-    return wrap(lib.thc_expand(self._p, len(s), int64_array(s)))
-
-
-@_register(function=False)
-def expand_as(self, other):
-    return self.expand(other.shape)
-
-
-@_register()
-def broadcast_to(input, shape):
-    return input.expand(shape)
-
-
-@_register()
-def squeeze(input, dim=None):
-    if dim is None:
-        return wrap(lib.thc_squeeze_all(input._p))
-    if isinstance(dim, (tuple, list)):
-        out = input
-        for d in sorted({wrap_dim(d, input.ndim) for d in dim}, reverse=True):
-            out = wrap(lib.thc_squeeze(out._p, d))
-        return out
-    return wrap(lib.thc_squeeze(input._p, dim))
-
-
-@_register()
-def unsqueeze(input, dim):
-    return wrap(lib.thc_unsqueeze(input._p, dim))
-
-
-@_register()
-def flatten(input, start_dim=0, end_dim=-1):
-    n = input.ndim
-    if n == 0:
-        return input.reshape(1)
-    s, e = wrap_dim(start_dim, n), wrap_dim(end_dim, n)
-    if s > e:
-        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    shape = list(input.shape)
-    return input.reshape(shape[:s] + [_prod(shape[s:e + 1])] + shape[e + 1:])
-
-
-def _prod(values):
-    n = 1
-    for v in values:
-        n *= v
-    return n
-
-
-@_register()
-def unflatten(input, dim, sizes):
-    d = wrap_dim(dim, input.ndim)
-    shape = list(input.shape)
-    return input.view(shape[:d] + list(sizes) + shape[d + 1:])
-
-
-@_register(function=False)
-def unfold(self, dimension, size, step):
-    return wrap(lib.thc_unfold(self._p, dimension, size, step))
-
-
-@_register()
-def as_strided(input, size, stride, storage_offset=None):
-    size, stride = list(size), list(stride)
-    if len(size) != len(stride):
-        raise RuntimeError("mismatch in length of strides and shape")
-    off = input.storage_offset() if storage_offset is None else int(storage_offset)
-    if off < 0:
-        raise RuntimeError(f"Tensor: invalid storage offset {off}")
-    return wrap(lib.thc_as_strided(input._p, len(size), int64_array(size),
-                                   int64_array(stride), off))
-
-
-@_register()
-def diagonal(input, offset=0, dim1=0, dim2=1):
-    return wrap(lib.thc_diagonal(input._p, offset, dim1, dim2))
-
-
-@_register("movedim", "moveaxis")
-def movedim(input, source, destination):
-    n = input.ndim
-    src = [source] if isinstance(source, numbers.Integral) else list(source)
-    dst = [destination] if isinstance(destination, numbers.Integral) else list(destination)
-    if len(src) != len(dst):
-        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
-                           f"should contain the same number of dims as destination ({dst} dims)")
-    src = [wrap_dim(d, n) for d in src]
-    dst = [wrap_dim(d, n) for d in dst]
-    for name, dims in (("source", src), ("destination", dst)):
-        if len(set(dims)) != len(dims):
-            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
-    order = [None] * n
-    for s, d in zip(src, dst):
-        order[d] = s
-    rest = iter(d for d in range(n) if d not in src)
-    return input.permute([o if o is not None else next(rest) for o in order])
+# ---- views: ember.th's, over libTHC ---------------------------------------
+define_views(_add, Tensor, C, wrap, int64_array, int_array, parse_shape)
 
 
 # ---- concatenation and shaping by copies ------------------------------
@@ -244,16 +83,7 @@ def _empty(sizes, dtype):
 
 
 def stack(tensors, dim=0, *, out=None):
-    tensors = _device_tensors(list(tensors), "stack")
-    if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
-    shape0 = tuple(tensors[0].shape)
-    for i, t in enumerate(tensors):
-        if tuple(t.shape) != shape0:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
-                               f"{list(shape0)} at entry 0 and {list(t.shape)} at entry {i}")
-    d = wrap_dim(dim, len(shape0) + 1)
-    return cat([t.unsqueeze(d) for t in tensors], d, out=out)
+    return stack_with(cat, _device_tensors(list(tensors), "stack"), dim, out)
 
 
 functions["cat"] = functions["concat"] = functions["concatenate"] = cat

@@ -1,34 +1,7 @@
-/* A tiny assertion harness for libTHC's C test programs. */
-#ifndef THC_CHECK_H
-#define THC_CHECK_H
-#include <stdio.h>
-#include <string.h>
+/* libTHC's C test programs use the harness installed with libTH. */
+#ifndef THC_TESTS_CHECK_H
+#define THC_TESTS_CHECK_H
 #include "thc.h"
-
-static int check_failures = 0;
-static int check_count = 0;
-
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        check_count++;                                                       \
-        if (!(cond)) {                                                       \
-            check_failures++;                                                \
-            fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n",    \
-                    __FILE__, __LINE__, #cond, thc_last_error());            \
-        }                                                                    \
-    } while (0)
-
-/* The call returns `status` and leaves a message containing `text`. */
-#define ERR(call, status, text)                                              \
-    do {                                                                     \
-        thc_clear_error();                                                   \
-        CHECK((call) == (status) && thc_last_status() == (status) &&         \
-              strstr(thc_last_error(), (text)) != NULL);                     \
-    } while (0)
-
-static int check_report(const char *name) {
-    printf("%s: %d passed, %d failed\n", name, check_count - check_failures,
-           check_failures);
-    return check_failures ? 1 : 0;
-}
+#define CHECK_LIB thc
+#include "th_check.h"
 #endif
