@@ -131,7 +131,7 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
         dim = _softmax_dim(input.dim())
     if dtype is not None:
         input = input.to(dtype)
-    return input.softmax(dim)
+    return _kernels.kernel("softmax")(input, dim)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
@@ -144,4 +144,4 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
         dim = _softmax_dim(input.dim())
     if dtype is not None:
         input = input.to(dtype)
-    return input.log_softmax(dim)
+    return _kernels.kernel("log_softmax")(input, dim)
