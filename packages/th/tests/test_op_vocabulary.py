@@ -39,8 +39,9 @@ def test_bad_family_or_code_is_an_error():
     assert "invalid op family 7" in ffi.string(lib.th_last_error()).decode()
     assert lib.th_op_get(lib.TH_OP_BINARY, lib.TH_NUM_BINARY_OPS) == ffi.NULL
     assert "invalid op code" in ffi.string(lib.th_last_error()).decode()
+    x = _sample(th.float32)   # held: a temporary's tensor would be freed before the call
     with pytest.raises(ValueError, match="invalid unary op code"):
-        th._elementwise.wrap(lib.th_unary(lib.TH_NUM_UNARY_OPS, _sample(th.float32)._p))
+        th._elementwise.wrap(lib.th_unary(lib.TH_NUM_UNARY_OPS, x._p))
 
 
 @pytest.mark.parametrize("op", ELEMENTWISE, ids=lambda o: o.name)
