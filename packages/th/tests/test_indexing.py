@@ -3,7 +3,7 @@ None, Ellipsis, bools, integer tensors and lists (adjacent and separated),
 boolean masks, assignment with scalars / tensors / broadcasting, errors.
 
 Advanced indexing goes through libTH's th_index, th_index_put_, th_nonzero,
-th_masked_select and th_masked_fill_ (index.c)."""
+th_masked_select and th_masked_fill_ (index.c, index_scatter.c)."""
 import re
 
 import numpy as np
