@@ -16,11 +16,12 @@
  * Threads: a sample's GEMM big enough for BLAS's threads (SAMPLE_WORK
  * multiply-adds) runs them on libTH's thread pool (where OpenBLAS's
  * threads callback sends them), its unfold serial.  Smaller samples (LeNet,
- * small planes) run side by side instead: blocks of samples are tasks on
- * the pool, each unfolding into its own col and calling single-threaded
- * GEMMs.  The weight gradient then sums per-block partials in block order,
- * and the blocks depend only on the batch size (also on one thread), so
- * results do not depend on the thread count. */
+ * small planes) run side by side instead when there are threads: blocks of
+ * samples are tasks on the pool, each unfolding into its own col and
+ * calling single-threaded GEMMs (libTH sets OpenBLAS to one thread inside
+ * a region).  The weight gradient always sums per-block partials in block
+ * order, and its blocks depend only on the batch size (also on one
+ * thread), so results do not depend on the thread count. */
 #include <string.h>
 
 #include "thnn_internal.h"
@@ -310,6 +311,12 @@ static int samples_side_by_side(const conv_geom *g) {
     return g->N >= 2 && work < SAMPLE_WORK;
 }
 
+/* forward and backward_input: worth it only with threads to spread over
+ * (each block allocates its own buffers; the serial loop reuses one) */
+static int spread_samples(const conv_geom *g) {
+    return samples_side_by_side(g) && th_get_num_threads() > 1 && !th_in_parallel();
+}
+
 /* which part of the batch a task runs, and the first failure */
 typedef int (*sample_fn)(void *job, int64_t n0, int64_t n1, int64_t block);
 typedef struct {
@@ -438,7 +445,7 @@ THNN_API int thnn_conv2d_forward(th_tensor *output, const th_tensor *input,
             fill_bias_double(thnn__data(output), thnn__data(bc), g.N * g.O, g.O, L);
     }
     fwd_job job = {output, x, w, &g, batch_samples(&g), bc != NULL};
-    if (samples_side_by_side(&g)) {
+    if (spread_samples(&g)) {
         rc = run_samples(fn, forward_block, &job, g.N, job.nb, sample_tasks(&g, job.nb));
         goto done;
     }
@@ -546,7 +553,7 @@ THNN_API int thnn_conv2d_backward_input(th_tensor *grad_input,
     th_tensor *go = thnn__contig(grad_output), *w = thnn__contig(weight), *col = NULL;
     if (!go || !w) { rc = thnn_last_status(); goto done; }
     bwd_input_job job = {grad_input, go, w, &g, batch_samples(&g)};
-    if (samples_side_by_side(&g)) {
+    if (spread_samples(&g)) {
         rc = run_samples(fn, backward_input_block, &job, g.N, job.nb,
                          sample_tasks(&g, job.nb));
         goto done;

@@ -195,13 +195,14 @@ def _conv_ref(x, w, stride, pad, dil, groups):
 
 
 # samples side by side on the pool: LeNet's two layers (one sample per GEMM),
-# small planes several samples per GEMM, groups, stride, dilation; batches
-# below, at and past the weight gradient's 8 blocks
+# small planes several samples per GEMM (at least 3 such batches, so that
+# there are blocks to spread), groups, stride, dilation; batches below, at
+# and past the weight gradient's 8 blocks
 SIDE_BY_SIDE = [((13, 1, 28, 28), (6, 1, 5, 5), 1, 2, 1, 1),
                 ((64, 6, 14, 14), (16, 6, 5, 5), 1, 0, 1, 1),
-                ((11, 4, 6, 6), (8, 2, 3, 3), 1, 1, 1, 2),
-                ((5, 3, 9, 9), (4, 3, 3, 3), 2, 1, 2, 1),
-                ((8, 2, 7, 5), (3, 2, 2, 3), 1, 0, 1, 1)]
+                ((40, 4, 6, 6), (8, 2, 3, 3), 1, 1, 1, 2),
+                ((70, 3, 9, 9), (4, 3, 3, 3), 2, 1, 2, 1),
+                ((60, 2, 7, 5), (3, 2, 2, 3), 1, 0, 1, 1)]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
