@@ -11,7 +11,8 @@
  * chunk than its own chunks took (a worker holding a chunk was preempted),
  * the region "stalled"; the following regions run on half as many threads
  * for a back-off period that doubles while stalls recur soon after it
- * ends (10 ms to 1 s) and starts again at 10 ms after a quiet spell.  A
+ * ends (10 ms to 1 s; a worker slow to join OpenBLAS's jobs only 10 ms)
+ * and starts again at 10 ms after a quiet spell.  A
  * busy machine so settles on the caller alone, probing the full width
  * about once a second; a quiet one never backs off.
  *
@@ -327,25 +328,41 @@ static int current_width(void) {
     return nt;
 }
 
-/* A stall that comes soon after the last back-off ended means the load
- * is still there: the back-off doubles.  One long after it (or the first)
- * starts again at the minimum.  A region that runs well at full width is
- * no evidence that the load has gone (a preempted worker holds a chunk in
- * only some regions), so it does not reset the back-off. */
-static void note_outcome(int width, int stalled) {
-    if (!stalled)
+/* How a region ended (run_job's verdict): well; a stall that shows a
+ * preempted worker (a claimed chunk waited for, or a join over 2 ms); a
+ * slow join (0.5-2 ms). */
+enum { RAN_WELL, STALL_CHUNK, STALL_JOIN };
+
+/* A chunk stall (the caller waited for a chunk a preempted worker held)
+ * that comes soon after the last back-off ended means the load is still
+ * there: the back-off doubles; one after a quiet spell starts again at the
+ * minimum.  One good region is no evidence that the load has gone (a
+ * preempted worker holds a chunk in only some regions), so it does not
+ * end the back-off.  A slow join (OpenBLAS's jobs waited 0.5-2 ms for a
+ * worker to start) backs off for the minimum only: on a quiet virtual
+ * machine a sleeping worker is sometimes that slow to wake, and doubling
+ * on those ran ResNet's products on one thread for seconds. */
+static void note_outcome(int width, int outcome) {
+    if (outcome == RAN_WELL)
         return;
     int64_t now = now_ns();
     P.stalls++;
     __atomic_store_n(&P.reduced_width, TH_MAX(1, width / 2), __ATOMIC_RELAXED);
-    int recurring = P.backoff_ns && now - P.last_stall_ns < 2 * P.backoff_ns + BACKOFF_MIN_NS;
-    P.backoff_ns = recurring ? TH_MIN(2 * P.backoff_ns, BACKOFF_MAX_NS) : BACKOFF_MIN_NS;
-    P.last_stall_ns = now;
-    __atomic_store_n(&P.backoff_until, now + P.backoff_ns, __ATOMIC_RELAXED);
+    int64_t length = BACKOFF_MIN_NS;
+    if (outcome == STALL_CHUNK) {
+        int recurring = P.backoff_ns &&
+                        now - P.last_stall_ns < 2 * P.backoff_ns + BACKOFF_MIN_NS;
+        P.backoff_ns = recurring ? TH_MIN(2 * P.backoff_ns, BACKOFF_MAX_NS)
+                                 : BACKOFF_MIN_NS;
+        P.last_stall_ns = now;
+        length = P.backoff_ns;
+    }
+    __atomic_store_n(&P.backoff_until, now + length, __ATOMIC_RELAXED);
 }
 
 /* Runs a job of `nchunks` chunks on `width` threads (caller included);
- * the pool is owned by the caller.  Returns 1 if the region stalled. */
+ * the pool is owned by the caller.  Returns how it went (RAN_WELL,
+ * STALL_CHUNK, STALL_JOIN). */
 static int run_job(th_range_fn fn, void *ctx, int64_t n, int64_t grain,
                    int64_t nchunks, int width, int gang) {
     int workers = ensure_workers(width - 1);
@@ -405,9 +422,14 @@ static int run_job(th_range_fn fn, void *ctx, int64_t n, int64_t grain,
     int64_t waited = now_ns() - t1;
     int64_t per_chunk = own ? (t1 - t0) / own : (t1 - t0);
     if (waited > 200000 && waited > 4 * per_chunk)
-        return 1;
+        return STALL_CHUNK;
+    if (!gang || limit == 0)
+        return RAN_WELL;
+    /* a worker that took a scheduler timeslice (over 2 ms) to join was
+     * preempted; 0.5-2 ms may be a sleeping worker slow to wake */
     int64_t joined = __atomic_load_n(&P.all_joined_ns, __ATOMIC_RELAXED);
-    return gang && limit > 0 && (joined == 0 || joined - t0 > 500000);
+    int64_t late = joined ? joined - t0 : now_ns() - t0;
+    return late > 2000000 ? STALL_CHUNK : late > 500000 ? STALL_JOIN : RAN_WELL;
 }
 
 #ifndef TH_NO_BLAS
@@ -454,9 +476,9 @@ void th_parallel_for(int64_t n, int64_t grain, th_range_fn fn, void *ctx) {
     int64_t nchunks = TH_MIN(max_chunks, (int64_t)width * CHUNKS_PER_THREAD);
     in_region = 1;
     P.regions++;
-    int stalled = run_job(fn, ctx, n, grain, nchunks, width, 0);
+    int outcome = run_job(fn, ctx, n, grain, nchunks, width, 0);
     in_region = 0;
-    note_outcome(width, stalled);
+    note_outcome(width, outcome);
     release_pool();
 }
 
@@ -521,9 +543,9 @@ static void blas_threads(int sync, blas_dojob_fn dojob, int numjobs,
         if (ensure_workers(numjobs - 1) >= numjobs - 1) {
             in_region = 1;
             P.gangs++;
-            int stalled = run_job(blas_range, &g, numjobs, 1, numjobs, numjobs, 1);
+            int outcome = run_job(blas_range, &g, numjobs, 1, numjobs, numjobs, 1);
             in_region = 0;
-            note_outcome(numjobs, stalled);
+            note_outcome(numjobs, outcome);
             release_pool();
             return;
         }
