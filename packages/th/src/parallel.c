@@ -432,31 +432,16 @@ static int run_job(th_range_fn fn, void *ctx, int64_t n, int64_t grain,
     return late > 2000000 ? STALL_CHUNK : late > 500000 ? STALL_JOIN : RAN_WELL;
 }
 
-#ifndef TH_NO_BLAS
-/* OpenBLAS's thread count as last set by libTH (0: not yet) */
-static int blas_width_set;
-#endif
-
-/* A region's tasks may call BLAS (a convolution's samples side by side):
- * those products must run on one thread each, so OpenBLAS is set to one
- * thread as a region starts; the next product outside a region sets it
- * back (th__blas_sync).  One relaxed load when it is already so. */
-static void blas_single(void) {
-#ifndef TH_NO_BLAS
-    if (__atomic_load_n(&blas_width_set, __ATOMIC_RELAXED) != 1) {
-        scipy_openblas_set_num_threads(1);
-        __atomic_store_n(&blas_width_set, 1, __ATOMIC_RELAXED);
-    }
-#endif
-}
-
 void th_parallel_for(int64_t n, int64_t grain, th_range_fn fn, void *ctx) {
     if (n <= 0)
         return;
     if (grain < 1)
         grain = 1;
+    /* a region's tasks may call BLAS (a convolution's samples side by
+     * side): their products run on one thread each; the next product
+     * outside a region sets the width back */
     if (!in_region)
-        blas_single();
+        th__blas_sync(0);
     int width = in_region ? 1 : current_width();
     int64_t max_chunks = n / grain;
     if (width > max_chunks)
@@ -578,7 +563,9 @@ static void blas_threads(int sync, blas_dojob_fn dojob, int numjobs,
 }
 
 /* OpenBLAS splits a product into as many jobs as its thread count: keep
- * that at the pool's current width (1 inside a region, see blas_single). */
+ * that at the pool's current width (1 inside a region, and as one
+ * starts: th_parallel_for). */
+static int blas_width_set;
 
 /* Below this many multiply-adds a product runs on one thread: OpenBLAS
  * splits from about 2^18, but a job of a few hundred microseconds gains
