@@ -215,6 +215,29 @@ print(os.read(r, 16).decode(), ember.get_num_threads())
     assert out.split() == ["ok", "2"]
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux's /proc")
+def test_one_thread_child_starts_no_thread():
+    """A DataLoader worker (one intra-op thread) that indexes and copies
+    starts no thread of its own: neither the pool's nor OpenBLAS's (which
+    spin for a while after they start, taking a core from the training
+    loop, as they did when every region set OpenBLAS's width)."""
+    out = run_script(WARM_PARENT + """
+import os
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    ember.set_num_threads(1)
+    y = x[ember.tensor([3, 1, 4])] + 1
+    z = ember.empty(64, 3, 32, 32).copy_(x[:64])
+    s = x.sum()
+    os.write(w, str(len(os.listdir("/proc/self/task"))).encode())
+    os._exit(0)
+os.waitpid(pid, 0)
+print(os.read(r, 16).decode())
+""", timeout=60)
+    assert out.split() == ["1"], f"threads in the forked 1-thread child: {out}"
+
+
 def test_threads_calling_ops_at_once_get_right_results():
     """Regions from two threads: one runs on the pool, the other serially."""
     import threading

@@ -437,16 +437,18 @@ void th_parallel_for(int64_t n, int64_t grain, th_range_fn fn, void *ctx) {
         return;
     if (grain < 1)
         grain = 1;
-    /* a region's tasks may call BLAS (a convolution's samples side by
-     * side): their products run on one thread each; the next product
-     * outside a region sets the width back */
-    if (!in_region)
-        th__blas_sync(0);
     int width = in_region ? 1 : current_width();
     int64_t max_chunks = n / grain;
     if (width > max_chunks)
         width = (int)max_chunks;
     int serial = width <= 1;
+    /* a parallel region's tasks may call BLAS (a convolution's samples
+     * side by side): their products run on one thread each; the next
+     * product outside a region sets the width back.  A serial region
+     * leaves OpenBLAS alone: setting its width starts its own threads
+     * when it has none (a forked DataLoader worker), which then spin. */
+    if (!serial)
+        th__blas_sync(0);
     if (!serial && !acquire_pool()) { /* another thread's region has the cores */
         __atomic_add_fetch(&P.serial_busy, 1, __ATOMIC_RELAXED);
         serial = 1;
@@ -602,9 +604,8 @@ static void atfork_child(void) {
     P.last_stall_ns = 0;
     P.regions = P.serial_busy = P.stalls = P.gangs = P.gang_spawned = 0;
     in_region = 0;
-#ifndef TH_NO_BLAS
-    blas_width_set = 0;
-#endif
+    /* blas_width_set stays: OpenBLAS's own width setting is inherited
+     * too, and setting it again would start OpenBLAS's threads here */
 }
 
 __attribute__((constructor)) static void pool_init(void) {
