@@ -34,26 +34,15 @@ def cdef_from_header(text: str) -> str:
 
 
 def th_paths():
-    """thc.h's folder and libTHC.so's: from the installed ember-thc, or, in
-    an isolated build from the monorepo (``pip install ./packages/thc
-    ./packages/thcunn``), from the sibling packages/thc, whose libTHC is
-    built for the purpose (the one installed with ember-thc is the one
-    loaded at run time: same soname, same ABI)."""
+    """thc.h's folder and libTHC.so's, from the installed ember-thc (which
+    itself needs ember-th: its header and the op vocabulary, th_ops.def)."""
     try:
         import ember.thc as thc  # the installed ember-thc
-        return thc.get_include(), thc.get_lib_dir()
     except ImportError:
-        sibling = HERE.parent / "thc"
-        if not (sibling / "include" / "thc.h").exists():
-            sys.exit("ember-thcunn builds against ember-thc: install it first (pip install "
-                     "ember-thc), then pip install --no-build-isolation ember-thcunn")
-    config = "-nocuda" if os.environ.get("EMBER_NO_CUDA") == "1" else ""
-    build = sibling / "build" / f"for-thcunn{config}"
-    jobs = os.environ.get("THCUNN_MAKE_JOBS", "2")
-    subprocess.check_call(["make", "-C", str(sibling), f"-j{jobs}", f"BUILD={build}",
-                           str(build / "lib" / "libTHC.so"), str(build / "include" / "thc.h")],
-                          env=dict(os.environ))
-    return str(build / "include"), str(build / "lib")   # thc.h beside th_ops.def
+        sys.exit("ember-thcunn builds against the installed ember-thc (and ember-th): install "
+                 "them first (pip install ./packages/th ./packages/thc), then "
+                 "pip install --no-build-isolation ./packages/thcunn")
+    return thc.get_include(), thc.get_lib_dir()
 
 
 def build_library(th_inc: str, th_lib: str) -> Path:

@@ -158,3 +158,17 @@ def test_movedim_repeated_dims():
     with raises(RuntimeError, "movedim: repeated dim in `destination` ([2, 2])"):
         t.movedim((0, 1), (2, -1))
     assert t.movedim((0, 1), (2, 0)).shape == (3, 4, 2)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda x: ember.ldexp(x, 2), "ldexp(): argument 'other' (position 2) must be Tensor, not int"),
+    (lambda x: x.ldexp(2.0), "ldexp(): argument 'other' (position 2) must be Tensor, not float"),
+    (lambda x: x.ldexp_(2), "ldexp_(): argument 'other' (position 2) must be Tensor, not int"),
+    (lambda x: ember.ldexp(2, x), "ldexp(): argument 'input' (position 1) must be Tensor, not int"),
+])
+def test_ldexp_refuses_a_number_operand(call, message):
+    x = ember.tensor([1.5, -0.25])
+    with raises(TypeError, message):
+        call(x)
+    assert x.tolist() == [1.5, -0.25]
+    assert ember.ldexp(x, ember.tensor([2, -1])).tolist() == [6.0, -0.125]

@@ -227,9 +227,9 @@ def unary(name, formula, *, saves="x", samples=(), aliases=(), inplace=True,
 # ---- element-wise ops of two operands ------------------------------------
 def binary(name, formula_a=None, formula_b=None, *, saves="ab", samples=(), aliases=(),
            forward=None, inplace=True, method=True, function=True, dunders=(),
-           torch=True, node_name=None, **checks):
+           torch=True, node_name=None, numbers=True, **checks):
     """An element-wise op (a, b) -> y of two broadcasting operands, either
-    of which may be a Python number.  formula_a/formula_b(g, a, b, y) give
+    of which may be a Python number (numbers=False: both must be tensors).  formula_a/formula_b(g, a, b, y) give
     the gradients before broadcasting is reduced (None: not differentiable).
     `forward(a, b)` is the raw call (default: the raw method `name`);
     `dunders` names the operators, e.g. ("__add__", "__radd__", "__iadd__")."""
@@ -247,10 +247,12 @@ def binary(name, formula_a=None, formula_b=None, *, saves="ab", samples=(), alia
                          saves_a="a" in saves, saves_b="b" in saves,
                          saves_output="y" in saves, node_name=node_name)
 
+    number = _number if numbers else _not_a_tensor
+
     def slow(input, other):
         """Numbers, subclasses, and a number as the first operand."""
-        a = input._data if isinstance(input, Tensor) else _number(name, input, 1)
-        b = other._data if isinstance(other, Tensor) else _number(name, other, 2)
+        a = input._data if isinstance(input, Tensor) else number(name, input, 1)
+        b = other._data if isinstance(other, Tensor) else number(name, other, 2)
         try:
             r = forward(a, b)
         except AttributeError:  # a number first, for an op that is only a method
@@ -279,7 +281,7 @@ def binary(name, formula_a=None, formula_b=None, *, saves="ab", samples=(), alia
         return slow(input, other)
 
     def fn_(self, other):
-        b = other._data if isinstance(other, Tensor) else _number(name, other, 2)
+        b = other._data if isinstance(other, Tensor) else number(inplace_name, other, 2)
         if _mode.enabled and (self._requires_grad or
                               isinstance(other, Tensor) and other._requires_grad):
             if cls is None:
@@ -304,7 +306,7 @@ def binary(name, formula_a=None, formula_b=None, *, saves="ab", samples=(), alia
             if cls is not None and (self._requires_grad or other._requires_grad) \
                     and _mode.enabled:
                 return record_binary(cls, self, other, r)
-        elif other.__class__ in _PLAIN_NUMBERS or _is_number(other):
+        elif numbers and (other.__class__ in _PLAIN_NUMBERS or _is_number(other)):
             r = forward(self._data, other)
             if cls is not None and self._requires_grad and _mode.enabled:
                 return record_binary(cls, self, other, r)
@@ -322,7 +324,7 @@ def binary(name, formula_a=None, formula_b=None, *, saves="ab", samples=(), alia
         if amp_reflected is not None and _autocast_anywhere.count and \
                 _autocast.active:
             return amp_reflected(reflected, (self, other), {})
-        if isinstance(other, Tensor) or _is_number(other):
+        if isinstance(other, Tensor) or numbers and _is_number(other):
             return slow(other, self)
         return NotImplemented
 
@@ -354,6 +356,11 @@ def _number(name, x, position):
         return x
     raise TypeError(f"{name}(): argument '{'input' if position == 1 else 'other'}' "
                     f"(position {position}) must be Tensor or Number, not {type(x).__name__}")
+
+
+def _not_a_tensor(name, x, position):
+    raise TypeError(f"{name}(): argument '{'input' if position == 1 else 'other'}' "
+                    f"(position {position}) must be Tensor, not {type(x).__name__}")
 
 
 # ---- everything else: class-defined ops ----------------------------------

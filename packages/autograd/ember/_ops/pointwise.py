@@ -165,7 +165,8 @@ binary("hypot", lambda g, a, b, y: g * a / y, lambda g, a, b, y: g * b / y, save
 binary("copysign", lambda g, a, b, y: g * (y / a).masked_fill(a == 0, 0),
        lambda g, a, b, y: zeros_like(g), saves="ay", samples=_binary_samples()[:3])
 binary("ldexp", lambda g, a, b, y: g * 2.0 ** b, lambda g, a, b, y: g * y * math.log(2),
-       saves="by", node_name="MulBackward0", samples=_binary_samples(b_low=-3.0, b_high=3.0)[:4])
+       saves="by", node_name="MulBackward0", numbers=False,
+       samples=_binary_samples(b_low=-3.0, b_high=3.0)[:4])
 binary("floor_divide", None, forward=operator.floordiv,
        dunders=("__floordiv__", "__rfloordiv__", "__ifloordiv__"))
 

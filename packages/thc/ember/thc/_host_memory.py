@@ -18,7 +18,9 @@ _pinned = {}
 _in_flight = []
 
 
-def _free_pinned(p):
+def _free_pinned(p, _pinned=_pinned, ffi=ffi, lib=lib):
+    # the defaults hold the module's objects: a block freed while the
+    # interpreter exits finds its globals already set to None
     _pinned.pop(int(ffi.cast("uintptr_t", p)), None)
     lib.thc_host_free(p)
 
