@@ -55,11 +55,16 @@ def build_library() -> Path:
     return HERE / build_dir
 
 
-def build_extension(build: Path) -> None:
-    cdef = steps.cdef_from_header(
+def cdef() -> str:
+    """What cffi declares for ember.th._th_cffi (also read by the aarch64
+    cross build, embedded/aarch64_wheels.py)."""
+    return steps.cdef_from_header(
         plain_header(), "TH",
         'extern "Python" void _ember_th_release(void *ctx, void *data);\n')
-    steps.compile_extension("ember.th._th_cffi", "th.h", cdef, PKG, build,
+
+
+def build_extension(build: Path) -> None:
+    steps.compile_extension("ember.th._th_cffi", "th.h", cdef(), PKG, build,
                             [HERE / "include"], [PKG / "lib"], ["TH"],
                             ["-Wl,-rpath,$ORIGIN/lib"])
 

@@ -16,6 +16,13 @@
 #pragma GCC visibility pop
 #include "checked.h"
 
+/* Saved tensor files (ember.save, the C examples' data files) hold raw
+ * little-endian bytes, which a big-endian build would misread: such a
+ * target is refused here instead (see README "Platforms"). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#error "libTH supports little-endian targets only (x86-64, aarch64, riscv64, ...); this one is big-endian"
+#endif
+
 /* Exports the hidden function `hidden` also as th_meta.h's `exported`,
  * without a wrapper: calls inside libTH stay direct. */
 #define TH_EXPORT_AS(exported, hidden) \

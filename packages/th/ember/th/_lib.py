@@ -1,12 +1,21 @@
 """Loads the cffi extension, checks libTH's ABI, and turns C errors into
 Python exceptions."""
 
-try:  # loads OpenBLAS first, so libTH finds it from any install layout
-    import scipy_openblas32  # noqa: F401
-except ImportError:  # a TH_NO_BLAS build needs no OpenBLAS
-    pass
+try:
+    from ._th_cffi import ffi, lib
+except ImportError as e:
+    # libTH finds OpenBLAS through its rpath when scipy-openblas32 sits in
+    # the same site folder; otherwise (installed apart) load it by path
+    # first.  Not imported up front: scipy_openblas32's import costs 30 ms.
+    if "libscipy_openblas" not in str(e):
+        raise
+    import ctypes
+    import os
 
-from ._th_cffi import ffi, lib
+    import scipy_openblas32
+    ctypes.CDLL(os.path.join(scipy_openblas32.get_lib_dir(), "libscipy_openblas.so"),
+                mode=ctypes.RTLD_GLOBAL)
+    from ._th_cffi import ffi, lib
 
 ABI_MAJOR = 1  # the libTH major ABI version this binding was written for
 
