@@ -9,70 +9,20 @@ import numpy as np
 import pytest
 
 import ember
-from ember._ops.samples import Index, T
 from ember.nn import _kernels
 from ember.nn.kernels import DECLARED
+from samples_harness import assert_same, build as build_sample, first, run, to_cuda
 
 LAYOUTS = ("contiguous", "noncontiguous")
 
 
-def make(spec, rng, layout):
-    """A float64 leaf for T (non-contiguous: every other element of a wider
-    buffer), an int64 tensor for Index, anything else as it is."""
-    if isinstance(spec, T):
-        values = rng.uniform(spec.low, spec.high, size=spec.shape)
-        if layout == "noncontiguous" and spec.shape:
-            wide = np.zeros(spec.shape + (2,))
-            wide[..., 0] = values
-            t = ember.tensor(wide, dtype=ember.float64)[..., 0].detach()
-        else:
-            t = ember.tensor(values, dtype=ember.float64)
-        return t.requires_grad_(spec.grad)
-    if isinstance(spec, Index):
-        return ember.tensor(spec.values, dtype=ember.int64)
-    return spec
-
-
 def build(sample, layout, seed=0):
-    rng = np.random.default_rng(seed)
-    return [make(a, rng, layout) for a in sample.args]
-
-
-def leaves(args):
-    return [a for a in args if isinstance(a, ember.Tensor) and a.requires_grad]
-
-
-def first(out):
-    return out[0] if isinstance(out, tuple) else out
+    return build_sample(sample, layout, seed)[0]   # kernel samples are positional
 
 
 def cases(layouts=LAYOUTS):
     return [pytest.param(name, sample, layout, id=f"{name}-{sample!r}-{layout}")
             for name, decl in DECLARED.items() for sample in decl.samples for layout in layouts]
-
-
-def run(fn, args):
-    """fn's outputs (detached, as NumPy) and the gradients of a fixed
-    weighting of its first output with respect to the leaves."""
-    out = fn(*args)
-    y = first(out)
-    weights = ember.tensor(np.random.default_rng(1).uniform(0.5, 1.5, tuple(y.shape)),
-                           dtype=y.dtype, device=y.device)
-    grads = ember.autograd.grad((y * weights).sum(), leaves(args), allow_unused=True)
-    outs = out if isinstance(out, tuple) else (out,)
-    return ([o.detach().cpu().numpy() for o in outs],
-            [None if g is None else g.cpu().numpy() for g in grads])
-
-
-def assert_same(got, want, what):
-    (go, gg), (wo, wg) = got, want
-    for i, (a, b) in enumerate(zip(go, wo)):
-        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-10, err_msg=f"{what}: output {i}")
-    for i, (a, b) in enumerate(zip(gg, wg)):
-        assert (a is None) == (b is None), f"{what}: gradient {i} missing on one side"
-        if a is not None:
-            np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-10,
-                                       err_msg=f"{what}: gradient {i}")
 
 
 def test_every_kernel_is_declared_with_samples():
@@ -113,18 +63,13 @@ def test_gradcheck_and_gradgradcheck(name, sample, layout):
     assert ember.autograd.gradgradcheck(f, inputs, eps=1e-6, atol=1e-6)
 
 
-def _cuda(args):
-    return [a.detach().cuda().requires_grad_(a.requires_grad)
-            if isinstance(a, ember.Tensor) else a for a in args]
-
-
 @pytest.mark.skipif(not ember.cuda.is_available(), reason="no CUDA device (nor the emulated one)")
 @pytest.mark.parametrize("name,sample,layout", cases())
 def test_cuda_matches_cpu(name, sample, layout):
     """The same call on CUDA tensors (ember.thcunn's kernel where it is
     installed, else the composed form on libTHC's ops) against the CPU."""
     want = run(_kernels.kernel(name), build(sample, layout))
-    got = run(_kernels.kernel(name), _cuda(build(sample, layout)))
+    got = run(_kernels.kernel(name), to_cuda(build(sample, layout)))
     assert_same(got, want, f"{name} {sample!r} on cuda")
 
 

@@ -51,6 +51,19 @@ class Mask:
         return f"Mask{self.shape}"
 
 
+class Const:
+    """A float tensor argument with given values that does not require grad
+    (targets such as +1/-1 labels)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values):
+        self.values = values
+
+    def __repr__(self):
+        return f"Const({self.values})"
+
+
 class S:
     """One sample: positional and keyword arguments (T/Index/Mask inside
     are made into tensors; lists of them stay lists)."""

@@ -145,3 +145,36 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
     return _kernels.kernel("log_softmax")(input, dim)
+
+
+# ---- samples: argument lists every function here is tested with
+# (tests/test_functional_samples.py: gradcheck and gradgradcheck in float64,
+# contiguous and non-contiguous, CUDA against the CPU, and PyTorch's
+# torch.nn.functional on the same values) -----------------------------------
+from ember._ops.samples import S, T  # noqa: E402
+
+SAMPLES = {
+    "relu": [S(T(3, 4))],
+    "relu_": [S(T(3, 4, grad=False))],
+    "threshold": [S(T(3, 4), 0.5, -1.0)],
+    "relu6": [S(T(3, 4, low=-1.0, high=7.0))],
+    "leaky_relu": [S(T(3, 4)), S(T(3, 4), 0.2)],
+    "elu": [S(T(3, 4)), S(T(3, 4), alpha=0.5)],
+    "celu": [S(T(3, 4), alpha=2.0)],
+    "selu": [S(T(3, 4))],
+    "gelu": [S(T(3, 4)), S(T(3, 4), approximate="tanh")],
+    "silu": [S(T(3, 4))],
+    "softplus": [S(T(3, 4)), S(T(3, 4), beta=2.0, threshold=1.0)],
+    "hardtanh": [S(T(3, 4)), S(T(3, 4), -0.5, 0.7)],
+    "hardswish": [S(T(3, 4, low=-4.0, high=4.0))],
+    "hardsigmoid": [S(T(3, 4, low=-4.0, high=4.0))],
+    "mish": [S(T(3, 4))],
+    "sigmoid": [S(T(3, 4))],
+    "tanh": [S(T(3, 4))],
+    "logsigmoid": [S(T(3, 4))],
+    "softsign": [S(T(3, 4))],
+    "tanhshrink": [S(T(3, 4))],
+    "softmax": [S(T(3, 4), dim=1), S(T(2, 3, 4), dim=0)],
+    "softmin": [S(T(3, 4), dim=1)],
+    "log_softmax": [S(T(3, 4), dim=1), S(T(2, 3, 4), dim=-1)],
+}

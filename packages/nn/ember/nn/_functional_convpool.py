@@ -566,3 +566,36 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3,
                        "max_unpool3d")
+
+
+# ---- samples: argument lists every function here is tested with
+# (tests/test_functional_samples.py: gradcheck and gradgradcheck in float64,
+# contiguous and non-contiguous, CUDA against the CPU, and PyTorch's
+# torch.nn.functional on the same values) -----------------------------------
+from ember._ops.samples import Index, S, T  # noqa: E402
+
+SAMPLES = {
+    "conv1d": [S(T(2, 4, 7), T(6, 2, 3), T(6), 2, 1, 1, 2)],
+    "conv2d": [S(T(2, 4, 6, 5), T(6, 2, 3, 2), T(6), (1, 2), 1, 1, 2),
+               S(T(1, 2, 5, 5), T(3, 2, 3, 3), None, 1, "same", 2)],
+    "conv3d": [S(T(1, 2, 4, 4, 4), T(3, 2, 2, 2, 2), T(3), 1, 1)],
+    "conv_transpose1d": [S(T(2, 4, 5), T(4, 3, 3), T(3), 2, 1, 1)],
+    "conv_transpose2d": [S(T(1, 4, 3, 3), T(4, 2, 3, 3), T(4), 2, 1, 1, 2)],
+    "conv_transpose3d": [S(T(1, 2, 2, 2, 2), T(2, 2, 2, 2, 2), T(2), 2)],
+    "max_pool1d": [S(T(2, 3, 8), 3, 2, 1)],
+    "max_pool2d": [S(T(2, 3, 6, 6), 2), S(T(1, 2, 6, 5), (3, 2), (2, 1), 1, ceil_mode=True)],
+    "max_pool3d": [S(T(1, 2, 4, 4, 4), 2)],
+    "avg_pool1d": [S(T(2, 3, 8), 3, 2, 1)],
+    "avg_pool2d": [S(T(2, 3, 6, 6), 2),
+                   S(T(1, 2, 6, 5), 3, 2, 1, count_include_pad=False, ceil_mode=True)],
+    "avg_pool3d": [S(T(1, 2, 4, 4, 4), 2)],
+    "adaptive_avg_pool1d": [S(T(2, 3, 7), 3)],
+    "adaptive_avg_pool2d": [S(T(2, 3, 7, 5), (3, 2))],
+    "adaptive_avg_pool3d": [S(T(1, 2, 5, 4, 3), 2)],
+    "adaptive_max_pool1d": [S(T(2, 3, 7), 3)],
+    "adaptive_max_pool2d": [S(T(2, 3, 7, 5), (3, 2))],
+    "adaptive_max_pool3d": [S(T(1, 2, 5, 4, 3), 2)],
+    "max_unpool1d": [S(T(1, 1, 2), Index([[[1, 2]]]), 2)],
+    "max_unpool2d": [S(T(1, 1, 2, 2), Index([[[[0, 3], [9, 14]]]]), 2)],
+    "max_unpool3d": [S(T(1, 1, 1, 1, 2), Index([[[[[3, 13]]]]]), 2)],
+}

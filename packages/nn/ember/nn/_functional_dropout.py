@@ -90,3 +90,17 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
     if ndim not in (4, 5):
         _rank_warning("dropout3d", ndim, 3)
     return _feature_dropout(input, p, training, inplace, batched=ndim == 5)
+
+
+# ---- samples: argument lists every function here is tested with
+# (tests/test_functional_samples.py: gradcheck and gradgradcheck in float64,
+# contiguous and non-contiguous, CUDA against the CPU, and PyTorch's
+# torch.nn.functional on the same values) -----------------------------------
+from ember._ops.samples import S, T  # noqa: E402
+
+SAMPLES = {
+    "dropout": [S(T(3, 4), 0.5, training=False), S(T(3, 4), 0.0)],
+    "dropout1d": [S(T(2, 3, 4), training=False), S(T(2, 3, 4), 0.0)],
+    "dropout2d": [S(T(2, 3, 4, 4), training=False)],
+    "dropout3d": [S(T(2, 3, 2, 2, 2), training=False)],
+}

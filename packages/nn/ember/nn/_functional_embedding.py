@@ -177,3 +177,20 @@ def _renorm_rows(weight, indices, max_norm, norm_type):
         scale = ember.where(norms > max_norm, max_norm / (norms + 1e-7),
                             ember.ones_like(norms))
         weight[rows] = picked * scale
+
+
+# ---- samples: argument lists every function here is tested with
+# (tests/test_functional_samples.py: gradcheck and gradgradcheck in float64,
+# contiguous and non-contiguous, CUDA against the CPU, and PyTorch's
+# torch.nn.functional on the same values) -----------------------------------
+from ember._ops.samples import Index, S, T  # noqa: E402
+
+SAMPLES = {
+    "embedding": [S(Index([[0, 2], [4, 1]]), T(5, 3)),
+                  S(Index([[0, 2], [4, 1]]), T(5, 3), padding_idx=1, name="padding_idx")],
+    "embedding_bag": [S(Index([1, 2, 4, 4, 3]), T(5, 3), Index([0, 2])),
+                      S(Index([1, 2, 4, 4, 3]), T(5, 3), Index([0, 2]), mode="sum",
+                        per_sample_weights=T(5)),
+                      S(Index([1, 2, 4, 4, 3]), T(5, 3), Index([0, 2]), mode="max")],
+    "one_hot": [S(Index([0, 2, 1]), 4)],
+}

@@ -343,3 +343,21 @@ def _static_or_heads(static, projected, rows, head_dim, name):
         raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got "
                              f"{static.shape[2]}")
     return static
+
+
+# ---- samples: argument lists every function here is tested with
+# (tests/test_functional_samples.py: gradcheck and gradgradcheck in float64,
+# contiguous and non-contiguous, CUDA against the CPU, and PyTorch's
+# torch.nn.functional on the same values) -----------------------------------
+from ember._ops.samples import S, T  # noqa: E402
+
+SAMPLES = {
+    "linear": [S(T(3, 4), T(5, 4), T(5)), S(T(2, 3, 4), T(5, 4))],
+    "bilinear": [S(T(3, 4), T(3, 2), T(5, 4, 2), T(5))],
+    "scaled_dot_product_attention": [
+        S(T(2, 3, 4), T(2, 5, 4), T(2, 5, 4)),
+        S(T(2, 4, 4), T(2, 4, 4), T(2, 4, 4), is_causal=True)],
+    "multi_head_attention_forward": [
+        S(T(3, 2, 4), T(5, 2, 4), T(5, 2, 4), 4, 2, T(12, 4), T(12), None, None, False, 0.0,
+          T(4, 4), T(4), training=False)],
+}

@@ -551,3 +551,49 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     return _reduce(loss, reduction)
+
+
+# ---- samples: argument lists every function here is tested with
+# (tests/test_functional_samples.py: gradcheck and gradgradcheck in float64,
+# contiguous and non-contiguous, CUDA against the CPU, and PyTorch's
+# torch.nn.functional on the same values) -----------------------------------
+from ember._ops.samples import Const, Index, S, T  # noqa: E402
+
+SAMPLES = {
+    "pairwise_distance": [S(T(3, 4), T(3, 4)), S(T(3, 4), T(3, 4), p=1.0, keepdim=True)],
+    "margin_ranking_loss": [S(T(4), T(4), Const([1.0, -1.0, 1.0, -1.0]), margin=0.1)],
+    "hinge_embedding_loss": [S(T(4), Const([1.0, -1.0, 1.0, -1.0]))],
+    "soft_margin_loss": [S(T(4), Const([1.0, -1.0, 1.0, -1.0]), reduction="sum")],
+    "cosine_embedding_loss": [S(T(3, 4), T(3, 4), Const([1.0, -1.0, 1.0]))],
+    "multi_margin_loss": [S(T(3, 4), Index([1, 0, 3])),
+                          S(T(3, 4), Index([1, 0, 3]), p=2, margin=0.5,
+                            weight=T(4, low=0.5, high=1.5, grad=False))],
+    "triplet_margin_loss": [S(T(3, 4), T(3, 4), T(3, 4)),
+                            S(T(3, 4), T(3, 4), T(3, 4), p=1, swap=True)],
+    "triplet_margin_with_distance_loss": [S(T(3, 4), T(3, 4), T(3, 4), margin=0.5)],
+    "poisson_nll_loss": [S(T(3, 4), T(3, 4, low=0.0, high=3.0, grad=False)),
+                         S(T(3, 4, low=0.5, high=2.0), T(3, 4, low=0.0, high=3.0, grad=False),
+                           log_input=False, full=True)],
+    "gaussian_nll_loss": [S(T(3, 4), T(3, 4, grad=False), T(3, 4, low=0.5, high=2.0))],
+    "multilabel_margin_loss": [S(T(2, 4), Index([[3, 0, -1, 1], [1, 2, 3, -1]]))],
+    "multilabel_soft_margin_loss": [S(T(2, 4), Const([[1.0, 0.0, 1.0, 0.0], [0.0, 0.0, 1.0, 1.0]]),
+                                      weight=T(4, low=0.5, high=1.5, grad=False))],
+    "mse_loss": [S(T(3, 4), T(3, 4, grad=False)), S(T(3, 4), T(3, 4), reduction="none")],
+    "l1_loss": [S(T(3, 4), T(3, 4, grad=False)), S(T(3, 4), T(3, 4), reduction="sum")],
+    "smooth_l1_loss": [S(T(3, 4), T(3, 4, grad=False), beta=0.5)],
+    "huber_loss": [S(T(3, 4), T(3, 4, grad=False), delta=0.5)],
+    "nll_loss": [S(T(3, 5), Index([1, 0, 4])),
+                 S(T(3, 5), Index([1, 0, 4]), weight=T(5, low=0.5, high=1.5, grad=False),
+                   ignore_index=0),
+                 S(T(2, 3, 2, 2), Index([[[0, 1], [2, 1]], [[1, 1], [0, 2]]]), reduction="sum")],
+    "cross_entropy": [S(T(3, 5), Index([1, 0, 4])),
+                      S(T(3, 5), Index([1, 0, 4]), label_smoothing=0.1),
+                      S(T(3, 5), T(3, 5, low=0.0, high=1.0, grad=False))],
+    "binary_cross_entropy": [S(T(3, 4, low=0.1, high=0.9), T(3, 4, low=0.0, high=1.0, grad=False),
+                               weight=T(3, 4, low=0.5, high=1.5, grad=False))],
+    "binary_cross_entropy_with_logits": [
+        S(T(3, 4), T(3, 4, low=0.0, high=1.0, grad=False),
+          pos_weight=T(4, low=0.5, high=1.5, grad=False))],
+    "kl_div": [S(T(3, 4), T(3, 4, low=0.1, high=1.0, grad=False), reduction="batchmean"),
+               S(T(3, 4), T(3, 4, grad=False), log_target=True)],
+}

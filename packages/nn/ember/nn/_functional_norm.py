@@ -95,3 +95,22 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if bias is not None:
         out = out + bias.reshape(shape)
     return out
+
+
+# ---- samples: argument lists every function here is tested with
+# (tests/test_functional_samples.py: gradcheck and gradgradcheck in float64,
+# contiguous and non-contiguous, CUDA against the CPU, and PyTorch's
+# torch.nn.functional on the same values) -----------------------------------
+from ember._ops.samples import S, T  # noqa: E402
+
+SAMPLES = {
+    "layer_norm": [S(T(2, 3, 4), (4,)), S(T(2, 3, 4), (3, 4), T(3, 4), T(3, 4))],
+    "batch_norm": [S(T(4, 3, 2), T(3, grad=False), T(3, low=0.5, high=1.5, grad=False),
+                     T(3), T(3)),
+                   S(T(4, 3), T(3, grad=False), T(3, low=0.5, high=1.5, grad=False), T(3),
+                     T(3), training=True)],
+    "normalize": [S(T(3, 4)), S(T(3, 4), p=1.0, dim=0)],
+    "cosine_similarity": [S(T(3, 4), T(3, 4)), S(T(3, 4), T(4), dim=-1)],
+    "group_norm": [S(T(2, 4, 5), 2, T(4), T(4))],
+    "instance_norm": [S(T(2, 3, 5), weight=T(3), bias=T(3))],
+}

@@ -52,3 +52,15 @@ def pixel_unshuffle(input, downscale_factor):
     # (..., C, H, r, W, r) -> (..., C, r, r, H, W)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
     return x.reshape(*batch, c * r * r, h // r, w // r)
+
+
+# ---- samples: argument lists every function here is tested with
+# (tests/test_functional_samples.py: gradcheck and gradgradcheck in float64,
+# contiguous and non-contiguous, CUDA against the CPU, and PyTorch's
+# torch.nn.functional on the same values) -----------------------------------
+from ember._ops.samples import S, T  # noqa: E402
+
+SAMPLES = {
+    "pixel_shuffle": [S(T(1, 8, 2, 3), 2)],
+    "pixel_unshuffle": [S(T(1, 2, 4, 6), 2)],
+}

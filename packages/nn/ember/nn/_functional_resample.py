@@ -255,3 +255,24 @@ def _constant_pad(input, pad, value):
         if lo or hi:
             x = ember.cat(([parts[0]] if lo else []) + [x] + ([parts[1]] if hi else []), dim)
     return x if x is not input else input.clone()
+
+
+# ---- samples: argument lists every function here is tested with
+# (tests/test_functional_samples.py: gradcheck and gradgradcheck in float64,
+# contiguous and non-contiguous, CUDA against the CPU, and PyTorch's
+# torch.nn.functional on the same values) -----------------------------------
+from ember._ops.samples import S, T  # noqa: E402
+
+SAMPLES = {
+    "interpolate": [S(T(1, 2, 4), size=7, mode="linear"),
+                    S(T(1, 2, 3, 4), scale_factor=2, mode="bilinear", align_corners=True),
+                    S(T(1, 2, 3, 3), size=(5, 4)),
+                    S(T(1, 1, 4, 4), size=(6, 5), mode="bicubic"),
+                    S(T(1, 1, 2, 3, 3), scale_factor=2, mode="trilinear")],
+    "upsample": [S(T(1, 2, 3, 3), scale_factor=2)],
+    "upsample_nearest": [S(T(1, 2, 3, 3), scale_factor=2)],
+    "upsample_bilinear": [S(T(1, 2, 3, 3), size=(5, 6))],
+    "pad": [S(T(2, 3, 4), (1, 2), value=0.5), S(T(1, 2, 4, 5), (1, 1, 2, 0), mode="reflect"),
+            S(T(1, 2, 4, 5), (2, 1, 1, 2), mode="replicate"),
+            S(T(1, 2, 4), (1, 2), mode="circular")],
+}

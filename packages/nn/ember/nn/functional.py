@@ -37,3 +37,9 @@ __all__ = list(dict.fromkeys(
     + _functional_norm.__all__ + _functional_convpool.__all__ + _functional_resample.__all__
     + _functional_embedding.__all__ + _functional_losses.__all__
     + _functional_pixelshuffle.__all__))
+
+#: function name -> its samples (declared beside each function in its family module)
+SAMPLES = {name: samples for module in (
+    _functional_linear, _functional_activation, _functional_dropout, _functional_norm,
+    _functional_convpool, _functional_resample, _functional_embedding, _functional_losses,
+    _functional_pixelshuffle) for name, samples in module.SAMPLES.items()}
