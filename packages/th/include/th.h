@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define TH_ABI_VERSION_MAJOR 1
-#define TH_ABI_VERSION_MINOR 5
+#define TH_ABI_VERSION_MINOR 6
 #define TH_MAX_DIMS 16
 
 /* ---- dtypes -------------------------------------------------------- */
@@ -476,6 +476,14 @@ int th_linalg_eigh(const th_tensor *A, int upper, int compute_v,
  * (*, min(m, n)). */
 int th_linalg_lstsq(const th_tensor *A, const th_tensor *B, double rcond,
                     th_tensor **X, th_tensor **rank, th_tensor **S);
+
+/* ---- dense linear algebra, continued (ABI 1.6) --------------------- */
+/* Q (*, m, n), the first n columns of H_1 ... H_k from the Householder
+ * reflectors below A's diagonal (*, m, n), m >= n >= k, and their scales
+ * tau (*, k) (LAPACK orgqr, PyTorch's householder_product); the portable
+ * build has it too. */
+int th_linalg_householder_product(const th_tensor *A, const th_tensor *tau,
+                                  th_tensor **Q);
 
 #ifdef __cplusplus
 }

@@ -574,3 +574,81 @@ int th_linalg_qr(const th_tensor *A, int mode, th_tensor **Q, th_tensor **R) {
     return TH_OK;
 }
 
+
+/* ---- Householder product (orgqr) ----------------------------------- */
+/* Slot 0: the (m, n) reflectors, overwritten by Q; slot 1: tau (k). */
+static int householder_one(lp_job *j, int64_t b, void *work, int *iwork) {
+    (void)iwork;
+    return x_orgqr(is_f64(j), j->m, j->n, j->k, mat(j, 0, b), mat(j, 1, b), work,
+                   (int)j->lwork);
+}
+
+int th_linalg_householder_product(const th_tensor *A, const th_tensor *tau,
+                                  th_tensor **Q) {
+    const char *fn = "torch.linalg.householder_product";
+    if (!Q) return th__error(TH_ERR_VALUE, "%s: Q must not be NULL", fn);
+    if (A->ndim < 2)
+        return th__error(TH_ERR_RUNTIME, "%s: input must have at least 2 "
+                         "dimensions.", fn);
+    int rc = check_matrix(fn, "input", A, 0);
+    if (rc) return rc;
+    int nb = A->ndim - 2;
+    int64_t m = A->sizes[nb], n = A->sizes[nb + 1];
+    if (m < n)
+        return th__error(TH_ERR_RUNTIME, "%s: input.shape[-2] must be greater "
+                         "than or equal to input.shape[-1]", fn);
+    if (tau->ndim != A->ndim - 1)
+        return th__error(TH_ERR_RUNTIME, "%s: Expected tau to have one dimension "
+                         "less than input, but got tau.ndim equal to %d and "
+                         "input.ndim is equal to %d", fn, tau->ndim, A->ndim);
+    int64_t k = tau->sizes[tau->ndim - 1];
+    if (n < k)
+        return th__error(TH_ERR_RUNTIME, "%s: input.shape[-1] must be greater "
+                         "than or equal to tau.shape[-1]", fn);
+    for (int i = 0; i < nb; i++)
+        if (tau->sizes[i] != A->sizes[i]) {
+            char got[256] = "";
+            for (int d = 0, len = 0; d < nb && len < 200; d++)
+                len += snprintf(got + len, sizeof got - len, d ? ", %lld" : "%lld",
+                                (long long)tau->sizes[d]);
+            return th__error(TH_ERR_RUNTIME, "%s: Expected batch dimensions of "
+                             "tau to be equal to input.shape[:-2], but got [%s]",
+                             fn, got);
+        }
+    if (tau->dtype != A->dtype)
+        return th__error(TH_ERR_RUNTIME, "%s: tau dtype %s does not match input "
+                         "dtype %s", fn, scalar_name(tau->dtype),
+                         scalar_name(A->dtype));
+    th_tensor *t[2] = {colmajor(nb, A->sizes, m, n, A->dtype, A),
+                       batched(nb, A->sizes, 1, &k, A->dtype)};
+    rc = t[0] && t[1] ? th_copy(t[1], tau) : th_last_status();
+    lp_job j = {.dtype = A->dtype, .nbatch = th__prod(nb, A->sizes), .m = (int)m,
+                .n = (int)n, .k = (int)k, .fn = householder_one};
+    if (!rc) {
+        int64_t lwork = 1;
+#ifndef TH_NO_BLAS
+        if (m > 0 && n > 0) { /* a workspace query reads only the sizes */
+            if (A->dtype == TH_FLOAT64) {
+                double wq;
+                scipy_LAPACKE_dorgqr_work(COLMAJOR, (int)m, (int)n, (int)k, NULL, (int)m, NULL, &wq, -1);
+                lwork = (int64_t)wq;
+            } else {
+                float wq;
+                scipy_LAPACKE_sorgqr_work(COLMAJOR, (int)m, (int)n, (int)k, NULL, (int)m, NULL, &wq, -1);
+                lwork = (int64_t)wq;
+            }
+        }
+#endif
+        j.lwork = TH_MAX(lwork, 1);
+        bind(&j, 0, t[0], 2);
+        bind(&j, 1, t[1], 1);
+        rc = run(&j, fn, 4.0 * m * n * k);
+    }
+    if (rc) {
+        release_all(t, 2);
+        return rc;
+    }
+    th_tensor_release(t[1]);
+    *Q = t[0];
+    return TH_OK;
+}

@@ -245,3 +245,29 @@ def test_no_blas_reports_missing_routines(fn, args):
     with pytest.raises(NotImplementedError, match=rf"^linalg.{name}: not available in this "
                        r"build of libTH \(TH_NO_BLAS=1"):
         getattr(th, fn)(*args)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("shape,k", [((5, 3), 3), ((5, 3), 1), ((2, 4, 4), 4), ((3, 0), 0),
+                                     ((0, 0), 0), ((20, 18), 18), ((4, 2), 0)], ids=str)
+def test_householder_product(rng, dtype, layout, shape, k):
+    """orgqr (portable in the TH_NO_BLAS build) against the product of
+    the reflectors, and QR's Q from NumPy's raw geqrf output."""
+    dt, tol = dtype
+    a = rng.standard_normal(shape).astype(dt)
+    tau = (rng.standard_normal(shape[:-2] + (k,)) * 0.3).astype(dt)
+    m, n = shape[-2:]
+    want = np.zeros(shape)
+    for idx in np.ndindex(shape[:-2]):
+        q = np.eye(m)
+        for i in range(k):
+            v = np.concatenate([np.zeros(i), [1.0], a[idx][i + 1:, i]])
+            q = q @ (np.eye(m) - tau[idx][i] * np.outer(v, v))
+        want[idx] = q[:, :n]
+    Q = th.linalg_householder_product(tensor(a, layout), tensor(tau, "contiguous"))
+    assert Q.stride()[-2:] == (1, max(m, 1))  # column-major, as PyTorch's
+    close(Q, want, tol)
+    g = rng.standard_normal((6, 4))
+    h, t = np.linalg.qr(g, mode="raw")  # geqrf's reflectors (transposed) and scales
+    close(th.linalg_householder_product(th.from_numpy(h.T.copy()), th.from_numpy(t)),
+          np.linalg.qr(g)[0], 1e-10)

@@ -96,8 +96,16 @@ def lu_solve(b, LU_data, LU_pivots, *, out=None):
     return linalg.lu_solve(LU_data, LU_pivots, b, out=out)
 
 
+def orgqr(input, tau):
+    return linalg.householder_product(input, tau)
+
+
+def matrix_exp(input):
+    return linalg.matrix_exp(input)
+
+
 for _f in (inverse, det, logdet, slogdet, svd, qr, cholesky, cholesky_solve,
-           triangular_solve, pinverse, matrix_power, lu, lu_solve):
+           triangular_solve, pinverse, matrix_power, lu, lu_solve, orgqr, matrix_exp):
     NAMESPACE[_f.__name__] = _f
     setattr(Tensor, _f.__name__, _f)
 NAMESPACE["lu_unpack"] = lu_unpack

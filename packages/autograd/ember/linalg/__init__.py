@@ -15,11 +15,15 @@ from . import _functions as F
 from . import _lu
 from ._functions import raw_call
 from ._lu import lu
+from ._matfun import householder_product, matrix_exp
+from ._tensor_ops import diagonal, matmul, tensorinv, tensorsolve, vander, vecdot
 
 __all__ = ["solve", "solve_ex", "inv", "inv_ex", "det", "slogdet", "cholesky", "cholesky_ex",
            "qr", "svd", "svdvals", "eigh", "eigvalsh", "lstsq", "lu", "lu_factor",
            "lu_factor_ex", "lu_solve", "solve_triangular", "matrix_rank", "pinv", "matrix_power",
-           "matrix_norm", "vector_norm", "norm", "cond", "cross", "multi_dot", "LinAlgError"]
+           "matrix_norm", "vector_norm", "norm", "cond", "cross", "multi_dot", "householder_product",
+           "matrix_exp", "vander", "vecdot", "diagonal", "matmul", "tensorinv", "tensorsolve",
+           "LinAlgError"]
 
 LinAlgError = F.linalg_error()
 

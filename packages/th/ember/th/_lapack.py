@@ -169,6 +169,14 @@ def linalg_lstsq(A, B, rcond=None):
     return LstsqResult(wrap(x[0]), wrap(rank[0]), wrap(s[0]))
 
 
+def linalg_householder_product(A, tau):
+    """Q from Householder reflectors and their scales (LAPACK orgqr)."""
+    _check("linalg_householder_product", A=A, tau=tau)
+    q, = _outs(1)
+    _call(lib.th_linalg_householder_product(A._p, tau._p, q))
+    return wrap(q[0])
+
+
 def has_lapack():
     """False in the TH_NO_BLAS build, which has LU, solve, inverse, det,
     Cholesky, QR and triangular solves but no SVD, eigh or lstsq."""
@@ -177,7 +185,8 @@ def has_lapack():
 
 for _f in (linalg_lu_factor_ex, linalg_lu_solve, linalg_solve_ex, linalg_inv_ex,
            linalg_det, linalg_slogdet, linalg_cholesky_ex, linalg_solve_triangular,
-           linalg_qr, linalg_svd, linalg_eigh, linalg_lstsq, has_lapack):
+           linalg_qr, linalg_svd, linalg_eigh, linalg_lstsq, linalg_householder_product,
+           has_lapack):
     _functions[_f.__name__] = _f
 _functions["LinAlgError"] = LinAlgError
 
