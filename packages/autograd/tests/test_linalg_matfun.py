@@ -198,3 +198,14 @@ def test_tensorinv_tensorsolve(rng):
         LA.tensorsolve(ember.ones(6, 4), ember.ones(6))
     A = T(rng.standard_normal((2, 3, 6)) + np.eye(6).reshape(2, 3, 6) * 6, grad=True)
     assert gradcheck(lambda A: LA.tensorinv(A, ind=2), [A])
+
+
+def test_geqrf_and_orgqr_give_qr(rng):
+    a = rng.standard_normal((2, 5, 3))
+    h, tau = ember.geqrf(T(a, grad=True))
+    assert not h.requires_grad and h.shape == (2, 5, 3) and tau.shape == (2, 3)
+    Q = ember.orgqr(h, tau)
+    close(Q @ h.triu()[..., :3, :], a, 1e-12)
+    with pytest.raises(RuntimeError, match="^torch.geqrf: input must have at least 2 "
+                       "dimensions.$"):
+        ember.geqrf(ember.ones(3))

@@ -484,6 +484,10 @@ int th_linalg_lstsq(const th_tensor *A, const th_tensor *B, double rcond,
  * build has it too. */
 int th_linalg_householder_product(const th_tensor *A, const th_tensor *tau,
                                   th_tensor **Q);
+/* QR (*, m, n) holding R on and above the diagonal and the Householder
+ * reflectors below it, and their scales tau (*, min(m, n)) (LAPACK geqrf,
+ * PyTorch's geqrf); the portable build has it too. */
+int th_linalg_geqrf(const th_tensor *A, th_tensor **QR, th_tensor **tau);
 
 #ifdef __cplusplus
 }

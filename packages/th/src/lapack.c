@@ -652,3 +652,55 @@ int th_linalg_householder_product(const th_tensor *A, const th_tensor *tau,
     *Q = t[0];
     return TH_OK;
 }
+
+/* ---- geqrf: QR as Householder reflectors --------------------------- */
+/* Slot 0: A, overwritten by R and the reflectors; slot 1: tau (k). */
+static int geqrf_one(lp_job *j, int64_t b, void *work, int *iwork) {
+    (void)iwork;
+    return x_geqrf(is_f64(j), j->m, j->n, mat(j, 0, b), mat(j, 1, b), work,
+                   (int)j->lwork);
+}
+
+int th_linalg_geqrf(const th_tensor *A, th_tensor **QR, th_tensor **tau) {
+    const char *fn = "torch.geqrf";
+    if (!QR || !tau) return th__error(TH_ERR_VALUE, "%s: outputs must not be NULL", fn);
+    if (A->ndim < 2)
+        return th__error(TH_ERR_RUNTIME, "%s: input must have at least 2 "
+                         "dimensions.", fn);
+    int rc = check_matrix(fn, "input", A, 0);
+    if (rc) return rc;
+    int nb = A->ndim - 2;
+    int64_t m = A->sizes[nb], n = A->sizes[nb + 1], k = TH_MIN(m, n);
+    th_tensor *t[2] = {colmajor(nb, A->sizes, m, n, A->dtype, A),
+                       batched(nb, A->sizes, 1, &k, A->dtype)};
+    if (!t[0] || !t[1]) {
+        release_all(t, 2);
+        return th_last_status();
+    }
+    int64_t lwork = 1;
+#ifndef TH_NO_BLAS
+    if (m > 0 && n > 0) { /* a workspace query reads only the sizes */
+        if (A->dtype == TH_FLOAT64) {
+            double wq;
+            scipy_LAPACKE_dgeqrf_work(COLMAJOR, (int)m, (int)n, NULL, (int)m, NULL, &wq, -1);
+            lwork = (int64_t)wq;
+        } else {
+            float wq;
+            scipy_LAPACKE_sgeqrf_work(COLMAJOR, (int)m, (int)n, NULL, (int)m, NULL, &wq, -1);
+            lwork = (int64_t)wq;
+        }
+    }
+#endif
+    lp_job j = {.dtype = A->dtype, .nbatch = th__prod(nb, A->sizes), .m = (int)m,
+                .n = (int)n, .k = (int)k, .lwork = TH_MAX(lwork, 1), .fn = geqrf_one};
+    bind(&j, 0, t[0], 2);
+    bind(&j, 1, t[1], 1);
+    rc = run(&j, fn, 2.0 * m * n * k);
+    if (rc) {
+        release_all(t, 2);
+        return rc;
+    }
+    *QR = t[0];
+    *tau = t[1];
+    return TH_OK;
+}

@@ -271,3 +271,27 @@ def test_householder_product(rng, dtype, layout, shape, k):
     h, t = np.linalg.qr(g, mode="raw")  # geqrf's reflectors (transposed) and scales
     close(th.linalg_householder_product(th.from_numpy(h.T.copy()), th.from_numpy(t)),
           np.linalg.qr(g)[0], 1e-10)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 4), (2, 0, 3), (1, 1), (20, 18)],
+                         ids=str)
+def test_geqrf(rng, dtype, layout, shape):
+    """R above the diagonal as QR's (up to signs), and the reflectors give
+    back A through householder_product."""
+    dt, tol = dtype
+    a = rng.standard_normal(shape).astype(dt)
+    QR, tau = th.linalg_geqrf(tensor(a, layout))
+    m, n = shape[-2:]
+    k = min(m, n)
+    assert QR.shape == shape and tau.shape == shape[:-2] + (k,)
+    qr = QR.numpy().astype(np.float64)
+    R = np.triu(qr[..., :k, :])
+    np.testing.assert_allclose(np.abs(R), np.abs(np.linalg.qr(a.astype(np.float64))[1]),
+                               rtol=tol * 10, atol=tol * 10)
+    if k:
+        Q = th.linalg_householder_product(QR.narrow(-1, 0, k).contiguous() if n > k else QR,
+                                          tau).numpy()
+        close(Q @ R, a.astype(np.float64), tol)
+    with pytest.raises(RuntimeError, match="^torch.geqrf: input must have at least 2 dimensions.$"):
+        th.linalg_geqrf(th.ones(3))

@@ -96,6 +96,21 @@ def lu_solve(b, LU_data, LU_pivots, *, out=None):
     return linalg.lu_solve(LU_data, LU_pivots, b, out=out)
 
 
+GeqrfResult = collections.namedtuple("geqrf", ["a", "tau"])
+
+
+def geqrf(input):
+    """QR as LAPACK leaves it: R on and above the diagonal, Householder
+    reflectors below, and their scales (no gradient, as PyTorch's)."""
+    from .._tensor import _make
+    from ..linalg._functions import raw_call
+    if not isinstance(input, Tensor):
+        raise TypeError(f"geqrf(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    a, tau = raw_call("linalg_geqrf", input)
+    return GeqrfResult(_make(a), _make(tau))
+
+
 def orgqr(input, tau):
     return linalg.householder_product(input, tau)
 
@@ -105,7 +120,8 @@ def matrix_exp(input):
 
 
 for _f in (inverse, det, logdet, slogdet, svd, qr, cholesky, cholesky_solve,
-           triangular_solve, pinverse, matrix_power, lu, lu_solve, orgqr, matrix_exp):
+           triangular_solve, pinverse, matrix_power, lu, lu_solve, geqrf, orgqr,
+           matrix_exp):
     NAMESPACE[_f.__name__] = _f
     setattr(Tensor, _f.__name__, _f)
 NAMESPACE["lu_unpack"] = lu_unpack

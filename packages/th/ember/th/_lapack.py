@@ -177,6 +177,18 @@ def linalg_householder_product(A, tau):
     return wrap(q[0])
 
 
+GeqrfResult = collections.namedtuple("geqrf", ["a", "tau"])
+
+
+def linalg_geqrf(A):
+    """R and the Householder reflectors packed in one matrix, and their
+    scales (LAPACK geqrf)."""
+    _check("linalg_geqrf", A=A)
+    qr, tau = _outs(2)
+    _call(lib.th_linalg_geqrf(A._p, qr, tau))
+    return GeqrfResult(wrap(qr[0]), wrap(tau[0]))
+
+
 def has_lapack():
     """False in the TH_NO_BLAS build, which has LU, solve, inverse, det,
     Cholesky, QR and triangular solves but no SVD, eigh or lstsq."""
@@ -186,7 +198,7 @@ def has_lapack():
 for _f in (linalg_lu_factor_ex, linalg_lu_solve, linalg_solve_ex, linalg_inv_ex,
            linalg_det, linalg_slogdet, linalg_cholesky_ex, linalg_solve_triangular,
            linalg_qr, linalg_svd, linalg_eigh, linalg_lstsq, linalg_householder_product,
-           has_lapack):
+           linalg_geqrf, has_lapack):
     _functions[_f.__name__] = _f
 _functions["LinAlgError"] = LinAlgError
 
