@@ -230,6 +230,22 @@ static int solve_one(lp_job *j, int64_t b, void *work, int *iwork) {
     return x_getrs(is_f64(j), 0, j->n, j->k, mat(j, 0, b), iwork, mat(j, 1, b));
 }
 
+/* PyTorch's error for the first singular matrix that `info` reports
+ * (solve's message, or inv's), or TH_OK. */
+static int singular_error(const char *fn, int solve, int ndim, const th_tensor *info) {
+    int64_t bad = first_failure(info);
+    if (bad < 0) return TH_OK;
+    char buf[64];
+    const char *pre = batch_prefix(buf, sizeof buf, ndim, bad);
+    if (solve)
+        return th__error(TH_ERR_RUNTIME, "torch.%s: %sThe solver failed "
+                         "because the input matrix is singular.", fn, pre);
+    return th__error(TH_ERR_RUNTIME, "%s: %sThe diagonal element %d is zero, "
+                     "the inversion could not be completed because the input "
+                     "matrix is singular.", fn, pre,
+                     ((const int32_t *)th__ptr(info))[bad]);
+}
+
 /* solve and inv share everything but B and the message. */
 static int solve_common(const char *fn, const th_tensor *A, const th_tensor *B,
                         int check_errors, th_tensor **X, th_tensor **info) {
@@ -258,19 +274,7 @@ static int solve_common(const char *fn, const th_tensor *A, const th_tensor *B,
     bind(&j, 0, t[0], 2);
     bind(&j, 1, t[1], 2);
     rc = run(&j, fn, (double)n * n * (n + k));
-    int64_t bad = rc || !check_errors ? -1 : first_failure(t[2]);
-    if (bad >= 0) {
-        char buf[64];
-        const char *pre = batch_prefix(buf, sizeof buf, nb + 2, bad);
-        int32_t d = ((const int32_t *)th__ptr(t[2]))[bad];
-        if (B)
-            rc = th__error(TH_ERR_RUNTIME, "torch.%s: %sThe solver failed "
-                           "because the input matrix is singular.", fn, pre);
-        else
-            rc = th__error(TH_ERR_RUNTIME, "%s: %sThe diagonal element %d is "
-                           "zero, the inversion could not be completed "
-                           "because the input matrix is singular.", fn, pre, d);
-    }
+    if (!rc && check_errors) rc = singular_error(fn, B != NULL, nb + 2, t[2]);
     if (rc) {
         release_all(t, 3);
         return rc;
@@ -304,7 +308,20 @@ int th_linalg_inv(const th_tensor *A, int check_errors, th_tensor **X,
     const char *fn = "linalg.inv";
     if (!X) return th__error(TH_ERR_VALUE, "%s: X must not be NULL", fn);
     int rc = check_matrix(fn, "A", A, 1);
-    return rc ? rc : solve_common(fn, A, NULL, check_errors, X, info);
+    if (rc) return rc;
+    int64_t n = A->sizes[A->ndim - 1];
+    if (n < 1 || n > 4) return solve_common(fn, A, NULL, check_errors, X, info);
+    th_tensor *x = NULL, *inf = NULL;
+    rc = th__small_inv(A, &x, &inf);
+    if (!rc && check_errors) rc = singular_error(fn, 0, A->ndim, inf);
+    if (rc) {
+        th_tensor_release(x);
+        th_tensor_release(inf);
+        return rc;
+    }
+    *X = x;
+    if (info) *info = inf; else th_tensor_release(inf);
+    return TH_OK;
 }
 
 /* ---- determinants -------------------------------------------------- */

@@ -288,4 +288,7 @@ static inline int has_nonfinite(int f64, const void *a, int64_t n) {
     return 0;
 }
 
+/* lapack_small.c: inverses of order 1..4 (A checked by the caller). */
+int th__small_inv(const th_tensor *A, th_tensor **X, th_tensor **info);
+
 #endif

@@ -234,6 +234,18 @@ def test_large_batch_threads(rng):
     a = well_conditioned(rng, (300, 4, 4), np.float64)
     inv, _ = th.linalg_inv_ex(th.from_numpy(a))
     close(inv, np.linalg.inv(a), 1e-10)
+    # the order-4 kernel spreads batches above 1024 matrices, 3 by 5 here
+    a = well_conditioned(rng, (5000, 4, 4), np.float64)
+    a[4321] = 0
+    old = th.get_num_threads()
+    try:
+        th.set_num_threads(2)
+        inv, info = th.linalg_inv_ex(th.from_numpy(a))
+    finally:
+        th.set_num_threads(old)
+    assert np.flatnonzero(info.numpy()).tolist() == [4321]
+    keep = np.arange(5000) != 4321
+    close(inv.numpy()[keep], np.linalg.inv(a[keep]), 1e-10)
 
 
 @pytest.mark.skipif(LAPACK, reason="checks the TH_NO_BLAS build")
@@ -295,3 +307,35 @@ def test_geqrf(rng, dtype, layout, shape):
         close(Q @ R, a.astype(np.float64), tol)
     with pytest.raises(RuntimeError, match="^torch.geqrf: input must have at least 2 dimensions.$"):
         th.linalg_geqrf(th.ones(3))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+def test_small_inverses(rng, dtype, n):
+    """Orders 1-4 take the register kernel (5 the general path): values,
+    pivoting through zero diagonals, strided and expanded batches, and
+    info equal to LU's first zero pivot."""
+    dt, tol = dtype
+    a = well_conditioned(rng, (3, 7, n, n), dt)
+    a[0, 0] = np.eye(n)[::-1]  # anti-diagonal: every pivot needs a row swap
+    A = th.from_numpy(a)
+    X, info = th.linalg_inv_ex(A)
+    close(X, np.linalg.inv(a.astype(np.float64)), tol)
+    assert X.stride()[-2:] == (1, n) and not info.numpy().any()
+    # a non-contiguous batch (every other matrix, transposed)
+    V = A.transpose(-1, -2)[:, ::2]
+    close(th.linalg_inv_ex(V)[0], np.linalg.inv(np.swapaxes(a, -1, -2)[:, ::2].astype(np.float64)),
+          tol)
+    E = th.from_numpy(a[0, 1]).expand(4, n, n)  # a batch stride of 0
+    close(th.linalg_inv_ex(E)[0], np.broadcast_to(np.linalg.inv(a[0, 1].astype(np.float64)),
+                                                  (4, n, n)), tol)
+    s = a[:1, :3].copy()
+    s[0, 1, :, -1] = 0  # last column zero: LU stops at pivot n
+    s[0, 2] = 0         # zero matrix: first pivot
+    _, info = th.linalg_inv_ex(th.from_numpy(s))
+    lu_info = th.linalg_lu_factor_ex(th.from_numpy(s)).info
+    assert info.tolist() == [[0, n, 1]] == lu_info.tolist()
+    with pytest.raises(th.LinAlgError, match=rf"^linalg.inv: \(Batch element 1\): The diagonal "
+                       rf"element {n} is zero"):
+        th.linalg_inv_ex(th.from_numpy(s), check_errors=True)
+    X, info = th.linalg_inv_ex(th.zeros(0, n, n, dtype=th.float64))
+    assert X.shape == (0, n, n) and info.shape == (0,)
