@@ -339,3 +339,15 @@ def test_small_inverses(rng, dtype, n):
         th.linalg_inv_ex(th.from_numpy(s), check_errors=True)
     X, info = th.linalg_inv_ex(th.zeros(0, n, n, dtype=th.float64))
     assert X.shape == (0, n, n) and info.shape == (0,)
+    # near-singular (rows nearly parallel: pivoted Gauss-Jordan rather than
+    # the closed form) and badly scaled (a determinant beyond float32's range)
+    if n > 1:
+        near = well_conditioned(rng, (n, n), np.float64)
+        near[-1] = near[0] + 1e-3 * near[-1]
+        big = well_conditioned(rng, (n, n), np.float64) * 1e12
+        hard = np.stack([near, big]).astype(dt)
+        want = np.linalg.inv(hard.astype(np.float64))
+        got = th.linalg_inv_ex(th.from_numpy(hard))[0].numpy()
+        for g, w, h in zip(got, want, hard.astype(np.float64)):
+            err = np.abs(g - w).max() / np.abs(w).max()
+            assert err < 50 * np.linalg.cond(h) * np.finfo(dt).eps, err
