@@ -201,11 +201,13 @@ int th__small_inv(const th_tensor *A, th_tensor **X, th_tensor **info) {
         j.strides[i] = A->strides[i];
     }
     int64_t nbatch = th_numel(inf);
-    if (nbatch == 0) {
-    } else if (nbatch <= 1024 || th_in_parallel())
+    if (nbatch > 0 && (nbatch <= 8192 || th_in_parallel())) {
+        /* tens of nanoseconds a matrix: below ~0.2 ms of work, waking
+         * the pool costs more than it saves */
         small_inv_range(0, nbatch, &j);
-    else
-        th_parallel_for(nbatch, 1024, small_inv_range, &j);
+    } else if (nbatch > 0) {
+        th_parallel_for(nbatch, 4096, small_inv_range, &j);
+    }
     *X = x;
     *info = inf;
     return TH_OK;

@@ -234,8 +234,8 @@ def test_large_batch_threads(rng):
     a = well_conditioned(rng, (300, 4, 4), np.float64)
     inv, _ = th.linalg_inv_ex(th.from_numpy(a))
     close(inv, np.linalg.inv(a), 1e-10)
-    # the order-4 kernel spreads batches above 1024 matrices, 3 by 5 here
-    a = well_conditioned(rng, (5000, 4, 4), np.float64)
+    # the order-4 kernel spreads batches above 8192 matrices
+    a = well_conditioned(rng, (20000, 4, 4), np.float64)
     a[4321] = 0
     old = th.get_num_threads()
     try:
@@ -244,7 +244,7 @@ def test_large_batch_threads(rng):
     finally:
         th.set_num_threads(old)
     assert np.flatnonzero(info.numpy()).tolist() == [4321]
-    keep = np.arange(5000) != 4321
+    keep = np.arange(20000) != 4321
     close(inv.numpy()[keep], np.linalg.inv(a[keep]), 1e-10)
 
 
