@@ -433,7 +433,8 @@ int th_normal_tensor_(th_tensor *t, const th_tensor *mean,
  * not wanted.  With check_errors set, a singular or non-positive-definite
  * matrix is a TH_ERR_RUNTIME in PyTorch's words instead.  The TH_NO_BLAS
  * build has portable LU, solve, inverse, det, Cholesky, QR and triangular
- * solves; SVD, eigh and lstsq return TH_ERR_NOT_IMPLEMENTED there. */
+ * solves (and, ABI 1.6, geqrf and Householder products); SVD, eigh and
+ * lstsq return TH_ERR_NOT_IMPLEMENTED there. */
 int th_has_lapack(void); /* 0 in the TH_NO_BLAS build */
 /* LU with partial pivoting: LU (*, m, n), pivots (*, min(m, n)) int32,
  * 1-based as LAPACK's. */

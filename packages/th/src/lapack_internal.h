@@ -77,8 +77,8 @@ static inline int check_same_dtype(const char *fn, const th_tensor *a,
 static inline int no_lapack(const char *fn) {
     return th__error(TH_ERR_NOT_IMPLEMENTED, "%s: not available in this "
                      "build of libTH (TH_NO_BLAS=1, no LAPACK); it offers LU, "
-                     "solve, inverse, determinants, Cholesky, QR and "
-                     "triangular solves", fn);
+                     "solve, inverse, determinants, Cholesky, QR (with geqrf "
+                     "and Householder products) and triangular solves", fn);
 }
 
 /* "(Batch element 3): " for batched inputs, "" for a single matrix. */
