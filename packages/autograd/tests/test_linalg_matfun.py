@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import ember
+import ember.th
 from ember import linalg as LA
 from ember.autograd import gradcheck, gradgradcheck
 
@@ -203,9 +204,35 @@ def test_tensorinv_tensorsolve(rng):
 def test_geqrf_and_orgqr_give_qr(rng):
     a = rng.standard_normal((2, 5, 3))
     h, tau = ember.geqrf(T(a, grad=True))
-    assert not h.requires_grad and h.shape == (2, 5, 3) and tau.shape == (2, 3)
-    Q = ember.orgqr(h, tau)
-    close(Q @ h.triu()[..., :3, :], a, 1e-12)
+    assert h.shape == (2, 5, 3) and tau.shape == (2, 3)
+    Q = ember.orgqr(h.detach(), tau.detach())
+    close(Q @ h.detach().triu()[..., :3, :], a, 1e-12)
+    with pytest.raises(RuntimeError, match="^derivative for geqrf is not implemented$"):
+        h.sum().backward()  # as PyTorch: no derivative
     with pytest.raises(RuntimeError, match="^torch.geqrf: input must have at least 2 "
                        "dimensions.$"):
         ember.geqrf(ember.ones(3))
+
+
+# ---- LDL ---------------------------------------------------------------------------
+@pytest.mark.skipif(not ember.th.has_lapack(), reason="TH_NO_BLAS build: no LAPACK sytrf")
+def test_ldl_front(rng):
+    a = rng.standard_normal((2, 4, 4))
+    a = a + np.swapaxes(a, -1, -2)
+    b = rng.standard_normal((3, 1, 4, 2))
+    LD, piv = LA.ldl_factor(T(a, transposed=True))
+    close(LA.ldl_solve(LD, piv, T(b)), np.linalg.solve(a, b), 1e-10)
+    close(LA.ldl_solve(LD, piv.long(), T(b), hermitian=True), np.linalg.solve(a, b), 1e-10)
+    LD2, piv2, info = LA.ldl_factor_ex(T(a), hermitian=True)
+    assert info.tolist() == [0, 0] and piv2.tolist() == piv.tolist()
+    with pytest.raises(LA.LinAlgError, match="the input is singular: D"):
+        LA.ldl_factor(ember.zeros(3, 3))
+    A = T(a, grad=True)
+    LD, piv = LA.ldl_factor(A)
+    with pytest.raises(RuntimeError, match="^derivative for aten::linalg_ldl_factor_ex is not "
+                       "implemented$"):
+        LD.sum().backward()
+    B = T(b, grad=True)
+    with pytest.raises(RuntimeError, match="^derivative for aten::linalg_ldl_solve is not "
+                       "implemented$"):
+        LA.ldl_solve(LD.detach(), piv, B).sum().backward()

@@ -489,6 +489,17 @@ int th_linalg_householder_product(const th_tensor *A, const th_tensor *tau,
  * reflectors below it, and their scales tau (*, min(m, n)) (LAPACK geqrf,
  * PyTorch's geqrf); the portable build has it too. */
 int th_linalg_geqrf(const th_tensor *A, th_tensor **QR, th_tensor **tau);
+/* LDL^T of the symmetric matrix in A's lower triangle (Bunch-Kaufman,
+ * LAPACK sytrf; PyTorch's ldl_factor_ex): LD (*, n, n) holds L below the
+ * diagonal and D's 1x1 and 2x2 blocks on and just under it, pivots
+ * (*, n) int32 are LAPACK's (k > 0: rows i and k swapped; equal negative
+ * pairs: a 2x2 block), info > 0 a zero block of D.  hermitian is accepted
+ * for PyTorch's signature (the same for real matrices).  ldl_solve solves
+ * A X = B from them.  TH_ERR_NOT_IMPLEMENTED in the TH_NO_BLAS build. */
+int th_linalg_ldl_factor(const th_tensor *A, int hermitian, int check_errors,
+                         th_tensor **LD, th_tensor **pivots, th_tensor **info);
+int th_linalg_ldl_solve(const th_tensor *LD, const th_tensor *pivots,
+                        const th_tensor *B, int hermitian, th_tensor **X);
 
 #ifdef __cplusplus
 }

@@ -26,6 +26,10 @@ enum { CB_LEFT = 141, CB_UPPER = 121, CB_LOWER = 122, CB_NOTRANS = 111,
                                       T *, int, int *, int);                  \
     int scipy_LAPACKE_##P##gelsd_work(int, int, int, int, T *, int, T *, int, \
                                       T *, T, int *, T *, int, int *);        \
+    int scipy_LAPACKE_##P##sytrf_work(int, char, int, T *, int, int *, T *,    \
+                                      int);                                   \
+    int scipy_LAPACKE_##P##sytrs_work(int, char, int, int, const T *, int,    \
+                                      const int *, T *, int);                 \
     void scipy_cblas_##P##trsm(int, int, int, int, int, int, int, T,          \
                                const T *, int, T *, int);
 LAPACK_DECL(float, s)

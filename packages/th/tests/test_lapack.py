@@ -351,3 +351,66 @@ def test_small_inverses(rng, dtype, n):
         for g, w, h in zip(got, want, hard.astype(np.float64)):
             err = np.abs(g - w).max() / np.abs(w).max()
             assert err < 50 * np.linalg.cond(h) * np.finfo(dt).eps, err
+
+
+@needs_lapack
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("shape", [(3, 3), (2, 5, 5), (1, 1), (0, 0), (2, 0, 0), (20, 20)],
+                         ids=str)
+def test_ldl(rng, dtype, layout, shape):
+    """Symmetric indefinite matrices: LD's upper triangle is zero, the
+    pivots are sytrf's, and solving from the factors solves A X = B."""
+    dt, tol = dtype
+    a = rng.standard_normal(shape)
+    a = (a + np.swapaxes(a, -1, -2)).astype(dt)
+    n = shape[-1]
+    if n >= 2:  # a zero diagonal in the first matrix: 2x2 pivots
+        a.reshape(-1, n, n)[0][np.diag_indices(n)] = 0
+    LD, piv, info = th.linalg_ldl_factor_ex(tensor(a, layout))
+    assert LD.shape == shape and piv.shape == shape[:-1] and info.shape == shape[:-2]
+    assert piv.dtype == th.int32 and not info.numpy().any()
+    ld = LD.numpy()
+    np.testing.assert_array_equal(np.triu(ld, 1), 0)
+    p = piv.numpy()
+    assert ((np.abs(p) >= 1) & (np.abs(p) <= n)).all()
+    b = rng.standard_normal(shape[:-1] + (2,)).astype(dt)
+    x = th.linalg_ldl_solve(LD, piv, tensor(b, layout))
+    cond = np.linalg.cond(a.astype(np.float64)).max() if a.size else 1
+    close(x, np.linalg.solve(a.astype(np.float64), b) if a.size else b, tol * max(cond, 1))
+
+
+@needs_lapack
+def test_ldl_known_case_and_errors():
+    a = th.tensor([[0.0, 1.0, 2.0], [1.0, 0.0, 3.0], [2.0, 3.0, 1.0]], dtype=th.float64)
+    LD, piv, info = th.linalg_ldl_factor_ex(a)
+    # a 2x2 block (rows 1 and 3 swapped), then a 1x1 block
+    close(LD, [[0, 0, 0], [2, 1, 0], [1.25, 0.5, -2.75]], 1e-15)
+    assert piv.tolist() == [-3, -3, 3] and int(info) == 0
+    _, _, info = th.linalg_ldl_factor_ex(th.zeros(2, 2, 2))
+    assert info.tolist() == [1, 1]
+    with pytest.raises(th.LinAlgError, match=r"^torch.linalg.ldl_factor: \(Batch element 0\): "
+                       r"The factorization could not be completed because the input is "
+                       r"singular: D\[1,1\] is zero."):
+        th.linalg_ldl_factor_ex(th.zeros(2, 2, 2), check_errors=True)
+    with pytest.raises(RuntimeError, match=r"^torch.linalg.ldl_factor_ex: A must be batches of "
+                       r"square matrices, but they are 2 by 3 matrices$"):
+        th.linalg_ldl_factor_ex(th.zeros(2, 3))
+    b = th.ones(3, 1, dtype=th.float64)
+    with pytest.raises(RuntimeError, match=r"^Incompatible matrix sizes for "
+                       r"torch.linalg.ldl_solve: each A matrix is 3 by 3 but each b matrix is "
+                       r"4 by 1$"):
+        th.linalg_ldl_solve(LD, piv, th.ones(4, 1, dtype=th.float64))
+    for bad in ([4, 1, 1], [-1, 1, 1], [1, 2, -3], [0, 1, 1]):
+        with pytest.raises(RuntimeError, match="invalid pivots"):
+            th.linalg_ldl_solve(LD, th.tensor(bad, dtype=th.int32), b)
+    with pytest.raises(RuntimeError, match="Expected pivots to be int32, but got Long"):
+        th.linalg_ldl_solve(LD, th.tensor([1, 2, 3]), b)
+
+
+@pytest.mark.skipif(LAPACK, reason="checks the TH_NO_BLAS build")
+def test_no_blas_ldl():
+    with pytest.raises(NotImplementedError, match=r"^linalg.ldl_factor: not available in this "
+                       r"build of libTH \(TH_NO_BLAS=1"):
+        th.linalg_ldl_factor_ex(th.eye(2))
+    with pytest.raises(NotImplementedError, match=r"^linalg.ldl_solve: not available"):
+        th.linalg_ldl_solve(th.eye(2), th.tensor([1, 2], dtype=th.int32), th.ones(2, 1))

@@ -102,13 +102,13 @@ GeqrfResult = collections.namedtuple("geqrf", ["a", "tau"])
 def geqrf(input):
     """QR as LAPACK leaves it: R on and above the diagonal, Householder
     reflectors below, and their scales (no gradient, as PyTorch's)."""
-    from .._tensor import _make
     from ..linalg._functions import raw_call
     if not isinstance(input, Tensor):
         raise TypeError(f"geqrf(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
-    a, tau = raw_call("linalg_geqrf", input)
-    return GeqrfResult(_make(a), _make(tau))
+    from ..linalg._ldl import Undifferentiable
+    return GeqrfResult(*Undifferentiable.apply(
+        "geqrf", lambda A: raw_call("linalg_geqrf", A), input))
 
 
 def orgqr(input, tau):

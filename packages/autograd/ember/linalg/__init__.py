@@ -15,6 +15,7 @@ from . import _functions as F
 from . import _lu
 from ._functions import raw_call
 from ._lu import lu
+from ._ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from ._matfun import householder_product, matrix_exp
 from ._tensor_ops import diagonal, matmul, tensorinv, tensorsolve, vander, vecdot
 
@@ -23,7 +24,7 @@ __all__ = ["solve", "solve_ex", "inv", "inv_ex", "det", "slogdet", "cholesky", "
            "lu_factor_ex", "lu_solve", "solve_triangular", "matrix_rank", "pinv", "matrix_power",
            "matrix_norm", "vector_norm", "norm", "cond", "cross", "multi_dot", "householder_product",
            "matrix_exp", "vander", "vecdot", "diagonal", "matmul", "tensorinv", "tensorsolve",
-           "LinAlgError"]
+           "ldl_factor", "ldl_factor_ex", "ldl_solve", "LinAlgError"]
 
 LinAlgError = F.linalg_error()
 

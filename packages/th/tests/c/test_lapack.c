@@ -220,6 +220,30 @@ static void test_small_inverse(void) {
     th_tensor_release(a);
 }
 
+static void test_ldl(void) {
+    /* a zero diagonal: one 2x2 block (rows 1 and 3 swapped), then a 1x1 */
+    th_tensor *a = make(2, SZ(3, 3), DV(0, 1, 2, 1, 0, 3, 2, 3, 1), TH_FLOAT64);
+    th_tensor *ld = NULL, *piv = NULL, *info = NULL, *x = NULL;
+    th_tensor *b = make(2, SZ(3, 1), DV(3, 4, 6), TH_FLOAT64); /* A (1, 1, 1) */
+    if (!th_has_lapack()) {
+        ERR(th_linalg_ldl_factor(a, 0, 1, &ld, &piv, &info), TH_ERR_NOT_IMPLEMENTED,
+            "TH_NO_BLAS=1");
+    } else {
+        CHECK(th_linalg_ldl_factor(a, 0, 1, &ld, &piv, &info) == TH_OK);
+        CHECK(near(ld, 2, SZ(3, 3), DV(0, 0, 0, 2, 1, 0, 1.25, 0.5, -2.75), 1e-15));
+        CHECK(near(piv, 1, SZ(3), DV(-3, -3, 3), 0) && near(info, 0, SZ(0), DV(0), 0));
+        CHECK(th_linalg_ldl_solve(ld, piv, b, 0, &x) == TH_OK);
+        CHECK(near(x, 2, SZ(3, 1), DV(1, 1, 1), 1e-14));
+        if (piv) ((int32_t *)th_data_ptr(piv))[1] = 3; /* breaks the 2x2 pair */
+        th_tensor_release(x);
+        x = NULL;
+        ERR(th_linalg_ldl_solve(ld, piv, b, 0, &x), TH_ERR_RUNTIME, "invalid pivots");
+        CHECK(x == NULL);
+    }
+    th_tensor *objs[] = {a, ld, piv, info, b};
+    for (size_t i = 0; i < sizeof objs / sizeof *objs; i++) th_tensor_release(objs[i]);
+}
+
 int main(void) {
     test_solve_inv_det(TH_FLOAT64, 1e-12);
     test_solve_inv_det(TH_FLOAT32, 1e-5);
@@ -231,5 +255,6 @@ int main(void) {
     test_errors();
     test_householder_and_geqrf();
     test_small_inverse();
+    test_ldl();
     return check_report("test_lapack");
 }
