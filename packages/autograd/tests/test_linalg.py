@@ -203,7 +203,7 @@ GRAD_CASES = {
     "qr_square_batch": (lambda A: LA.qr(A), [(2, 3, 3)], None),
     "matrix_power": (lambda A: LA.matrix_power(A, 3), [(3, 3)], None),
     "matrix_power_negative": (lambda A: LA.matrix_power(A, -2), [(3, 3)], "wc"),
-    # the LU factors carry no gradient: lu_solve differentiates in B
+    # lu_solve with fixed factors (differentiable in B only)
     "lu_solve": (lambda B: LA.lu_solve(*LA.lu_factor(_FIXED), B), [(3, 2)], None),
     "lu_solve_adjoint_right": (
         lambda B: LA.lu_solve(*LA.lu_factor(_FIXED), B, left=False, adjoint=True), [(2, 3)], None),

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define TH_ABI_VERSION_MAJOR 1
-#define TH_ABI_VERSION_MINOR 5
+#define TH_ABI_VERSION_MINOR 6
 #define TH_MAX_DIMS 16
 
 /* ---- dtypes -------------------------------------------------------- */
@@ -433,7 +433,8 @@ int th_normal_tensor_(th_tensor *t, const th_tensor *mean,
  * not wanted.  With check_errors set, a singular or non-positive-definite
  * matrix is a TH_ERR_RUNTIME in PyTorch's words instead.  The TH_NO_BLAS
  * build has portable LU, solve, inverse, det, Cholesky, QR and triangular
- * solves; SVD, eigh and lstsq return TH_ERR_NOT_IMPLEMENTED there. */
+ * solves (and, ABI 1.6, geqrf and Householder products); SVD, eigh and
+ * lstsq return TH_ERR_NOT_IMPLEMENTED there. */
 int th_has_lapack(void); /* 0 in the TH_NO_BLAS build */
 /* LU with partial pivoting: LU (*, m, n), pivots (*, min(m, n)) int32,
  * 1-based as LAPACK's. */
@@ -476,6 +477,29 @@ int th_linalg_eigh(const th_tensor *A, int upper, int compute_v,
  * (*, min(m, n)). */
 int th_linalg_lstsq(const th_tensor *A, const th_tensor *B, double rcond,
                     th_tensor **X, th_tensor **rank, th_tensor **S);
+
+/* ---- dense linear algebra, continued (ABI 1.6) --------------------- */
+/* Q (*, m, n), the first n columns of H_1 ... H_k from the Householder
+ * reflectors below A's diagonal (*, m, n), m >= n >= k, and their scales
+ * tau (*, k) (LAPACK orgqr, PyTorch's householder_product); the portable
+ * build has it too. */
+int th_linalg_householder_product(const th_tensor *A, const th_tensor *tau,
+                                  th_tensor **Q);
+/* QR (*, m, n) holding R on and above the diagonal and the Householder
+ * reflectors below it, and their scales tau (*, min(m, n)) (LAPACK geqrf,
+ * PyTorch's geqrf); the portable build has it too. */
+int th_linalg_geqrf(const th_tensor *A, th_tensor **QR, th_tensor **tau);
+/* LDL^T of the symmetric matrix in A's lower triangle (Bunch-Kaufman,
+ * LAPACK sytrf; PyTorch's ldl_factor_ex): LD (*, n, n) holds L below the
+ * diagonal and D's 1x1 and 2x2 blocks on and just under it, pivots
+ * (*, n) int32 are LAPACK's (k > 0: rows i and k swapped; equal negative
+ * pairs: a 2x2 block), info > 0 a zero block of D.  hermitian is accepted
+ * for PyTorch's signature (the same for real matrices).  ldl_solve solves
+ * A X = B from them.  TH_ERR_NOT_IMPLEMENTED in the TH_NO_BLAS build. */
+int th_linalg_ldl_factor(const th_tensor *A, int hermitian, int check_errors,
+                         th_tensor **LD, th_tensor **pivots, th_tensor **info);
+int th_linalg_ldl_solve(const th_tensor *LD, const th_tensor *pivots,
+                        const th_tensor *B, int hermitian, th_tensor **X);
 
 #ifdef __cplusplus
 }

@@ -230,6 +230,22 @@ static int solve_one(lp_job *j, int64_t b, void *work, int *iwork) {
     return x_getrs(is_f64(j), 0, j->n, j->k, mat(j, 0, b), iwork, mat(j, 1, b));
 }
 
+/* PyTorch's error for the first singular matrix that `info` reports
+ * (solve's message, or inv's), or TH_OK. */
+static int singular_error(const char *fn, int solve, int ndim, const th_tensor *info) {
+    int64_t bad = first_failure(info);
+    if (bad < 0) return TH_OK;
+    char buf[64];
+    const char *pre = batch_prefix(buf, sizeof buf, ndim, bad);
+    if (solve)
+        return th__error(TH_ERR_RUNTIME, "torch.%s: %sThe solver failed "
+                         "because the input matrix is singular.", fn, pre);
+    return th__error(TH_ERR_RUNTIME, "%s: %sThe diagonal element %d is zero, "
+                     "the inversion could not be completed because the input "
+                     "matrix is singular.", fn, pre,
+                     ((const int32_t *)th__ptr(info))[bad]);
+}
+
 /* solve and inv share everything but B and the message. */
 static int solve_common(const char *fn, const th_tensor *A, const th_tensor *B,
                         int check_errors, th_tensor **X, th_tensor **info) {
@@ -258,19 +274,7 @@ static int solve_common(const char *fn, const th_tensor *A, const th_tensor *B,
     bind(&j, 0, t[0], 2);
     bind(&j, 1, t[1], 2);
     rc = run(&j, fn, (double)n * n * (n + k));
-    int64_t bad = rc || !check_errors ? -1 : first_failure(t[2]);
-    if (bad >= 0) {
-        char buf[64];
-        const char *pre = batch_prefix(buf, sizeof buf, nb + 2, bad);
-        int32_t d = ((const int32_t *)th__ptr(t[2]))[bad];
-        if (B)
-            rc = th__error(TH_ERR_RUNTIME, "torch.%s: %sThe solver failed "
-                           "because the input matrix is singular.", fn, pre);
-        else
-            rc = th__error(TH_ERR_RUNTIME, "%s: %sThe diagonal element %d is "
-                           "zero, the inversion could not be completed "
-                           "because the input matrix is singular.", fn, pre, d);
-    }
+    if (!rc && check_errors) rc = singular_error(fn, B != NULL, nb + 2, t[2]);
     if (rc) {
         release_all(t, 3);
         return rc;
@@ -304,7 +308,20 @@ int th_linalg_inv(const th_tensor *A, int check_errors, th_tensor **X,
     const char *fn = "linalg.inv";
     if (!X) return th__error(TH_ERR_VALUE, "%s: X must not be NULL", fn);
     int rc = check_matrix(fn, "A", A, 1);
-    return rc ? rc : solve_common(fn, A, NULL, check_errors, X, info);
+    if (rc) return rc;
+    int64_t n = A->sizes[A->ndim - 1];
+    if (n < 1 || n > 4) return solve_common(fn, A, NULL, check_errors, X, info);
+    th_tensor *x = NULL, *inf = NULL;
+    rc = th__small_inv(A, &x, &inf);
+    if (!rc && check_errors) rc = singular_error(fn, 0, A->ndim, inf);
+    if (rc) {
+        th_tensor_release(x);
+        th_tensor_release(inf);
+        return rc;
+    }
+    *X = x;
+    if (info) *info = inf; else th_tensor_release(inf);
+    return TH_OK;
 }
 
 /* ---- determinants -------------------------------------------------- */
@@ -574,3 +591,133 @@ int th_linalg_qr(const th_tensor *A, int mode, th_tensor **Q, th_tensor **R) {
     return TH_OK;
 }
 
+
+/* ---- Householder product (orgqr) ----------------------------------- */
+/* Slot 0: the (m, n) reflectors, overwritten by Q; slot 1: tau (k). */
+static int householder_one(lp_job *j, int64_t b, void *work, int *iwork) {
+    (void)iwork;
+    return x_orgqr(is_f64(j), j->m, j->n, j->k, mat(j, 0, b), mat(j, 1, b), work,
+                   (int)j->lwork);
+}
+
+int th_linalg_householder_product(const th_tensor *A, const th_tensor *tau,
+                                  th_tensor **Q) {
+    const char *fn = "torch.linalg.householder_product";
+    if (!Q) return th__error(TH_ERR_VALUE, "%s: Q must not be NULL", fn);
+    if (A->ndim < 2)
+        return th__error(TH_ERR_RUNTIME, "%s: input must have at least 2 "
+                         "dimensions.", fn);
+    int rc = check_matrix(fn, "input", A, 0);
+    if (rc) return rc;
+    int nb = A->ndim - 2;
+    int64_t m = A->sizes[nb], n = A->sizes[nb + 1];
+    if (m < n)
+        return th__error(TH_ERR_RUNTIME, "%s: input.shape[-2] must be greater "
+                         "than or equal to input.shape[-1]", fn);
+    if (tau->ndim != A->ndim - 1)
+        return th__error(TH_ERR_RUNTIME, "%s: Expected tau to have one dimension "
+                         "less than input, but got tau.ndim equal to %d and "
+                         "input.ndim is equal to %d", fn, tau->ndim, A->ndim);
+    int64_t k = tau->sizes[tau->ndim - 1];
+    if (n < k)
+        return th__error(TH_ERR_RUNTIME, "%s: input.shape[-1] must be greater "
+                         "than or equal to tau.shape[-1]", fn);
+    for (int i = 0; i < nb; i++)
+        if (tau->sizes[i] != A->sizes[i]) {
+            char got[256] = "";
+            for (int d = 0, len = 0; d < nb && len < 200; d++)
+                len += snprintf(got + len, sizeof got - len, d ? ", %lld" : "%lld",
+                                (long long)tau->sizes[d]);
+            return th__error(TH_ERR_RUNTIME, "%s: Expected batch dimensions of "
+                             "tau to be equal to input.shape[:-2], but got [%s]",
+                             fn, got);
+        }
+    if (tau->dtype != A->dtype)
+        return th__error(TH_ERR_RUNTIME, "%s: tau dtype %s does not match input "
+                         "dtype %s", fn, scalar_name(tau->dtype),
+                         scalar_name(A->dtype));
+    th_tensor *t[2] = {colmajor(nb, A->sizes, m, n, A->dtype, A),
+                       batched(nb, A->sizes, 1, &k, A->dtype)};
+    rc = t[0] && t[1] ? th_copy(t[1], tau) : th_last_status();
+    lp_job j = {.dtype = A->dtype, .nbatch = th__prod(nb, A->sizes), .m = (int)m,
+                .n = (int)n, .k = (int)k, .fn = householder_one};
+    if (!rc) {
+        int64_t lwork = 1;
+#ifndef TH_NO_BLAS
+        if (m > 0 && n > 0) { /* a workspace query reads only the sizes */
+            if (A->dtype == TH_FLOAT64) {
+                double wq;
+                scipy_LAPACKE_dorgqr_work(COLMAJOR, (int)m, (int)n, (int)k, NULL, (int)m, NULL, &wq, -1);
+                lwork = (int64_t)wq;
+            } else {
+                float wq;
+                scipy_LAPACKE_sorgqr_work(COLMAJOR, (int)m, (int)n, (int)k, NULL, (int)m, NULL, &wq, -1);
+                lwork = (int64_t)wq;
+            }
+        }
+#endif
+        j.lwork = TH_MAX(lwork, 1);
+        bind(&j, 0, t[0], 2);
+        bind(&j, 1, t[1], 1);
+        rc = run(&j, fn, 4.0 * m * n * k);
+    }
+    if (rc) {
+        release_all(t, 2);
+        return rc;
+    }
+    th_tensor_release(t[1]);
+    *Q = t[0];
+    return TH_OK;
+}
+
+/* ---- geqrf: QR as Householder reflectors --------------------------- */
+/* Slot 0: A, overwritten by R and the reflectors; slot 1: tau (k). */
+static int geqrf_one(lp_job *j, int64_t b, void *work, int *iwork) {
+    (void)iwork;
+    return x_geqrf(is_f64(j), j->m, j->n, mat(j, 0, b), mat(j, 1, b), work,
+                   (int)j->lwork);
+}
+
+int th_linalg_geqrf(const th_tensor *A, th_tensor **QR, th_tensor **tau) {
+    const char *fn = "torch.geqrf";
+    if (!QR || !tau) return th__error(TH_ERR_VALUE, "%s: outputs must not be NULL", fn);
+    if (A->ndim < 2)
+        return th__error(TH_ERR_RUNTIME, "%s: input must have at least 2 "
+                         "dimensions.", fn);
+    int rc = check_matrix(fn, "input", A, 0);
+    if (rc) return rc;
+    int nb = A->ndim - 2;
+    int64_t m = A->sizes[nb], n = A->sizes[nb + 1], k = TH_MIN(m, n);
+    th_tensor *t[2] = {colmajor(nb, A->sizes, m, n, A->dtype, A),
+                       batched(nb, A->sizes, 1, &k, A->dtype)};
+    if (!t[0] || !t[1]) {
+        release_all(t, 2);
+        return th_last_status();
+    }
+    int64_t lwork = 1;
+#ifndef TH_NO_BLAS
+    if (m > 0 && n > 0) { /* a workspace query reads only the sizes */
+        if (A->dtype == TH_FLOAT64) {
+            double wq;
+            scipy_LAPACKE_dgeqrf_work(COLMAJOR, (int)m, (int)n, NULL, (int)m, NULL, &wq, -1);
+            lwork = (int64_t)wq;
+        } else {
+            float wq;
+            scipy_LAPACKE_sgeqrf_work(COLMAJOR, (int)m, (int)n, NULL, (int)m, NULL, &wq, -1);
+            lwork = (int64_t)wq;
+        }
+    }
+#endif
+    lp_job j = {.dtype = A->dtype, .nbatch = th__prod(nb, A->sizes), .m = (int)m,
+                .n = (int)n, .k = (int)k, .lwork = TH_MAX(lwork, 1), .fn = geqrf_one};
+    bind(&j, 0, t[0], 2);
+    bind(&j, 1, t[1], 1);
+    rc = run(&j, fn, 2.0 * m * n * k);
+    if (rc) {
+        release_all(t, 2);
+        return rc;
+    }
+    *QR = t[0];
+    *tau = t[1];
+    return TH_OK;
+}

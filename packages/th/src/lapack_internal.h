@@ -26,6 +26,10 @@ enum { CB_LEFT = 141, CB_UPPER = 121, CB_LOWER = 122, CB_NOTRANS = 111,
                                       T *, int, int *, int);                  \
     int scipy_LAPACKE_##P##gelsd_work(int, int, int, int, T *, int, T *, int, \
                                       T *, T, int *, T *, int, int *);        \
+    int scipy_LAPACKE_##P##sytrf_work(int, char, int, T *, int, int *, T *,    \
+                                      int);                                   \
+    int scipy_LAPACKE_##P##sytrs_work(int, char, int, int, const T *, int,    \
+                                      const int *, T *, int);                 \
     void scipy_cblas_##P##trsm(int, int, int, int, int, int, int, T,          \
                                const T *, int, T *, int);
 LAPACK_DECL(float, s)
@@ -77,8 +81,8 @@ static inline int check_same_dtype(const char *fn, const th_tensor *a,
 static inline int no_lapack(const char *fn) {
     return th__error(TH_ERR_NOT_IMPLEMENTED, "%s: not available in this "
                      "build of libTH (TH_NO_BLAS=1, no LAPACK); it offers LU, "
-                     "solve, inverse, determinants, Cholesky, QR and "
-                     "triangular solves", fn);
+                     "solve, inverse, determinants, Cholesky, QR (with geqrf "
+                     "and Householder products) and triangular solves", fn);
 }
 
 /* "(Batch element 3): " for batched inputs, "" for a single matrix. */
@@ -287,5 +291,8 @@ static inline int has_nonfinite(int f64, const void *a, int64_t n) {
     }
     return 0;
 }
+
+/* lapack_small.c: inverses of order 1..4 (A checked by the caller). */
+int th__small_inv(const th_tensor *A, th_tensor **X, th_tensor **info);
 
 #endif

@@ -234,6 +234,18 @@ def test_large_batch_threads(rng):
     a = well_conditioned(rng, (300, 4, 4), np.float64)
     inv, _ = th.linalg_inv_ex(th.from_numpy(a))
     close(inv, np.linalg.inv(a), 1e-10)
+    # the order-4 kernel spreads batches above 8192 matrices
+    a = well_conditioned(rng, (20000, 4, 4), np.float64)
+    a[4321] = 0
+    old = th.get_num_threads()
+    try:
+        th.set_num_threads(2)
+        inv, info = th.linalg_inv_ex(th.from_numpy(a))
+    finally:
+        th.set_num_threads(old)
+    assert np.flatnonzero(info.numpy()).tolist() == [4321]
+    keep = np.arange(20000) != 4321
+    close(inv.numpy()[keep], np.linalg.inv(a[keep]), 1e-10)
 
 
 @pytest.mark.skipif(LAPACK, reason="checks the TH_NO_BLAS build")
@@ -245,3 +257,160 @@ def test_no_blas_reports_missing_routines(fn, args):
     with pytest.raises(NotImplementedError, match=rf"^linalg.{name}: not available in this "
                        r"build of libTH \(TH_NO_BLAS=1"):
         getattr(th, fn)(*args)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("shape,k", [((5, 3), 3), ((5, 3), 1), ((2, 4, 4), 4), ((3, 0), 0),
+                                     ((0, 0), 0), ((20, 18), 18), ((4, 2), 0)], ids=str)
+def test_householder_product(rng, dtype, layout, shape, k):
+    """orgqr (portable in the TH_NO_BLAS build) against the product of
+    the reflectors, and QR's Q from NumPy's raw geqrf output."""
+    dt, tol = dtype
+    a = rng.standard_normal(shape).astype(dt)
+    tau = (rng.standard_normal(shape[:-2] + (k,)) * 0.3).astype(dt)
+    m, n = shape[-2:]
+    want = np.zeros(shape)
+    for idx in np.ndindex(shape[:-2]):
+        q = np.eye(m)
+        for i in range(k):
+            v = np.concatenate([np.zeros(i), [1.0], a[idx][i + 1:, i]])
+            q = q @ (np.eye(m) - tau[idx][i] * np.outer(v, v))
+        want[idx] = q[:, :n]
+    Q = th.linalg_householder_product(tensor(a, layout), tensor(tau, "contiguous"))
+    assert Q.stride()[-2:] == (1, max(m, 1))  # column-major, as PyTorch's
+    close(Q, want, tol)
+    g = rng.standard_normal((6, 4))
+    h, t = np.linalg.qr(g, mode="raw")  # geqrf's reflectors (transposed) and scales
+    close(th.linalg_householder_product(th.from_numpy(h.T.copy()), th.from_numpy(t)),
+          np.linalg.qr(g)[0], 1e-10)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 4), (2, 0, 3), (1, 1), (20, 18)],
+                         ids=str)
+def test_geqrf(rng, dtype, layout, shape):
+    """R above the diagonal as QR's (up to signs), and the reflectors give
+    back A through householder_product."""
+    dt, tol = dtype
+    a = rng.standard_normal(shape).astype(dt)
+    QR, tau = th.linalg_geqrf(tensor(a, layout))
+    m, n = shape[-2:]
+    k = min(m, n)
+    assert QR.shape == shape and tau.shape == shape[:-2] + (k,)
+    qr = QR.numpy().astype(np.float64)
+    R = np.triu(qr[..., :k, :])
+    np.testing.assert_allclose(np.abs(R), np.abs(np.linalg.qr(a.astype(np.float64))[1]),
+                               rtol=tol * 10, atol=tol * 10)
+    if k:
+        Q = th.linalg_householder_product(QR.narrow(-1, 0, k).contiguous() if n > k else QR,
+                                          tau).numpy()
+        close(Q @ R, a.astype(np.float64), tol)
+    with pytest.raises(RuntimeError, match="^torch.geqrf: input must have at least 2 dimensions.$"):
+        th.linalg_geqrf(th.ones(3))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+def test_small_inverses(rng, dtype, n):
+    """Orders 1-4 take the register kernel (5 the general path): values,
+    pivoting through zero diagonals, strided and expanded batches, and
+    info equal to LU's first zero pivot."""
+    dt, tol = dtype
+    a = well_conditioned(rng, (3, 7, n, n), dt)
+    a[0, 0] = np.eye(n)[::-1]  # anti-diagonal: every pivot needs a row swap
+    A = th.from_numpy(a)
+    X, info = th.linalg_inv_ex(A)
+    close(X, np.linalg.inv(a.astype(np.float64)), tol)
+    assert X.stride()[-2:] == (1, n) and not info.numpy().any()
+    # a non-contiguous batch (every other matrix, transposed)
+    V = A.transpose(-1, -2)[:, ::2]
+    close(th.linalg_inv_ex(V)[0], np.linalg.inv(np.swapaxes(a, -1, -2)[:, ::2].astype(np.float64)),
+          tol)
+    E = th.from_numpy(a[0, 1]).expand(4, n, n)  # a batch stride of 0
+    close(th.linalg_inv_ex(E)[0], np.broadcast_to(np.linalg.inv(a[0, 1].astype(np.float64)),
+                                                  (4, n, n)), tol)
+    s = a[:1, :3].copy()
+    s[0, 1, :, -1] = 0  # last column zero: LU stops at pivot n
+    s[0, 2] = 0         # zero matrix: first pivot
+    _, info = th.linalg_inv_ex(th.from_numpy(s))
+    lu_info = th.linalg_lu_factor_ex(th.from_numpy(s)).info
+    assert info.tolist() == [[0, n, 1]] == lu_info.tolist()
+    with pytest.raises(th.LinAlgError, match=rf"^linalg.inv: \(Batch element 1\): The diagonal "
+                       rf"element {n} is zero"):
+        th.linalg_inv_ex(th.from_numpy(s), check_errors=True)
+    X, info = th.linalg_inv_ex(th.zeros(0, n, n, dtype=th.float64))
+    assert X.shape == (0, n, n) and info.shape == (0,)
+    # near-singular (rows nearly parallel: pivoted Gauss-Jordan rather than
+    # the closed form) and badly scaled (a determinant beyond float32's range)
+    if n > 1:
+        near = well_conditioned(rng, (n, n), np.float64)
+        near[-1] = near[0] + 1e-3 * near[-1]
+        big = well_conditioned(rng, (n, n), np.float64) * 1e12
+        hard = np.stack([near, big]).astype(dt)
+        want = np.linalg.inv(hard.astype(np.float64))
+        got = th.linalg_inv_ex(th.from_numpy(hard))[0].numpy()
+        for g, w, h in zip(got, want, hard.astype(np.float64)):
+            err = np.abs(g - w).max() / np.abs(w).max()
+            assert err < 50 * np.linalg.cond(h) * np.finfo(dt).eps, err
+
+
+@needs_lapack
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("shape", [(3, 3), (2, 5, 5), (1, 1), (0, 0), (2, 0, 0), (20, 20)],
+                         ids=str)
+def test_ldl(rng, dtype, layout, shape):
+    """Symmetric indefinite matrices: LD's upper triangle is zero, the
+    pivots are sytrf's, and solving from the factors solves A X = B."""
+    dt, tol = dtype
+    a = rng.standard_normal(shape)
+    a = (a + np.swapaxes(a, -1, -2)).astype(dt)
+    n = shape[-1]
+    if n >= 2:  # a zero diagonal in the first matrix: 2x2 pivots
+        a.reshape(-1, n, n)[0][np.diag_indices(n)] = 0
+    LD, piv, info = th.linalg_ldl_factor_ex(tensor(a, layout))
+    assert LD.shape == shape and piv.shape == shape[:-1] and info.shape == shape[:-2]
+    assert piv.dtype == th.int32 and not info.numpy().any()
+    ld = LD.numpy()
+    np.testing.assert_array_equal(np.triu(ld, 1), 0)
+    p = piv.numpy()
+    assert ((np.abs(p) >= 1) & (np.abs(p) <= n)).all()
+    b = rng.standard_normal(shape[:-1] + (2,)).astype(dt)
+    x = th.linalg_ldl_solve(LD, piv, tensor(b, layout))
+    cond = np.linalg.cond(a.astype(np.float64)).max() if a.size else 1
+    close(x, np.linalg.solve(a.astype(np.float64), b) if a.size else b, tol * max(cond, 1))
+
+
+@needs_lapack
+def test_ldl_known_case_and_errors():
+    a = th.tensor([[0.0, 1.0, 2.0], [1.0, 0.0, 3.0], [2.0, 3.0, 1.0]], dtype=th.float64)
+    LD, piv, info = th.linalg_ldl_factor_ex(a)
+    # a 2x2 block (rows 1 and 3 swapped), then a 1x1 block
+    close(LD, [[0, 0, 0], [2, 1, 0], [1.25, 0.5, -2.75]], 1e-15)
+    assert piv.tolist() == [-3, -3, 3] and int(info) == 0
+    _, _, info = th.linalg_ldl_factor_ex(th.zeros(2, 2, 2))
+    assert info.tolist() == [1, 1]
+    with pytest.raises(th.LinAlgError, match=r"^torch.linalg.ldl_factor: \(Batch element 0\): "
+                       r"The factorization could not be completed because the input is "
+                       r"singular: D\[1,1\] is zero."):
+        th.linalg_ldl_factor_ex(th.zeros(2, 2, 2), check_errors=True)
+    with pytest.raises(RuntimeError, match=r"^torch.linalg.ldl_factor_ex: A must be batches of "
+                       r"square matrices, but they are 2 by 3 matrices$"):
+        th.linalg_ldl_factor_ex(th.zeros(2, 3))
+    b = th.ones(3, 1, dtype=th.float64)
+    with pytest.raises(RuntimeError, match=r"^Incompatible matrix sizes for "
+                       r"torch.linalg.ldl_solve: each A matrix is 3 by 3 but each b matrix is "
+                       r"4 by 1$"):
+        th.linalg_ldl_solve(LD, piv, th.ones(4, 1, dtype=th.float64))
+    for bad in ([4, 1, 1], [-1, 1, 1], [1, 2, -3], [0, 1, 1]):
+        with pytest.raises(RuntimeError, match="invalid pivots"):
+            th.linalg_ldl_solve(LD, th.tensor(bad, dtype=th.int32), b)
+    with pytest.raises(RuntimeError, match="Expected pivots to be int32, but got Long"):
+        th.linalg_ldl_solve(LD, th.tensor([1, 2, 3]), b)
+
+
+@pytest.mark.skipif(LAPACK, reason="checks the TH_NO_BLAS build")
+def test_no_blas_ldl():
+    with pytest.raises(NotImplementedError, match=r"^linalg.ldl_factor: not available in this "
+                       r"build of libTH \(TH_NO_BLAS=1"):
+        th.linalg_ldl_factor_ex(th.eye(2))
+    with pytest.raises(NotImplementedError, match=r"^linalg.ldl_solve: not available"):
+        th.linalg_ldl_solve(th.eye(2), th.tensor([1, 2], dtype=th.int32), th.ones(2, 1))

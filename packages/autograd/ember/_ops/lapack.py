@@ -6,6 +6,7 @@ gradchecks them."""
 import collections
 
 from .. import linalg
+from ..linalg._lu import lu_unpack
 from .._tensor import Tensor
 from .define import NAMESPACE
 
@@ -79,7 +80,48 @@ def matrix_power(input, n):
     return linalg.matrix_power(input, n)
 
 
+def lu(A, pivot=True, get_infos=False, out=None):
+    """(LU, pivots) or, with get_infos, (LU, pivots, infos); a singular
+    matrix is factored without error either way, as PyTorch's."""
+    LU, piv, info = linalg.lu_factor_ex(A, pivot=pivot)
+    result = (LU, piv, info) if get_infos else (LU, piv)
+    if out is not None:
+        for o, r in zip(out, result):
+            o.copy_(r)
+        return out
+    return result
+
+
+def lu_solve(b, LU_data, LU_pivots, *, out=None):
+    return linalg.lu_solve(LU_data, LU_pivots, b, out=out)
+
+
+GeqrfResult = collections.namedtuple("geqrf", ["a", "tau"])
+
+
+def geqrf(input):
+    """QR as LAPACK leaves it: R on and above the diagonal, Householder
+    reflectors below, and their scales (no gradient, as PyTorch's)."""
+    from ..linalg._functions import raw_call
+    if not isinstance(input, Tensor):
+        raise TypeError(f"geqrf(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    from ..linalg._ldl import Undifferentiable
+    return GeqrfResult(*Undifferentiable.apply(
+        "geqrf", lambda A: raw_call("linalg_geqrf", A), input))
+
+
+def orgqr(input, tau):
+    return linalg.householder_product(input, tau)
+
+
+def matrix_exp(input):
+    return linalg.matrix_exp(input)
+
+
 for _f in (inverse, det, logdet, slogdet, svd, qr, cholesky, cholesky_solve,
-           triangular_solve, pinverse, matrix_power):
+           triangular_solve, pinverse, matrix_power, lu, lu_solve, geqrf, orgqr,
+           matrix_exp):
     NAMESPACE[_f.__name__] = _f
     setattr(Tensor, _f.__name__, _f)
+NAMESPACE["lu_unpack"] = lu_unpack

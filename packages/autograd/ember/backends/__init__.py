@@ -153,7 +153,8 @@ NAMESPACE_FUNCTIONS = (
 LINALG_FUNCTIONS = (
     "linalg_lu_factor_ex", "linalg_lu_solve", "linalg_solve_ex", "linalg_inv_ex",
     "linalg_det", "linalg_slogdet", "linalg_cholesky_ex", "linalg_solve_triangular",
-    "linalg_qr", "linalg_svd", "linalg_eigh", "linalg_lstsq", "LinAlgError",
+    "linalg_qr", "linalg_svd", "linalg_eigh", "linalg_lstsq", "linalg_householder_product",
+    "linalg_geqrf", "linalg_ldl_factor_ex", "linalg_ldl_solve", "LinAlgError",
 )
 
 #: Which namespace functions beyond NAMESPACE_FUNCTIONS each device type's

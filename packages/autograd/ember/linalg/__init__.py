@@ -12,12 +12,19 @@ from .._dtypes import float64 as _float64
 from .._tensor import Tensor, _make
 from ..autograd import grad_mode
 from . import _functions as F
+from . import _lu
 from ._functions import raw_call
+from ._lu import lu
+from ._ldl import ldl_factor, ldl_factor_ex, ldl_solve
+from ._matfun import householder_product, matrix_exp
+from ._tensor_ops import diagonal, matmul, tensorinv, tensorsolve, vander, vecdot
 
 __all__ = ["solve", "solve_ex", "inv", "inv_ex", "det", "slogdet", "cholesky", "cholesky_ex",
-           "qr", "svd", "svdvals", "eigh", "eigvalsh", "lstsq", "lu_factor", "lu_factor_ex",
-           "lu_solve", "solve_triangular", "matrix_rank", "pinv", "matrix_power",
-           "matrix_norm", "vector_norm", "norm", "cond", "cross", "multi_dot", "LinAlgError"]
+           "qr", "svd", "svdvals", "eigh", "eigvalsh", "lstsq", "lu", "lu_factor",
+           "lu_factor_ex", "lu_solve", "solve_triangular", "matrix_rank", "pinv", "matrix_power",
+           "matrix_norm", "vector_norm", "norm", "cond", "cross", "multi_dot", "householder_product",
+           "matrix_exp", "vander", "vecdot", "diagonal", "matmul", "tensorinv", "tensorsolve",
+           "ldl_factor", "ldl_factor_ex", "ldl_solve", "LinAlgError"]
 
 LinAlgError = F.linalg_error()
 
@@ -138,13 +145,16 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
 
 
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
-    """LU, pivots (int32, 1-based) and info; LU is differentiable for
-    square A (lu_solve is differentiable in B, not in LU)."""
+    """LU, pivots (int32, 1-based) and info (no error for a singular
+    matrix unless check_errors); LU is differentiable."""
     _tensor("lu_factor_ex", A)
+    if A.dim() < 2:
+        raise RuntimeError(f"torch.lu_factor: Expected tensor with 2 or more dimensions. Got "
+                           f"size: {list(A.shape)} instead")
     if _grad(A):
         if check_errors or not pivot:
             raw_call("linalg_lu_factor_ex", A, pivot=pivot, check_errors=check_errors)
-        return _out(LUFactorExResult(*F.LUFactor.apply(A)), out)
+        return _out(LUFactorExResult(*_lu.LUFactor.apply(A)), out)
     LU, piv, info = raw_call("linalg_lu_factor_ex", A, pivot=pivot, check_errors=check_errors)
     return _out(LUFactorExResult(_make(LU), _make(piv), _make(info)), out)
 
@@ -157,9 +167,9 @@ def lu_factor(A, *, pivot=True, out=None):
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     _tensor("lu_solve", LU, "LU")
     if left:
-        X = F.LUSolve.apply(LU, pivots, B, bool(adjoint))
+        X = _lu.LUSolve.apply(LU, pivots, B, bool(adjoint))
     else:  # X A = B  <=>  A^T X^T = B^T
-        X = F.LUSolve.apply(LU, pivots, B.mT, not adjoint).mT
+        X = _lu.LUSolve.apply(LU, pivots, B.mT, not adjoint).mT
     return _out(X, out)
 
 

@@ -169,6 +169,44 @@ def linalg_lstsq(A, B, rcond=None):
     return LstsqResult(wrap(x[0]), wrap(rank[0]), wrap(s[0]))
 
 
+def linalg_householder_product(A, tau):
+    """Q from Householder reflectors and their scales (LAPACK orgqr)."""
+    _check("linalg_householder_product", A=A, tau=tau)
+    q, = _outs(1)
+    _call(lib.th_linalg_householder_product(A._p, tau._p, q))
+    return wrap(q[0])
+
+
+GeqrfResult = collections.namedtuple("geqrf", ["a", "tau"])
+
+
+def linalg_geqrf(A):
+    """R and the Householder reflectors packed in one matrix, and their
+    scales (LAPACK geqrf)."""
+    _check("linalg_geqrf", A=A)
+    qr, tau = _outs(2)
+    _call(lib.th_linalg_geqrf(A._p, qr, tau))
+    return GeqrfResult(wrap(qr[0]), wrap(tau[0]))
+
+
+LDLResult = collections.namedtuple("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
+
+
+def linalg_ldl_factor_ex(A, *, hermitian=False, check_errors=False):
+    """LDL^T with Bunch-Kaufman pivoting (LAPACK sytrf) of A's lower triangle."""
+    _check("linalg_ldl_factor_ex", A=A)
+    ld, piv, info = _outs(3)
+    _call(lib.th_linalg_ldl_factor(A._p, bool(hermitian), bool(check_errors), ld, piv, info))
+    return LDLResult(wrap(ld[0]), wrap(piv[0]), wrap(info[0]))
+
+
+def linalg_ldl_solve(LD, pivots, B, *, hermitian=False):
+    _check("linalg_ldl_solve", LD=LD, pivots=pivots, B=B)
+    x, = _outs(1)
+    _call(lib.th_linalg_ldl_solve(LD._p, pivots._p, B._p, bool(hermitian), x))
+    return wrap(x[0])
+
+
 def has_lapack():
     """False in the TH_NO_BLAS build, which has LU, solve, inverse, det,
     Cholesky, QR and triangular solves but no SVD, eigh or lstsq."""
@@ -177,7 +215,8 @@ def has_lapack():
 
 for _f in (linalg_lu_factor_ex, linalg_lu_solve, linalg_solve_ex, linalg_inv_ex,
            linalg_det, linalg_slogdet, linalg_cholesky_ex, linalg_solve_triangular,
-           linalg_qr, linalg_svd, linalg_eigh, linalg_lstsq, has_lapack):
+           linalg_qr, linalg_svd, linalg_eigh, linalg_lstsq, linalg_householder_product,
+           linalg_geqrf, linalg_ldl_factor_ex, linalg_ldl_solve, has_lapack):
     _functions[_f.__name__] = _f
 _functions["LinAlgError"] = LinAlgError
 

@@ -168,6 +168,82 @@ static void test_errors(void) {
     for (size_t i = 0; i < sizeof objs / sizeof *objs; i++) th_tensor_release(objs[i]);
 }
 
+static void test_householder_and_geqrf(void) {
+    /* geqrf's reflectors give back Q: Q R = A; one reflector v = (1, 1),
+     * tau = 1 gives I - v v^T = [[0, -1], [-1, 0]] */
+    th_tensor *a = make(2, SZ(3, 2), DV(3, 1, 4, 2, 0, 5), TH_FLOAT64);
+    th_tensor *h = NULL, *tau = NULL, *q = NULL;
+    CHECK(th_linalg_geqrf(a, &h, &tau) == TH_OK);
+    CHECK(h && tau && tau->ndim == 1 && tau->sizes[0] == 2);
+    CHECK(th_linalg_householder_product(h, tau, &q) == TH_OK);
+    if (q && h) {
+        th_tensor *r = th_triu(h, 0);
+        th_tensor *r2 = r ? th_narrow(r, 0, 0, 2) : NULL;
+        th_tensor *qr = r2 ? th_matmul(q, r2) : NULL;
+        CHECK(near(qr, 2, SZ(3, 2), DV(3, 1, 4, 2, 0, 5), 1e-12));
+        th_tensor *objs[] = {r, r2, qr};
+        for (size_t i = 0; i < sizeof objs / sizeof *objs; i++) th_tensor_release(objs[i]);
+    }
+    th_tensor_release(q);
+    th_tensor *v = make(2, SZ(2, 2), DV(7, 0, 1, 7), TH_FLOAT32);
+    th_tensor *t1 = make(1, SZ(1), DV(1), TH_FLOAT32), *t3 = make(1, SZ(3), DV(1, 1, 1), TH_FLOAT32);
+    CHECK(th_linalg_householder_product(v, t1, &q) == TH_OK);
+    CHECK(near(q, 2, SZ(2, 2), DV(0, -1, -1, 0), 1e-6));
+    th_tensor_release(q);
+    ERR(th_linalg_householder_product(v, t3, &q), TH_ERR_RUNTIME,
+        "input.shape[-1] must be greater than or equal to tau.shape[-1]");
+    ERR(th_linalg_householder_product(v, tau, &q), TH_ERR_RUNTIME,
+        "tau dtype Double does not match input dtype Float");
+    ERR(th_linalg_householder_product(tau, tau, &q), TH_ERR_RUNTIME,
+        "input must have at least 2 dimensions.");
+    ERR(th_linalg_geqrf(a, NULL, &tau), TH_ERR_VALUE, "must not be NULL");
+    th_tensor *objs[] = {a, h, tau, v, t1, t3};
+    for (size_t i = 0; i < sizeof objs / sizeof *objs; i++) th_tensor_release(objs[i]);
+}
+
+static void test_small_inverse(void) {
+    /* order 3 with a zero leading entry (a row swap) and a singular one */
+    th_tensor *a = make(3, SZ(2, 3, 3), DV(0, 1, 0, 1, 0, 0, 0, 0, 2,
+                                            1, 2, 3, 2, 4, 6, 1, 1, 1), TH_FLOAT64);
+    th_tensor *x = NULL, *info = NULL;
+    CHECK(th_linalg_inv(a, 0, &x, &info) == TH_OK);
+    CHECK(info && ((const int32_t *)th_data_ptr(info))[0] == 0);
+    CHECK(info && ((const int32_t *)th_data_ptr(info))[1] == 3);
+    th_tensor *x0 = x ? th_select(x, 0, 0) : NULL;
+    CHECK(near(x0, 2, SZ(3, 3), DV(0, 1, 0, 1, 0, 0, 0, 0, 0.5), 1e-15));
+    th_tensor *objs[] = {x, x0, info};
+    for (size_t i = 0; i < sizeof objs / sizeof *objs; i++) th_tensor_release(objs[i]);
+    x = info = NULL;
+    ERR(th_linalg_inv(a, 1, &x, &info), TH_ERR_RUNTIME,
+        "linalg.inv: (Batch element 1): The diagonal element 3 is zero");
+    CHECK(x == NULL && info == NULL);
+    th_tensor_release(a);
+}
+
+static void test_ldl(void) {
+    /* a zero diagonal: one 2x2 block (rows 1 and 3 swapped), then a 1x1 */
+    th_tensor *a = make(2, SZ(3, 3), DV(0, 1, 2, 1, 0, 3, 2, 3, 1), TH_FLOAT64);
+    th_tensor *ld = NULL, *piv = NULL, *info = NULL, *x = NULL;
+    th_tensor *b = make(2, SZ(3, 1), DV(3, 4, 6), TH_FLOAT64); /* A (1, 1, 1) */
+    if (!th_has_lapack()) {
+        ERR(th_linalg_ldl_factor(a, 0, 1, &ld, &piv, &info), TH_ERR_NOT_IMPLEMENTED,
+            "TH_NO_BLAS=1");
+    } else {
+        CHECK(th_linalg_ldl_factor(a, 0, 1, &ld, &piv, &info) == TH_OK);
+        CHECK(near(ld, 2, SZ(3, 3), DV(0, 0, 0, 2, 1, 0, 1.25, 0.5, -2.75), 1e-15));
+        CHECK(near(piv, 1, SZ(3), DV(-3, -3, 3), 0) && near(info, 0, SZ(0), DV(0), 0));
+        CHECK(th_linalg_ldl_solve(ld, piv, b, 0, &x) == TH_OK);
+        CHECK(near(x, 2, SZ(3, 1), DV(1, 1, 1), 1e-14));
+        if (piv) ((int32_t *)th_data_ptr(piv))[1] = 3; /* breaks the 2x2 pair */
+        th_tensor_release(x);
+        x = NULL;
+        ERR(th_linalg_ldl_solve(ld, piv, b, 0, &x), TH_ERR_RUNTIME, "invalid pivots");
+        CHECK(x == NULL);
+    }
+    th_tensor *objs[] = {a, ld, piv, info, b};
+    for (size_t i = 0; i < sizeof objs / sizeof *objs; i++) th_tensor_release(objs[i]);
+}
+
 int main(void) {
     test_solve_inv_det(TH_FLOAT64, 1e-12);
     test_solve_inv_det(TH_FLOAT32, 1e-5);
@@ -177,5 +253,8 @@ int main(void) {
     test_qr();
     test_spectral();
     test_errors();
+    test_householder_and_geqrf();
+    test_small_inverse();
+    test_ldl();
     return check_report("test_lapack");
 }
