@@ -148,6 +148,8 @@ def build_model(onnx, graph, tensors, *, opset, input_names, output_names, dynam
     ctx.node = None
     for v, n in zip(outputs, output_names):
         ctx.op("Identity", [ctx.name(v)], [n])
+    if do_constant_folding and export_params:   # parameters fed as inputs stay as they are
+        _fold_batch_norms(ctx)
     _drop_dead(ctx, set(output_names))
     graph_inputs = [_info(helper, onnx, n, v, dynamic.get(n, {})) for v, n in
                     zip(graph.inputs, input_names)]
@@ -167,6 +169,35 @@ def build_model(onnx, graph, tensors, *, opset, input_names, output_names, dynam
                               producer_name=producer[0], producer_version=producer[1])
     model.ir_version = min(model.ir_version, _max_ir(onnx, opset))
     return model
+
+
+def _fold_batch_norms(ctx):
+    """Conv followed by an eval-mode BatchNormalization that alone reads it,
+    all constants: one Conv with the normalisation in its weight and bias."""
+    readers = {}
+    for n in ctx.nodes:
+        for i in n.input:
+            readers[i] = readers.get(i, 0) + 1
+    producer = {n.output[0]: n for n in ctx.nodes if n.op_type == "Conv"}
+    kept = []
+    for n in ctx.nodes:
+        conv = producer.get(n.input[0]) if n.op_type == "BatchNormalization" else None
+        if conv is None or readers.get(conv.output[0]) != 1 or \
+                not all(i in ctx.inits for i in list(conv.input[1:]) + list(n.input[1:5])):
+            kept.append(n)
+            continue
+        eps = next((a.f for a in n.attribute if a.name == "epsilon"), 1e-5)
+        gamma, beta, mean, var = (ctx.inits[i].astype(np.float64) for i in n.input[1:5])
+        w = ctx.inits[conv.input[1]]
+        b = ctx.inits[conv.input[2]].astype(np.float64) if len(conv.input) > 2 else 0.0
+        scale = gamma / np.sqrt(var + eps)
+        shape = (-1,) + (1,) * (w.ndim - 1)
+        new_w = (w.astype(np.float64) * scale.reshape(shape)).astype(w.dtype)
+        new_b = ((b - mean) * scale + beta).astype(w.dtype)
+        conv.input[1:] = [ctx.const(new_w, f"{conv.input[1]}.folded"),
+                          ctx.const(new_b, f"{conv.input[1]}.folded_bias")]
+        conv.output[0] = n.output[0]
+    ctx.nodes = kept
 
 
 def _drop_dead(ctx, wanted):
