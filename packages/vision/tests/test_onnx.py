@@ -206,3 +206,25 @@ def test_bad_arguments():
         ember.onnx.export(model, (ember.randn(2, 3),), io.BytesIO(), dynamic_axes={"x": [0]})
     with pytest.raises(ValueError, match="2 input_names for 1 inputs"):
         ember.onnx.export(model, (ember.randn(2, 3),), io.BytesIO(), input_names=["a", "b"])
+
+
+def test_files_exported_by_pytorch_load():
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    cnn = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.BatchNorm2d(4),
+                              torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Flatten(),
+                              torch.nn.Linear(64, 5), torch.nn.LogSoftmax(1)).eval()
+    lstm = torch.nn.LSTM(4, 6, batch_first=True).eval()
+    gru = torch.nn.GRU(4, 6).eval()
+    for model, shape in ((cnn, (2, 3, 8, 8)), (lstm, (2, 3, 4)), (gru, (3, 2, 4))):
+        buf = io.BytesIO()
+        torch.onnx.export(model, (torch.randn(*shape),), buf, dynamo=False)
+        loaded = ember.onnx.load(io.BytesIO(buf.getvalue()))
+        x = torch.randn(*shape)
+        with torch.no_grad():
+            want = model(x)
+        want = want[0] if isinstance(want, tuple) else want
+        got = loaded(ember.from_numpy(x.numpy()))
+        got = got[0] if isinstance(got, tuple) else got
+        assert tuple(got.shape) == tuple(want.shape)
+        _assert_close([got.detach().numpy()], [want.numpy()])

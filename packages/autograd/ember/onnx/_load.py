@@ -237,6 +237,25 @@ def _shape(m, ins, a):
     return ember.tensor(list(ins[0].shape), dtype=ember.int64)
 
 
+@runs("Constant")
+def _constant(m, ins, a):
+    import ember
+    if "value" not in a:
+        for key in ("value_float", "value_int", "value_floats", "value_ints"):
+            if key in a:
+                dtype = np.float32 if "float" in key else np.int64
+                return ember.from_numpy(np.array(a[key], dtype=dtype))
+        raise NotImplementedError("ember.onnx.load: a Constant without a tensor or number value")
+    return ember.from_numpy(np.array(a["value"], order="C"))
+
+
+@runs("ConstantOfShape")
+def _constant_of_shape(m, ins, a):
+    import ember
+    value = a.get("value", np.zeros(1, np.float32))
+    return ember.from_numpy(np.full(_ints(ins[0]), value.reshape(-1)[0], dtype=value.dtype))
+
+
 # ---- NN -------------------------------------------------------------------------------
 def _pads(a, n):
     p = a.get("pads") or [0] * (2 * n)
@@ -390,6 +409,9 @@ def _attrs(onnx, node):
     out = {}
     for at in node.attribute:
         v = onnx.helper.get_attribute_value(at)
+        if isinstance(v, onnx.TensorProto):
+            out[at.name] = onnx.numpy_helper.to_array(v).copy()
+            continue
         out[at.name] = v.decode() if isinstance(v, bytes) else \
             [x.decode() if isinstance(x, bytes) else x for x in v] if isinstance(v, list) else v
     return out
