@@ -269,3 +269,15 @@ def test_history_from_outside_the_trace_warns():
     before = w * 3   # computed before tracing: gradients cannot reach w through it
     with pytest.warns(ember.jit.TracerWarning, match="autograd history"):
         ember.jit.trace(lambda x: x + before, ember.ones(3))
+
+
+def test_a_failing_trace_puts_everything_back():
+    add, to_bool = ember.Tensor.add, ember.Tensor.__bool__
+
+    def f(x):
+        x = x + 1
+        raise ValueError("boom")
+    with pytest.raises(ValueError, match="boom"):
+        ember.jit.trace(f, ember.ones(2))
+    assert ember.Tensor.add is add and ember.Tensor.__bool__ is to_bool
+    assert ember.jit.trace(lambda x: x * 3, ember.ones(2))(ember.ones(2)).tolist() == [3.0, 3.0]

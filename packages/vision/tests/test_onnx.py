@@ -228,3 +228,13 @@ def test_files_exported_by_pytorch_load():
         got = got[0] if isinstance(got, tuple) else got
         assert tuple(got.shape) == tuple(want.shape)
         _assert_close([got.detach().numpy()], [want.numpy()])
+
+
+def test_inplace_write_into_a_view_is_refused():
+    def f(x):
+        y = x * 2
+        y[:, 0].add_(1.0)   # changes y through a view
+        return y
+    with pytest.raises(ember.onnx.OnnxExporterError, match=r"'add' \(Tensor.add_\) writes in "
+                                                           r"place into a view"):
+        ember.onnx.export(f, (ember.randn(2, 3),), io.BytesIO())

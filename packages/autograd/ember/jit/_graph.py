@@ -36,9 +36,11 @@ class Value:
 class Node:
     """One op call."""
 
-    __slots__ = ("target", "kind", "args", "kwargs", "outputs", "source", "inplace")
+    __slots__ = ("target", "kind", "args", "kwargs", "outputs", "source", "inplace",
+                 "writes_view")
 
     def __init__(self, target, kind, args, kwargs, outputs, source, inplace=False):
+        self.writes_view = False  # in place into a view (its base's value goes stale)
         self.target = target    # dispatch point: "ember.cat", "Tensor.add_", "nn.conv2d"
         self.kind = kind        # the op's name: "cat", "add", "conv2d"
         self.args = args        # tuple, tensors replaced by Values

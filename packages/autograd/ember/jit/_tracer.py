@@ -106,6 +106,7 @@ class _Trace:
         enc_args, enc_kwargs = self.encode(args), self.encode(kwargs)
         results = [args[0]] if inplace else flat_tensors(out)
         node = Node(target, kind, enc_args, enc_kwargs, [], user_frame(), inplace)
+        node.writes_view = inplace and args[0]._base is not None
         dependent = any(v.id in self.dependent for v in node.inputs())
         for t in results:
             name = str(len(self.graph.values))

@@ -136,6 +136,10 @@ def build_model(onnx, graph, tensors, *, opset, input_names, output_names, dynam
                     ctx.tensors[v.id] = t
                     constant_ids.add(v.id)
                 continue
+            if node.writes_view:
+                ctx.fail("writes in place into a view of another tensor, which ONNX cannot "
+                         "express; write out of place (e.g. torch.cat instead of slice "
+                         "assignment)")
             handler = _symbolic.HANDLERS.get(node.kind)
             if handler is None:
                 raise OnnxExporterError(
