@@ -133,14 +133,15 @@ def export(model, args, f, export_params=True, verbose=False, training=TrainingM
     try:
         with select_model_mode_for_export(model, training):
             graph, tensors, _ = jit.trace_graph(model, inputs)
+            varying = _varying(model, inputs, graph, input_names, output_names, dynamic_axes)
     finally:
         _exporting[0] = False
     proto = build_model(onnx, graph, tensors, opset=opset_version, input_names=input_names,
                         output_names=output_names, dynamic_axes=dynamic_axes,
                         do_constant_folding=do_constant_folding, export_params=export_params,
-                        producer=(producer_name, producer_version))
-    onnx.checker.check_model(proto)
+                        producer=(producer_name, producer_version), varying=varying)
     data = proto.SerializeToString()
+    onnx.checker.check_model(data)   # the bytes: serialised once
     if isinstance(f, (str, os.PathLike)):
         with open(f, "wb") as out:
             out.write(data)
@@ -149,6 +150,30 @@ def export(model, args, f, export_params=True, verbose=False, training=TrainingM
     if verbose:
         print(onnx.helper.printable_graph(proto.graph))
     return proto
+
+
+def _varying(model, inputs, graph, input_names, output_names, dynamic_axes):
+    """With dynamic axes on inputs: the sizes of the trace that follow them
+    (a second trace with those dimensions grown, see _dynamic)."""
+    from .. import jit
+    from ._dynamic import GraphsDiffer, compare, grown_inputs
+    from ._export import _dynamic, default_names
+    if not dynamic_axes:
+        return None
+    names, outs = default_names(graph, input_names, output_names)
+    dims = _dynamic(dynamic_axes, names, outs)
+    per_input = [sorted(dims.get(n, {})) for n in names]
+    if not any(per_input):
+        return None
+    other, _, _ = jit.trace_graph(model, grown_inputs(inputs, per_input))
+    try:
+        by_node, consts = compare(graph, other)
+    except GraphsDiffer as e:
+        raise OnnxExporterError(f"ember.onnx.export: the model runs other ops when its dynamic "
+                                f"axes change size ({e}); export it without dynamic_axes") \
+            from None
+    shapes = {v.id: w.shape for v, w in zip(graph.values, other.values) if v.shape != w.shape}
+    return by_node, shapes, consts
 
 
 def load(f):

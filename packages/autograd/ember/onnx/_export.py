@@ -38,11 +38,24 @@ class Context:
         self.inits = {}             # ONNX name -> numpy array
         self.count = 0
         self.node = None            # the traced node being written
-        self.dynamic = dynamic      # value id -> set of dynamic dims (inputs)
+        self.dynamic = dynamic      # ONNX name -> {dim: symbolic name}
+        self.varying = []           # the node's argument paths whose sizes follow dynamic axes
+        self.varying_values = {}    # value id -> its shape in the second trace, where it differs
+        self.varying_consts = set()     # ... constants among them
 
     def fresh(self, hint="t"):
         self.count += 1
         return f"{hint}_{self.count}"
+
+    def static_shape(self, v, dims=None):
+        """v's traced shape, for a handler that writes it (or its `dims`) into
+        the file; refused where those sizes follow a dynamic axis."""
+        other = self.varying_values.get(v.id)
+        if other is not None and any(other[d] != v.shape[d] for d in (
+                range(len(v.shape)) if dims is None else dims)):
+            self.fail("needs a shape that follows the dynamic axes, which its ONNX form "
+                      "would fix to the traced size")
+        return v.shape
 
     def name(self, v):
         """The ONNX name of a value (a constant becomes an initializer)."""
@@ -50,6 +63,10 @@ class Context:
         if n is None:
             if v.id not in self.tensors:
                 raise OnnxExporterError(f"value %{v.name} is used before it is computed")
+            if v.id in self.varying_consts:
+                self.fail("reads a constant whose shape follows the dynamic axes (a tensor "
+                          "made with a size read from an input); ONNX would fix it to the "
+                          "traced size")
             n = self.const(self.tensors[v.id].detach().cpu().numpy(), v.name)
             self.names[v.id] = n
         return n
@@ -99,10 +116,11 @@ def _foldable(node, constant_ids):
         node.kind not in ("dropout", "rand", "randn", "bernoulli")
 
 
-def build_model(onnx, graph, tensors, *, opset, input_names, output_names, dynamic_axes,
-                do_constant_folding, export_params, producer):
-    import ember
-    helper = onnx.helper
+#: ops whose handlers write sizes that follow dynamic axes correctly (ctx.varying)
+DYNAMIC_AWARE = ("reshape", "view", "rnn_direction")
+
+
+def default_names(graph, input_names, output_names):
     outputs = graph.output_values()
     input_names = list(input_names or [])
     if len(input_names) > len(graph.inputs):
@@ -116,17 +134,30 @@ def build_model(onnx, graph, tensors, *, opset, input_names, output_names, dynam
                          f"{len(outputs)} outputs")
     output_names += [f"output{'' if i == 0 else '.' + str(i)}" for i in
                      range(len(output_names), len(outputs))]
+    return input_names, output_names
+
+
+def build_model(onnx, graph, tensors, *, opset, input_names, output_names, dynamic_axes,
+                do_constant_folding, export_params, producer, varying=None):
+    import ember
+    helper = onnx.helper
+    outputs = graph.output_values()
+    input_names, output_names = default_names(graph, input_names, output_names)
     dynamic = _dynamic(dynamic_axes or {}, input_names, output_names)
     ctx = Context(onnx, graph, opset, dict(tensors), dynamic)
+    by_node, ctx.varying_values, ctx.varying_consts = varying or ({}, {}, set())
     ctx.used_names = frozenset(input_names) | frozenset(output_names)
     for v, n in zip(graph.inputs, input_names):
         ctx.set(v, n)
     constant_ids = {v.id for v in graph.constants}
     resolved = {}
     with ember.no_grad():
-        for node in graph.nodes:
+        for index, node in enumerate(graph.nodes):
             ctx.node = node
+            ctx.varying = by_node.get(index, [])
             if do_constant_folding and _foldable(node, constant_ids):
+                if ctx.varying or any(v.id in ctx.varying_consts for v in node.inputs()):
+                    ctx.varying_consts.update(v.id for v in node.outputs)
                 fn = resolved.get(node.target) or _points.resolve(node.target)
                 resolved[node.target] = fn
                 args = substitute(node.args, lambda v: ctx.tensors[v.id])
@@ -141,6 +172,9 @@ def build_model(onnx, graph, tensors, *, opset, input_names, output_names, dynam
                          "express; write out of place (e.g. torch.cat instead of slice "
                          "assignment)")
             handler = _symbolic.HANDLERS.get(node.kind)
+            if ctx.varying and handler is not None and node.kind not in DYNAMIC_AWARE:
+                ctx.fail("takes sizes that follow the dynamic axes, which its ONNX form would "
+                         "fix to the traced values")
             if handler is None:
                 raise OnnxExporterError(
                     f"ember.onnx.export: no ONNX mapping for op '{node.kind}' ({node.target}), "
@@ -157,8 +191,8 @@ def build_model(onnx, graph, tensors, *, opset, input_names, output_names, dynam
     _drop_dead(ctx, set(output_names))
     graph_inputs = [_info(helper, onnx, n, v, dynamic.get(n, {})) for v, n in
                     zip(graph.inputs, input_names)]
-    graph_outputs = [_info(helper, onnx, n, v, dynamic.get(n, {})) for v, n in
-                     zip(outputs, output_names)]
+    graph_outputs = [_info(helper, onnx, n, v, _output_dims(ctx, v, dynamic.get(n, {}), n))
+                     for v, n in zip(outputs, output_names)]
     inits = []
     for name, arr in ctx.inits.items():
         inits.append(onnx.numpy_helper.from_array(np.array(arr, order="C"), name))
@@ -218,6 +252,18 @@ def _drop_dead(ctx, wanted):
         nodes = kept
     ctx.nodes = nodes
     ctx.inits = {k: v for k, v in ctx.inits.items() if k in read}
+
+
+def _output_dims(ctx, v, named, name):
+    """An output's symbolic dims: those named in dynamic_axes, and any other
+    that follows the inputs' dynamic axes."""
+    other = ctx.varying_values.get(v.id)
+    dims = dict(named)
+    if other is not None:
+        for i, (a, b) in enumerate(zip(v.shape, other)):
+            if a != b and i not in dims:
+                dims[i] = f"{name}_dim_{i}"
+    return dims
 
 
 def _max_ir(onnx, opset):

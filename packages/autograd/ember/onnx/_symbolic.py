@@ -126,7 +126,7 @@ def _copy(ctx, node):
     dst, src = node.args[0], node.args[1]
     name = _operand(ctx, src, dst)
     if not isinstance(src, Value) or src.shape != dst.shape:
-        name = ctx.op("Expand", [name, ctx.ints(dst.shape)])
+        name = ctx.op("Expand", [name, ctx.ints(ctx.static_shape(dst))])
     if not isinstance(src, Value) or src.dtype != dst.dtype:
         name = ctx.op("Cast", [name], to=_elem(ctx, dst.dtype))
     ctx.out(ctx.op("Identity", [name]))
@@ -242,26 +242,35 @@ def _shape_arg(args):
 
 
 def _reshape(ctx, x, shape):
-    # dims equal to the input's leading dims are copied from it (0), so the
-    # batch size may change when the model is run with dynamic axes
-    shape = list(shape)
-    for i, (s, d) in enumerate(zip(shape, x.shape)):
-        if s != d or i > 0:
-            break
-        shape[i] = 0
     return ctx.op("Reshape", [ctx.name(x), ctx.ints(shape)])
+
+
+def _shape_positions(node):
+    """Argument path -> index in the target shape, for reshape/view."""
+    if len(node.args) > 1:
+        if len(node.args) == 2 and isinstance(node.args[1], (tuple, list)):
+            return {(0, 1, k): k for k in range(len(node.args[1]))}
+        return {(0, i): i - 1 for i in range(1, len(node.args))}
+    return {(1, "shape", k): k for k in range(len(node.kwargs["shape"]))}
 
 
 @handles("reshape", "view")
 def _view(ctx, node):
     x = node.args[0]
     shape = _shape_arg(node.args[1:]) if len(node.args) > 1 else list(node.kwargs["shape"])
+    if ctx.varying:   # sizes that follow a dynamic axis: one may be left to ONNX (-1)
+        where = _shape_positions(node)
+        free = {where[p] for p in ctx.varying if p in where}
+        if len(free) > 1 or (free and -1 in shape and shape.index(-1) not in free):
+            ctx.fail(f"to a shape with several sizes that follow the dynamic axes ({shape})")
+        for k in free:
+            shape[k] = -1
     ctx.out(_reshape(ctx, x, shape))
 
 
 @handles("view_as", "reshape_as")
 def _view_as(ctx, node):
-    ctx.out(_reshape(ctx, node.args[0], node.outputs[0].shape))
+    ctx.out(_reshape(ctx, node.args[0], ctx.static_shape(node.outputs[0])))
 
 
 @handles("flatten")
@@ -274,12 +283,12 @@ def _flatten(ctx, node):
         y = ctx.op("Flatten", [ctx.name(x)], axis=start)
         ctx.out(y if start == 1 else ctx.op("Reshape", [y, ctx.ints([-1])]))
         return
-    ctx.out(_reshape(ctx, x, node.outputs[0].shape))
+    ctx.out(_reshape(ctx, x, ctx.static_shape(node.outputs[0])))
 
 
 @handles("unflatten")
 def _unflatten(ctx, node):
-    ctx.out(_reshape(ctx, node.args[0], node.outputs[0].shape))
+    ctx.out(_reshape(ctx, node.args[0], ctx.static_shape(node.outputs[0])))
 
 
 @handles("t", "transpose", "swapaxes", "permute", "movedim")
@@ -323,6 +332,7 @@ def _squeeze(ctx, node):
     dims = [d for d in range(rank) if x.shape[d] == 1] if dim is None else \
         [_pos(d, rank) for d in (dim if isinstance(dim, (tuple, list)) else [dim])
          if x.shape[_pos(d, rank)] == 1]
+    ctx.static_shape(x, dims)   # a size-1 dimension that follows a dynamic axis
     if not dims:
         ctx.out(ctx.op("Identity", [ctx.name(x)]))
         return
@@ -331,7 +341,8 @@ def _squeeze(ctx, node):
 
 @handles("expand", "expand_as")
 def _expand(ctx, node):
-    ctx.out(ctx.op("Expand", [ctx.name(node.args[0]), ctx.ints(node.outputs[0].shape)]))
+    ctx.out(ctx.op("Expand", [ctx.name(node.args[0]),
+                              ctx.ints(ctx.static_shape(node.outputs[0]))]))
 
 
 @handles("cat", "concat", "concatenate")
@@ -355,7 +366,8 @@ def _split(ctx, node):
     x = node.args[0]
     rank = len(x.shape)
     dim = _pos(_arg(node, 1 if node.kind == "unbind" else 2, "dim", 0), rank)
-    sizes = [v.shape[dim] if node.kind != "unbind" else 1 for v in node.outputs]
+    sizes = [ctx.static_shape(v, [dim])[dim] if node.kind != "unbind" else 1
+             for v in node.outputs]
     outs = ctx.op("Split", [ctx.name(x), ctx.ints(sizes, "split")], outputs=len(sizes),
                   axis=dim)
     outs = [outs] if isinstance(outs, str) else outs
@@ -468,6 +480,8 @@ def _avg_pool(ctx, node):
 def _adaptive_avg(ctx, node):
     x = node.args[0]
     out = node.outputs[0].shape
+    ctx.static_shape(node.outputs[0], range(2, len(out)))
+    ctx.static_shape(x, range(2, len(x.shape)))
     spatial_in, spatial_out = x.shape[-(len(out) - 2 if len(out) > 2 else 1):], \
         out[-(len(out) - 2 if len(out) > 2 else 1):]
     if len(x.shape) not in (3, 4) or node.kind == "adaptive_avg_pool2d" and len(x.shape) != 4:
@@ -581,11 +595,15 @@ def _rnn_direction(ctx, node):
     B = np.concatenate([wb, rb])[None].astype(W.dtype)
     # the batch (dim 1) follows the input where it changes: -1
     x = ctx.op("Reshape", [ctx.name(data), ctx.ints([steps, -1, data.shape[-1]])])
-    h0 = ctx.op("Unsqueeze", [ctx.name(state0[0]), ctx.ints([0], "axes")])
-    ins = [x, ctx.const(W, "W"), ctx.const(R, "R"), ctx.const(B, "B"), "", h0]
+    def initial(v):   # zeros (the layer's default state) are ONNX's default too
+        if v.id in ctx.tensors and v.id not in ctx.names and \
+                not ctx.tensors[v.id].detach().cpu().numpy().any():
+            return ""
+        return ctx.op("Unsqueeze", [ctx.name(v), ctx.ints([0], "axes")])
+    ins = [x, ctx.const(W, "W"), ctx.const(R, "R"), ctx.const(B, "B"), "", initial(state0[0])]
     attrs = {"hidden_size": hidden, "direction": "reverse" if reverse else "forward"}
     if mode == "LSTM":
-        ins.append(ctx.op("Unsqueeze", [ctx.name(state0[1]), ctx.ints([0], "axes")]))
+        ins.append(initial(state0[1]))
         outs = ctx.op("LSTM", ins, outputs=3, **attrs)
     elif mode == "GRU":
         outs = ctx.op("GRU", ins, outputs=2, linear_before_reset=1, **attrs)
