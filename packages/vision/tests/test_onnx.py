@@ -215,7 +215,23 @@ def test_files_exported_by_pytorch_load():
                               torch.nn.Linear(64, 5), torch.nn.LogSoftmax(1)).eval()
     lstm = torch.nn.LSTM(4, 6, batch_first=True).eval()
     gru = torch.nn.GRU(4, 6).eval()
-    for model, shape in ((cnn, (2, 3, 8, 8)), (lstm, (2, 3, 4)), (gru, (3, 2, 4))):
+
+    class Mixed(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.prelu = torch.nn.PReLU(3)
+            self.acts = torch.nn.Sequential(torch.nn.LeakyReLU(0.2), torch.nn.ELU(),
+                                            torch.nn.Hardswish(), torch.nn.SELU(),
+                                            torch.nn.Hardsigmoid(), torch.nn.Softplus())
+
+        def forward(self, x):
+            y = torch.nn.functional.pad(x, (1, 2, 0, 1), mode="reflect")
+            y = torch.nn.functional.pad(self.prelu(y), (1, 1), value=0.5)
+            y = self.acts(y).repeat(1, 2, 1, 1)
+            return torch.maximum(y, y.mean()) + y.argmax(1, keepdim=True)
+    mixed = Mixed().eval()
+    for model, shape in ((cnn, (2, 3, 8, 8)), (lstm, (2, 3, 4)), (gru, (3, 2, 4)),
+                         (mixed, (2, 3, 4, 5))):
         buf = io.BytesIO()
         torch.onnx.export(model, (torch.randn(*shape),), buf, dynamo=False)
         loaded = ember.onnx.load(io.BytesIO(buf.getvalue()))

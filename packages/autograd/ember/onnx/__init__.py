@@ -68,10 +68,16 @@ def default_opset():
         _default = newest
         return _default
     h = onnx.helper
+    f = onnx.TensorProto.FLOAT
+    ones = h.make_tensor("w", f, [1, 1, 1, 1], [1.0])
+    shape = h.make_tensor("s", onnx.TensorProto.INT64, [2], [1, -1])
     for opset in range(newest, MIN_OPSET - 1, -1):
-        g = h.make_graph([h.make_node("Identity", ["x"], ["y"])], "probe",
-                         [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])],
-                         [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1])])
+        # a few of the operators export writes most, so that the runtime must have them
+        nodes = [h.make_node("Conv", ["x", "w"], ["c"]), h.make_node("Relu", ["c"], ["r"]),
+                 h.make_node("Reshape", ["r", "s"], ["f"]),
+                 h.make_node("Softmax", ["f"], ["y"], axis=1)]
+        g = h.make_graph(nodes, "probe", [h.make_tensor_value_info("x", f, [1, 1, 2, 2])],
+                         [h.make_tensor_value_info("y", f, [1, 4])], [ones, shape])
         m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
         m.ir_version = _export._max_ir(onnx, opset)
         try:

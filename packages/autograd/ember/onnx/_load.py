@@ -49,7 +49,7 @@ for _name, _fn in {
 
 _BIN = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Pow": "pow",
         "Greater": "gt", "Less": "lt", "GreaterOrEqual": "ge", "LessOrEqual": "le",
-        "Equal": "eq", "Max": "maximum", "Min": "minimum", "And": "logical_and",
+        "Equal": "eq", "And": "logical_and",
         "Or": "logical_or"}
 
 
@@ -118,6 +118,67 @@ def _reduce(method):
 
 RUNNERS.update({"ReduceMean": _reduce("mean"), "ReduceSum": _reduce("sum"),
                 "ReduceMax": _reduce("amax"), "ReduceMin": _reduce("amin")})
+
+
+# ---- activations and operators other exporters write ---------------------------------
+RUNNERS.update({
+    "Dropout": lambda m, ins, a: [ins[0]],   # inference: the input (no mask output read)
+    "LeakyRelu": lambda m, ins, a: _F().leaky_relu(ins[0], a.get("alpha", 0.01)),
+    "Elu": lambda m, ins, a: _F().elu(ins[0], a.get("alpha", 1.0)),
+    "Selu": lambda m, ins, a: _F().selu(ins[0]),
+    "Softplus": lambda m, ins, a: _F().softplus(ins[0]),
+    "HardSigmoid": lambda m, ins, a: (ins[0] * a.get("alpha", 0.2) + a.get("beta", 0.5))
+    .clamp(0.0, 1.0),
+    "HardSwish": lambda m, ins, a: _F().hardswish(ins[0]),
+    "PRelu": lambda m, ins, a: ins[0].clamp(min=0) + ins[1] * ins[0].clamp(max=0),
+    "Tile": lambda m, ins, a: ins[0].repeat(*_ints(ins[1])),
+})
+
+
+def _variadic(method):
+    def run(m, ins, a):
+        out = ins[0]
+        for x in ins[1:]:
+            out = getattr(out, method)(x)
+        return out
+    return run
+
+
+RUNNERS.update({"Sum": _variadic("add"), "Max": _variadic("maximum"),
+                "Min": _variadic("minimum")})
+RUNNERS["Mean"] = lambda m, ins, a: _variadic("add")(m, ins, a) / len(ins)
+
+
+def _argmax(fn):
+    def run(m, ins, a):
+        if a.get("select_last_index", 0):
+            raise NotImplementedError("ember.onnx.load: ArgMax/ArgMin with select_last_index")
+        return getattr(ins[0], fn)(a.get("axis", 0), keepdim=bool(a.get("keepdims", 1)))
+    return run
+
+
+RUNNERS.update({"ArgMax": _argmax("argmax"), "ArgMin": _argmax("argmin")})
+
+
+@runs("Pad")
+def _pad(m, ins, a):
+    x = ins[0]
+    pads = a.get("pads") or _ints(ins[1])
+    mode = a.get("mode", "constant")
+    value = float(ins[2]) if len(ins) > 2 and ins[2] is not None else a.get("value", 0.0)
+    if len(ins) > 3 and ins[3] is not None:
+        raise NotImplementedError("ember.onnx.load: Pad with axes")
+    n = x.dim()
+    torch_pads = []
+    for d in range(n - 1, -1, -1):   # last dimension first, as F.pad
+        torch_pads += [pads[d], pads[d + n]]
+    while len(torch_pads) > 2 and torch_pads[-2:] == [0, 0]:
+        torch_pads = torch_pads[:-2]
+    mode = {"constant": "constant", "reflect": "reflect", "edge": "replicate"}.get(mode)
+    if mode is None:
+        raise NotImplementedError(f"ember.onnx.load: Pad mode {a.get('mode')!r}")
+    return _F().pad(x, torch_pads, mode, value) if mode == "constant" else \
+        _F().pad(x, torch_pads, mode)
 
 
 # ---- products ---------------------------------------------------------------------------
@@ -222,13 +283,21 @@ def _slice(m, ins, a):
     starts, ends = _ints(ins[1]), _ints(ins[2])
     axes = _ints(ins[3]) if len(ins) > 3 and ins[3] is not None else list(range(len(starts)))
     steps = _ints(ins[4]) if len(ins) > 4 and ins[4] is not None else [1] * len(starts)
-    idx = [slice(None)] * x.dim()
+    import ember
     for s, e, ax, st in zip(starts, ends, axes, steps):
-        if st <= 0:
-            raise NotImplementedError("ember.onnx.load: Slice with a negative step")
+        ax = ax + x.dim() if ax < 0 else ax
         n = x.shape[ax]
-        idx[ax] = slice(max(-n, min(s, n)), max(-n, min(e, n)), st)
-    return x[tuple(idx)]
+        s, e = s + n if s < 0 else s, e + n if e < 0 else e
+        if st > 0:
+            idx = [slice(None)] * x.dim()
+            idx[ax] = slice(min(max(s, 0), n), min(max(e, 0), n), st)
+            x = x[tuple(idx)]
+        elif st < 0:   # ONNX's clamping for backward steps, then the rows in that order
+            rows = list(range(min(max(s, 0), n - 1), min(max(e, -1), n - 1), st))
+            x = x.index_select(ax, ember.tensor(rows, dtype=ember.int64))
+        else:
+            raise ValueError("ember.onnx.load: Slice with a step of 0")
+    return x
 
 
 @runs("Shape")
