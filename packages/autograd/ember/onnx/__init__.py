@@ -195,7 +195,7 @@ def _missing(name):
             f"ember.onnx.{name}: not available in Ember; use ember.onnx.export (the "
             f"TorchScript-style exporter over ember.jit's trace)")
     unsupported.__name__ = unsupported.__qualname__ = name
-    unsupported.__doc__ = f"Not available (raises NotImplementedError); use ember.onnx.export."
+    unsupported.__doc__ = "Not available (raises NotImplementedError); use ember.onnx.export."
     return unsupported
 
 

@@ -524,7 +524,7 @@ def _layer_norm(ctx, node):
 @handles("group_norm")
 def _group_norm(ctx, node):
     x, w, b, groups, eps = node.args[:5]
-    n_, c = x.shape[0], x.shape[1]
+    c = x.shape[1]
     grouped = ctx.op("Reshape", [ctx.name(x), ctx.ints([0, groups, -1])])
     normed = ctx.op("InstanceNormalization", [
         grouped, ctx.const(np.ones(groups, np.float32), "ones"),
@@ -573,7 +573,7 @@ def _rnn_direction(ctx, node):
         ctx.fail("with proj_size > 0 has no mapping")
     if len(set(batch_sizes)) > 1:
         ctx.fail("on a PackedSequence of unequal lengths has no mapping")
-    steps, batch = len(batch_sizes), batch_sizes[0]
+    steps = len(batch_sizes)
     hidden = w_hh.shape[1]
     producer = projected.node if isinstance(projected, Value) else None
     if producer is None or producer.kind != "linear" or producer.args[1].id not in ctx.tensors \
