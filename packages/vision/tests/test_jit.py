@@ -231,6 +231,10 @@ def _hostile_target(doc):
     doc["nodes"][0]["target"] = "os.system"
 
 
+def _unknown_function(doc):
+    doc["nodes"][0]["target"] = "Function.os:system"
+
+
 def _forward_ref(doc):
     doc["nodes"][0]["args"] = {"$tuple": [{"$v": 99}, 2]}
 
@@ -245,6 +249,7 @@ def _unknown_key(doc):
 
 @pytest.mark.parametrize("edit, message", [
     (_hostile_target, "calls 'os.system', which is not an Ember op"),
+    (_unknown_function, "calls 'Function.os:system', which is not an Ember op"),
     (_forward_ref, "reference to value 99 before it is defined"),
     (_bad_shape, "bytes for shape"),
     (_unknown_key, "unexpected argument"),
@@ -281,3 +286,40 @@ def test_a_failing_trace_puts_everything_back():
         ember.jit.trace(f, ember.ones(2))
     assert ember.Tensor.add is add and ember.Tensor.__bool__ is to_bool
     assert ember.jit.trace(lambda x: x * 3, ember.ones(2))(ember.ones(2)).tolist() == [3.0, 3.0]
+
+
+class _Cube(ember.autograd.Function):
+    """x³ with a backward that is deliberately 10× the true one, so a test can
+    tell the Function's own backward from the gradient of its parts."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * 30 * x * x
+
+
+def test_custom_function_is_one_node_with_its_backward(tmp_path):
+    def f(x):
+        return _Cube.apply(x).sum() + ember.linalg.inv(x).sum()
+    x = ember.randn(3, 3) + 3 * ember.eye(3)
+    traced = ember.jit.trace(f, x)
+    assert [n.target for n in traced.graph.nodes][:2] == [
+        "Function.test_jit:_Cube", "Tensor.sum"]
+    assert "_Cube.apply(x0)" in traced.code
+    for module in (traced, None):
+        if module is None:   # and after a save/load round trip
+            ember.jit.save(traced, tmp_path / "f.ejit")
+            module = ember.jit.load(tmp_path / "f.ejit")
+        a = (ember.randn(3, 3) + 3 * ember.eye(3)).requires_grad_()
+        b = a.detach().clone().requires_grad_()
+        module(a).backward()
+        f(b).backward()
+        _close(a.grad, b.grad, 1e-5)
+        x2 = a.detach() ** 2
+        assert float((a.grad - 3 * x2).abs().max()) > 1       # the Function's own backward
+        assert float((a.grad - 30 * x2).abs().max()) > 1e-2   # and inv's part

@@ -173,6 +173,7 @@ class Graph:
                     expr = f"{first}[{idx}] = {arg(n.args[2])}"
             else:
                 expr = f"_kernels.kernel({attr!r})({call})" if owner == "nn" \
+                    else f"{attr.partition(':')[2]}.apply({call})" if owner == "Function" \
                     else f"{owner}.{attr}({call})"
             outs = ", ".join(name(v) for v in n.outputs)
             lines.append(f"    {outs} = {expr}" if outs and attr != "__setitem__"

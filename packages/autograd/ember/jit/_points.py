@@ -2,7 +2,8 @@
 
 The front's are the callables its op table notes (ember._ops.define's
 DISPATCH): ``ember.<f>`` and ``Tensor.<f>`` (operators and in-place forms
-included).  Other packages add theirs through a module named in
+included), and ``autograd.Function.apply`` (a node per custom Function call,
+target ``Function.<module>:<qualname>``, replayed with its own backward).  Other packages add theirs through a module named in
 ``PROVIDERS`` that defines ``points()`` -> ``{name: (container, key, kind)}``
 and ``resolve(name)`` -> the callable (ember.nn: its NN kernels).  The
 tracer swaps each point for a recording wrapper while it runs and puts the
@@ -52,10 +53,29 @@ def provider(namespace, load=False):
 _front = None
 
 
+def function_class(name):
+    """The autograd.Function subclass "module:qualname" defined in this
+    process (Ember's own modules are imported for it); KeyError if none."""
+    from ..autograd.function import DEFINED
+    cls = DEFINED.get(name)
+    module = name.partition(":")[0]
+    if cls is None and module.startswith("ember.") and ":" in name:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            raise KeyError(name) from None
+        cls = DEFINED.get(name)
+    if cls is None:
+        raise KeyError(name)
+    return cls
+
+
 def resolve(target):
     """The callable a node's target names; KeyError if it names none."""
     global _front
     owner, _, name = target.partition(".")
+    if owner == "Function":
+        return function_class(name).apply
     if owner in ("Tensor", "ember"):
         if _front is None:
             _front = front_points()
@@ -71,6 +91,8 @@ def kind_of(target):
     """The op name (kind) of a target; KeyError if it names none."""
     global _front
     owner, _, name = target.partition(".")
+    if owner == "Function":
+        return function_class(name).__name__
     if owner in ("Tensor", "ember"):
         if _front is None:
             _front = front_points()

@@ -164,6 +164,25 @@ def _wrapper(fn, target, kind, inplace):
     return traced
 
 
+def _function_wrapper(apply):
+    """Function.apply recording one node per custom Function call."""
+    def traced(cls, *args, **kwargs):
+        st = _state
+        if st is None or st.depth or st.thread != threading.get_ident():
+            return apply(cls, *args, **kwargs)
+        st.depth += 1
+        try:
+            out = apply(cls, *args, **kwargs)
+        finally:
+            st.depth -= 1
+        if _has_tensor(args) or _has_tensor(kwargs):
+            st.record(f"Function.{cls.__module__}:{cls.__qualname__}", cls.__name__, args,
+                      kwargs, out, False)
+        return out
+    traced.__wrapped__ = apply
+    return traced
+
+
 # ---- reading Python values out of traced tensors ---------------------------------
 _DATA_READS = {
     "__bool__": "Converting a tensor to a Python boolean",
@@ -222,6 +241,10 @@ def record(run, inputs, names):
             patches.append((container, attr, _get(container, attr)))
             _set(container, attr, _wrapper(_get(container, attr), target, kind,
                                            _is_inplace(attr)))
+        from ..autograd.function import Function
+        apply = vars(Function)["apply"]
+        patches.append((Function, "apply", apply))
+        Function.apply = classmethod(_function_wrapper(apply.__func__))
         for attr, what in _DATA_READS.items():
             fn = vars(Tensor).get(attr)
             if fn is not None:
