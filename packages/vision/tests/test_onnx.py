@@ -274,3 +274,18 @@ def test_dynamic_axes_refuse_what_they_cannot_express(body, message):
         return
     with pytest.raises(ember.onnx.OnnxExporterError, match=message):
         ember.onnx.export(body, (x,), buf, dynamic_axes={"input": [0]})
+
+
+@pytest.mark.parametrize("opset", [13, 17])
+@pytest.mark.parametrize("name", ["lstm_lm", "transformer", "layers", "mobilenet_v2"])
+def test_older_opsets(name, opset):
+    # LayerNormalization (17), Gelu (20) and ReduceMean's axes input (18) have older forms
+    make, spec = CASES[name]
+    ember.manual_seed(0)
+    model = make().eval()
+    buf = io.BytesIO()
+    ember.onnx.export(model, (_input(spec),), buf, opset_version=opset, input_names=["input"],
+                      dynamic_axes={"input": [0]})
+    sess = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
+    x = _input(spec, batch=3)
+    _assert_close(sess.run(None, {"input": x.numpy()}), _ember_outputs(model, x))

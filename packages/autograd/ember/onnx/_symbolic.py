@@ -514,8 +514,19 @@ def _batch_norm(ctx, node):
 @handles("layer_norm")
 def _layer_norm(ctx, node):
     x, w, b, shape, eps = node.args[:5]
-    if ctx.opset < 17:
-        ctx.fail("needs opset 17 (LayerNormalization)")
+    if ctx.opset < 17:   # no LayerNormalization yet: its formula
+        axes = list(range(len(x.shape) - len(shape), len(x.shape)))
+
+        def mean(t):
+            return ctx.op("ReduceMean", [t], axes=axes, keepdims=1)
+        xn = ctx.name(x)
+        centred = ctx.op("Sub", [xn, mean(xn)])
+        var = mean(ctx.op("Mul", [centred, centred]))
+        y = ctx.op("Div", [centred, ctx.op("Sqrt", [ctx.op("Add", [var, ctx.scalar(eps, x)])])])
+        if w is not None:
+            y = ctx.op("Mul", [y, ctx.name(w)])
+        ctx.out(y if b is None else ctx.op("Add", [y, ctx.name(b)]))
+        return
     wn = ctx.name(w) if w is not None else ctx.const(np.ones(shape, np.float32), "ones")
     ins = [ctx.name(x), wn] + ([ctx.name(b)] if b is not None else [])
     ctx.out(ctx.op("LayerNormalization", ins, axis=-len(shape), epsilon=float(eps)))
