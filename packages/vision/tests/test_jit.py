@@ -323,3 +323,13 @@ def test_custom_function_is_one_node_with_its_backward(tmp_path):
         x2 = a.detach() ** 2
         assert float((a.grad - 3 * x2).abs().max()) > 1       # the Function's own backward
         assert float((a.grad - 30 * x2).abs().max()) > 1e-2   # and inv's part
+
+
+def test_constants_written_in_place_start_each_call_as_traced():
+    def f(x):
+        scale = ember.ones(3)
+        scale.mul_(2)      # a captured tensor changed in place by the program
+        return x * scale
+    traced = ember.jit.trace(f, ember.ones(3))
+    for _ in range(3):
+        assert traced(ember.ones(3)).tolist() == [2.0, 2.0, 2.0]

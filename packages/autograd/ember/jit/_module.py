@@ -24,8 +24,10 @@ def run_graph(graph, inputs, constant, resolved):
     env = {}
     for v, x in zip(graph.inputs, inputs):
         env[v.id] = x
+    written = _written_constants(graph)
     for v in graph.constants:
-        env[v.id] = constant(v)
+        # a captured constant the program writes in place starts each call as traced
+        env[v.id] = constant(v).clone() if v.id in written else constant(v)
 
     def bind(v):
         return env[v.id]
@@ -43,6 +45,16 @@ def run_graph(graph, inputs, constant, resolved):
         for v, t in zip(n.outputs, results):
             env[v.id] = t
     return substitute(graph.outputs, bind)
+
+
+def _written_constants(graph):
+    """Ids of the captured constants (not parameters or buffers, whose
+    in-place updates are the module's state) that nodes write in place."""
+    found = getattr(graph, "_written", None)
+    if found is None:
+        found = graph._written = {n.args[0].id for n in graph.nodes if n.inplace and
+                                  getattr(n.args[0], "role", None) == "const"}
+    return found
 
 
 _class = None

@@ -60,6 +60,7 @@ class _Trace:
         self.thread = threading.get_ident()
         self.consts = 0
         self.dependent = set()   # ids of the values computed from the inputs
+        self.constant_tensors = {}   # value id -> tensor of the graph's constants
 
     def value_of(self, t):
         v = self.known.get(id(t))
@@ -77,11 +78,17 @@ class _Trace:
             name, role = f"const{self.consts}", "const"
             self.consts += 1
         v = self.graph.new_value(name, t.shape, str(t.dtype).replace("ember.", ""), role)
-        self.constant_tensors[v.id] = t
+        # a captured tensor's value as first read (the run may change it in place later)
+        if named is None:
+            self.depth += 1   # the copy is the tracer's own, not the program's
+            try:
+                self.constant_tensors[v.id] = t.detach().clone()
+            finally:
+                self.depth -= 1
+        else:
+            self.constant_tensors[v.id] = t
         self._note(t, v)
         return v
-
-    constant_tensors = None
 
     def _note(self, t, v):
         self.known[id(t)] = v
@@ -102,8 +109,9 @@ class _Trace:
             return {k: self.encode(x) for k, x in obj.items()}
         return obj
 
-    def record(self, target, kind, args, kwargs, out, inplace):
-        enc_args, enc_kwargs = self.encode(args), self.encode(kwargs)
+    def record(self, target, kind, args, encoded, out, inplace):
+        """A node for a call whose arguments were encoded (encode) before it ran."""
+        enc_args, enc_kwargs = encoded
         results = [args[0]] if inplace else flat_tensors(out)
         node = Node(target, kind, enc_args, enc_kwargs, [], user_frame(), inplace)
         node.writes_view = inplace and args[0]._base is not None
@@ -145,18 +153,21 @@ def _wrapper(fn, target, kind, inplace):
         st = _state
         if st is None or st.depth or st.thread != threading.get_ident():
             return fn(*args, **kwargs)
+        # arguments read before the call: a captured tensor's value as the op saw it
+        encoded = (st.encode(args), st.encode(kwargs)) \
+            if _has_tensor(args) or _has_tensor(kwargs) else None
         st.depth += 1
         try:
             out = fn(*args, **kwargs)
         finally:
             st.depth -= 1
-        if out is NotImplemented or not (_has_tensor(args) or _has_tensor(kwargs)):
+        if out is NotImplemented or encoded is None:
             return out
         if inplace and not (args and isinstance(args[0], Tensor)):
             return out
         if not inplace and args and out is args[0]:
             return out   # the input itself (dropout in eval, a no-op conversion)
-        st.record(target, kind, args, kwargs, out, inplace)
+        st.record(target, kind, args, encoded, out, inplace)
         return out
     traced.__name__ = getattr(fn, "__name__", kind)
     traced.__doc__ = getattr(fn, "__doc__", None)
@@ -170,14 +181,16 @@ def _function_wrapper(apply):
         st = _state
         if st is None or st.depth or st.thread != threading.get_ident():
             return apply(cls, *args, **kwargs)
+        encoded = (st.encode(args), st.encode(kwargs)) \
+            if _has_tensor(args) or _has_tensor(kwargs) else None
         st.depth += 1
         try:
             out = apply(cls, *args, **kwargs)
         finally:
             st.depth -= 1
-        if _has_tensor(args) or _has_tensor(kwargs):
+        if encoded is not None:
             st.record(f"Function.{cls.__module__}:{cls.__qualname__}", cls.__name__, args,
-                      kwargs, out, False)
+                      encoded, out, False)
         return out
     traced.__wrapped__ = apply
     return traced
@@ -223,7 +236,6 @@ def record(run, inputs, names):
         raise RuntimeError("ember.jit.trace: another trace is running (one at a time)")
     try:
         st = _Trace(names)
-        st.constant_tensors = {}
         for i, t in enumerate(inputs):
             if not isinstance(t, Tensor):
                 raise TypeError(f"ember.jit.trace: example input {i} must be a Tensor, not "
