@@ -88,13 +88,20 @@ def test_accelerator_matches_torch_on_cpu():
 def test_onnx_imports_and_names_what_is_missing():
     onnx = importlib.import_module("ember.onnx")
     assert onnx.is_in_onnx_export() is False
-    for name in ("export", "dynamo_export", "register_custom_op_symbolic",
-                 "unregister_custom_op_symbolic", "select_model_mode_for_export"):
-        with pytest.raises(NotImplementedError, match=rf"ember\.onnx\.{name}: Ember has no "
-                                                      r"ONNX exporter"):
+    for name in ("dynamo_export", "register_custom_op_symbolic",
+                 "unregister_custom_op_symbolic"):
+        with pytest.raises(NotImplementedError, match=rf"ember\.onnx\.{name}: not available"):
             getattr(onnx, name)(lambda x: x * 2, (ember.ones(1, 2),), "model.onnx")
     assert issubclass(onnx.OnnxExporterError, RuntimeError)
     assert onnx.TrainingMode.EVAL == 0
+
+
+def test_onnx_without_the_package_names_the_extra(monkeypatch):
+    import sys
+    onnx = importlib.import_module("ember.onnx")
+    monkeypatch.setitem(sys.modules, "onnx", None)   # as if not installed
+    with pytest.raises(ImportError, match=r"pip install ember\[onnx\]"):
+        onnx.export(lambda x: x * 2, (ember.ones(1, 2),), "model.onnx")
 
 
 def test_distributed_imports_and_is_unavailable():

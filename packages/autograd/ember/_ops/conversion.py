@@ -6,7 +6,7 @@ from .._creation import zeros_like
 from .._device import device as _device, device_of
 from .._tensor import TYPE_TITLES, Tensor, _make
 from ..autograd import grad_mode
-from .define import op, raw, register, tensor_args_checked
+from .define import dispatch_point, op, raw, register, tensor_args_checked
 from .samples import S, T
 
 _mode = grad_mode.state
@@ -102,7 +102,7 @@ for _method, _dtype in (("float", "float32"), ("double", "float64"), ("half", "f
                         ("bfloat16", "bfloat16"), ("long", "int64"), ("int", "int32"),
                         ("short", "int16"), ("char", "int8"), ("byte", "uint8"),
                         ("bool", "bool")):
-    setattr(Tensor, _method, _as(_dtype))
+    setattr(Tensor, _method, dispatch_point(_as(_dtype), _method))
 
 
 def type_(self, dtype=None, non_blocking=False, **kwargs):
@@ -127,9 +127,10 @@ def type_(self, dtype=None, non_blocking=False, **kwargs):
     return to(self, device_type, dt, non_blocking=non_blocking)
 
 
-Tensor.to = to
-Tensor.type = type_
-Tensor.type_as = tensor_args_checked("type_as", lambda self, other: to(self, other.dtype))
+Tensor.to = dispatch_point(to, "to")
+Tensor.type = dispatch_point(type_, "type")
+Tensor.type_as = dispatch_point(
+    tensor_args_checked("type_as", lambda self, other: to(self, other.dtype)), "type_as")
 Tensor.cpu = lambda self, memory_format=None: to(self, "cpu")
 Tensor.cuda = lambda self, device=None, non_blocking=False, memory_format=None: \
     to(self, _device("cuda", device if isinstance(device, int) else None)

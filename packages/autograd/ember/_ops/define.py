@@ -39,7 +39,8 @@ from ..autograd.nodes import (BinaryNode, FormulaNode, UnaryNode, _operand_fit,
                               record, record_binary, record_inplace, record_unary)
 from ..autograd.views import note_view
 
-__all__ = ["OPS", "NAMESPACE", "OUT", "OpInfo", "register", "unary", "binary", "op", "raw"]
+__all__ = ["OPS", "NAMESPACE", "DISPATCH", "OUT", "OpInfo", "register", "unary", "binary", "op",
+           "raw", "dispatch_point"]
 
 _mode = grad_mode.state
 _new = object.__new__
@@ -73,6 +74,17 @@ class OpInfo:
 
 OPS = {}
 NAMESPACE = {}
+#: id(callable) -> (callable, op name) for every callable through which a
+#: program reaches an op (ember.<f>, Tensor.<f>, in-place forms, operators):
+#: where ember.jit's tracer records calls
+DISPATCH = {}
+
+
+def dispatch_point(fn, name):
+    """Notes `fn` as a way into op `name` (see DISPATCH); returns fn."""
+    if fn is not None:
+        DISPATCH[id(fn)] = (fn, name)
+    return fn
 
 
 def register(name, *, function=None, method=None, inplace=None, aliases=(),
@@ -92,6 +104,8 @@ def register(name, *, function=None, method=None, inplace=None, aliases=(),
     info = OpInfo(name, function, method, inplace, list(samples), differentiable,
                   name if torch is True else torch, checks)
     OPS[name] = info
+    for f in (function, method, inplace):
+        dispatch_point(f, name)
     for n in (name,) + tuple(aliases):
         if function is not None and not n.startswith("_"):  # private ops stay private
             NAMESPACE[n] = function
@@ -338,9 +352,9 @@ def binary(name, formula_a=None, formula_b=None, *, saves="ab", samples=(), alia
         if d.startswith("__i"):
             setattr(Tensor, d, fn_)
         elif d.startswith("__r") and d not in ("__rshift__",):
-            setattr(Tensor, d, reflected)
+            setattr(Tensor, d, dispatch_point(reflected, name))
         else:
-            setattr(Tensor, d, operator_)
+            setattr(Tensor, d, dispatch_point(operator_, name))
     return info
 
 

@@ -11,7 +11,7 @@ from .._creation import tensor, zeros, zeros_like
 from .._tensor import Tensor, _make
 from ..autograd import grad_mode
 from ..autograd.nodes import check_view_write
-from .define import op, raw, register
+from .define import dispatch_point, op, raw, register
 from .reduction import _select_backward
 from .samples import Index, Mask, S, T
 from .shape import _ViewOf, broadcast_shapes, view_scatter
@@ -188,7 +188,7 @@ def setitem(self, idx, value):
 
 
 Tensor.__getitem__ = getitem
-Tensor.__setitem__ = setitem
+Tensor.__setitem__ = dispatch_point(setitem, "__setitem__")
 register("__getitem__", method=getitem, samples=[
     S(T(4, 3), 1), S(T(4, 3), (slice(1, 3), -1)),
     S(T(4, 3), (Ellipsis, None, slice(None, None, 2))),

@@ -2,7 +2,7 @@
 add-multiply forms.  Gradients are products again, so they differentiate
 any number of times."""
 from .._tensor import Tensor
-from .define import NAMESPACE, op, raw, register
+from .define import NAMESPACE, dispatch_point, op, raw, register
 from .samples import S, T
 
 
@@ -281,8 +281,8 @@ def _rmatmul_operator(self, other):
     return _matmul(other, self) if isinstance(other, Tensor) else NotImplemented
 
 
-Tensor.__matmul__ = _matmul_operator
-Tensor.__rmatmul__ = _rmatmul_operator
+Tensor.__matmul__ = dispatch_point(_matmul_operator, "matmul")
+Tensor.__rmatmul__ = dispatch_point(_rmatmul_operator, "matmul")
 
 
 def trace(input):

@@ -6,7 +6,7 @@ import operator
 
 from .._creation import zeros_like
 from .._tensor import Tensor
-from .define import NAMESPACE, OUT, binary, op, raw, register, unary
+from .define import NAMESPACE, OUT, binary, dispatch_point, op, raw, register, unary
 from .samples import Index, Mask, S, T
 
 # samples every element-wise op of one tensor runs with
@@ -215,10 +215,12 @@ def _scaled(name, base):
 add, add_ = _scaled("add", Tensor.add_)
 sub, sub_ = _scaled("sub", Tensor.sub_)
 for _n, _f, _f_ in (("add", add, add_), ("sub", sub, sub_), ("subtract", sub, sub_)):
+    dispatch_point(_f, _n if _n != "subtract" else "sub")
+    dispatch_point(_f_, _n if _n != "subtract" else "sub")
     NAMESPACE[_n] = _f
     setattr(Tensor, _n, _f)
     setattr(Tensor, _n + "_", _f_)
-NAMESPACE["rsub"] = Tensor.rsub = rsub
+NAMESPACE["rsub"] = Tensor.rsub = dispatch_point(rsub, "rsub")
 
 
 @op(node_name="DivBackward1")
@@ -253,6 +255,8 @@ def div_(self, other, *, rounding_mode=None):
     return self.copy_(_div_rounded(self, other, rounding_mode))
 
 
+dispatch_point(div, "div")
+dispatch_point(div_, "div")
 for _n in ("div", "divide", "true_divide"):
     NAMESPACE[_n] = div
     setattr(Tensor, _n, div)
@@ -308,8 +312,9 @@ def where_(condition, input=None, other=None):
     return _where3(condition, input, other)
 
 
-NAMESPACE["where"] = where_
-Tensor.where = lambda self, condition, other: _where3(condition, self, other)
+NAMESPACE["where"] = dispatch_point(where_, "where")
+Tensor.where = dispatch_point(lambda self, condition, other: _where3(condition, self, other),
+                              "where")
 
 
 @op()
@@ -385,8 +390,10 @@ def _upper_active(x, lo, hi):
 Tensor.clip = Tensor.clamp
 Tensor.clip_ = Tensor.clamp_
 NAMESPACE["clip"] = NAMESPACE["clamp"]
-NAMESPACE["clamp_min"] = Tensor.clamp_min = lambda input, min: clamp(input, min=min)
-NAMESPACE["clamp_max"] = Tensor.clamp_max = lambda input, max: clamp(input, max=max)
+NAMESPACE["clamp_min"] = Tensor.clamp_min = dispatch_point(
+    lambda input, min: clamp(input, min=min), "clamp_min")
+NAMESPACE["clamp_max"] = Tensor.clamp_max = dispatch_point(
+    lambda input, max: clamp(input, max=max), "clamp_max")
 Tensor.clamp_min_ = lambda self, min: self.clamp_(min=min)
 Tensor.clamp_max_ = lambda self, max: self.clamp_(max=max)
 

@@ -10,7 +10,7 @@ from .._creation import arange, zeros
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd.nodes import check_inplace
-from .define import NAMESPACE, op, register, tensor_args_checked
+from .define import NAMESPACE, dispatch_point, op, register, tensor_args_checked
 from .samples import S, T
 
 
@@ -118,7 +118,8 @@ def reshape(input, *shape):
 
 register("reshape", function=reshape, method=reshape,
          samples=[S(T(3, 4), (2, 6)), S(T(3, 4), (-1,)), S(T(2, 3, 2), [6, 2])])
-Tensor.view_as = tensor_args_checked("view_as", lambda self, other: view(self, other.shape))
+Tensor.view_as = dispatch_point(
+    tensor_args_checked("view_as", lambda self, other: view(self, other.shape)), "view_as")
 Tensor.reshape_as = tensor_args_checked("reshape_as",
                                         lambda self, other: reshape(self, other.shape))
 
@@ -289,7 +290,8 @@ class expand:
     samples = [S(T(3, 1), 3, 4), S(T(4), (2, 3, 4)), S(T(), 2, 2), S(T(3, 1), -1, 2)]
 
 
-Tensor.expand_as = tensor_args_checked("expand_as", lambda self, other: expand(self, other.shape))
+Tensor.expand_as = dispatch_point(
+    tensor_args_checked("expand_as", lambda self, other: expand(self, other.shape)), "expand_as")
 
 
 def broadcast_to(input, shape):
@@ -735,7 +737,7 @@ def _inplace_view(name, view_op):
             self._grad_fn, self._output_nr = r._grad_fn, r._output_nr
         return self
     method.__name__ = name
-    setattr(Tensor, name, method)
+    setattr(Tensor, name, dispatch_point(method, name))
 
 
 for _name, _view_op in (("squeeze_", squeeze), ("unsqueeze_", unsqueeze), ("t_", t),

@@ -20,6 +20,7 @@ recording when create_graph is set, so a backward written with ember ops
 differentiates again (unless it is marked @once_differentiable).
 """
 import functools
+import weakref
 
 from .. import _tensor
 from .._tensor import Tensor
@@ -152,10 +153,16 @@ def _node_class(function):
     return cls
 
 
+#: "module:qualname" -> every Function subclass defined in this process (what
+#: ember.jit replays and loads a traced Function call by)
+DEFINED = weakref.WeakValueDictionary()
+
+
 class _FunctionMeta(type):
     def __init__(cls, name, bases, attrs):
         super().__init__(name, bases, attrs)
         cls._backward_cls = None
+        DEFINED[f"{cls.__module__}:{cls.__qualname__}"] = cls
 
 
 class Function(metaclass=_FunctionMeta):

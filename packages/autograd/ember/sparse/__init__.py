@@ -451,7 +451,7 @@ def _dense_sparse_product(a, b, name):
 
 def _install():
     import ember
-    from .._ops.define import NAMESPACE
+    from .._ops.define import NAMESPACE, dispatch_point
     Tensor.layout = property(_layout)
     Tensor.is_sparse = property(_is_sparse)
     for f in (to_sparse, to_sparse_coo, to_dense, coalesce, is_coalesced, values, _values,
@@ -525,6 +525,10 @@ def _install():
             return NotImplemented
         return matmul_fn(other, self)
 
+    for f, name in ((mm_method, "mm"), (matmul_method, "matmul"), (mm_fn, "mm"),
+                    (matmul_fn, "matmul"), (matmul_operator, "matmul"),
+                    (rmatmul_operator, "matmul")):
+        dispatch_point(f, name)
     for f, name in ((mm_method, "mm"), (matmul_method, "matmul")):
         f.__name__ = name
         setattr(Tensor, name, f)

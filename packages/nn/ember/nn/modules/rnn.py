@@ -131,6 +131,22 @@ def _fused_step_fn(mode, projected, state, w_hh, b_hh, batch):
     return run
 
 
+def rnn_direction(mode, projected, state0, w_hh, b_hh, w_hr, batch_sizes, reverse):
+    """One direction of one layer over the packed rows `projected` (every
+    step's input projection): (output rows, *final states).  On fused
+    kernels where they apply (no projection, a kernel package for the
+    dtype and device), else composed step by step.  ember.jit traces it
+    as one node (ember.onnx: one LSTM / GRU / RNN operator)."""
+    fused = None if w_hr is not None or not batch_sizes else \
+        _fused_step_fn(mode, projected, state0, w_hh, b_hh, batch_sizes)
+    if fused is not None:  # the whole direction as one autograd node
+        return tuple(fused(reverse))
+    steps_in = projected.split(batch_sizes) if batch_sizes else []
+    weights = (w_hh.t(), b_hh, None if w_hr is None else w_hr.t())
+    outputs, final = _scan(_STEPS[mode], steps_in, batch_sizes, state0, weights, reverse)
+    return (ember.cat(outputs) if outputs else projected[:, :0],) + tuple(final)
+
+
 def _check_batch_sizes(batch_sizes, rows):
     """A hand-made PackedSequence must still describe a packed batch."""
     if (any(n <= 0 for n in batch_sizes)
@@ -347,7 +363,6 @@ class RNNBase(Module):
         """data: the packed rows (sum(batch_sizes), features). Returns the
         last layer's packed output rows and the final states, stacked
         (layers × directions, batch, size) like hx."""
-        step = _STEPS[self.mode]
         directions = 2 if self.bidirectional else 1
         finals = [[] for _ in hx]
         for layer in range(self.num_layers):
@@ -360,30 +375,13 @@ class RNNBase(Module):
                 projected = F.linear(data, w_ih, _input_bias(self.mode, b_ih, b_hh))
                 index = layer * directions + direction
                 state0 = tuple(h[index] for h in hx)
-                fused = self._fused(projected, state0, w_hh, b_hh, batch_sizes)
-                if fused is not None:  # the whole direction as one node
-                    out, *final = fused(direction == 1)
-                    outs.append(out)
-                    for parts, f in zip(finals, final):
-                        parts.append(f)
-                    continue
-                steps_in = projected.split(batch_sizes) if batch_sizes else []
-                weights = (w_hh.t(), b_hh, None if w_hr is None else w_hr.t())
-                outputs, final = _scan(step, steps_in, batch_sizes, state0, weights,
-                                       reverse=direction == 1)
-                outs.append(ember.cat(outputs) if outputs else projected[:, :0])
+                out, *final = rnn_direction(self.mode, projected, state0, w_hh, b_hh, w_hr,
+                                            batch_sizes, direction == 1)
+                outs.append(out)
                 for parts, f in zip(finals, final):
                     parts.append(f)
             data = outs[0] if directions == 1 else ember.cat(outs, 1)
         return data, tuple(ember.stack(parts) for parts in finals)
-
-    def _fused(self, projected, state0, w_hh, b_hh, batch_sizes):
-        """A function running one direction on fused kernels, or None where
-        they do not apply (projections, dtypes or devices the kernel package
-        lacks)."""
-        if self.proj_size > 0 or not batch_sizes:
-            return None
-        return _fused_step_fn(self.mode, projected, state0, w_hh, b_hh, batch_sizes)
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
