@@ -104,8 +104,8 @@ def test_distributed_imports_and_is_unavailable():
     assert DistributedSampler is ember.utils.data.DistributedSampler
     for name in ("init_process_group", "get_rank", "get_world_size", "all_reduce", "barrier",
                  "broadcast", "destroy_process_group"):
-        with pytest.raises(RuntimeError, match=rf"ember\.distributed\.{name}: Ember has no "
-                                               r"distributed package"):
+        with pytest.raises(RuntimeError, match=rf"ember\.distributed\.{name}: "
+                                               r"ember-distributed is not installed"):
             getattr(dist, name)()
 
 
