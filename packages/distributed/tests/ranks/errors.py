@@ -76,6 +76,10 @@ keep = ember.arange(4.)
 raises(RuntimeError, "invalid tensor size on rank 1",
        lambda: dist.all_reduce(keep if R != 1 else ember.ones(5)))
 assert keep.tolist() == [0.0, 1.0, 2.0, 3.0], keep
+# DistributedSampler takes its rank and replica count from the group
+from ember.utils.data.distributed import DistributedSampler  # noqa: E402
+s = DistributedSampler(range(10), shuffle=False)
+assert (s.rank, s.num_replicas, list(s)) == (R, N, list(range(R, 10, N))), list(s)
 # and the group still works
 x = ember.ones(3)
 dist.all_reduce(x)
