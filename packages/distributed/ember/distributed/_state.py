@@ -127,6 +127,10 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     _group._state["default"] = pg
     _group._state["groups"].append(pg)
     _group.install_excepthook()
+    piddir = os.environ.get("EMBER_DISTRIBUTED_RUN")
+    if piddir and os.path.isdir(piddir):     # lets the launcher name a rank that dies
+        with open(os.path.join(piddir, f"rank{pg.rank()}.pid"), "w") as f:
+            f.write(str(os.getpid()))
 
 
 def _wait_for(req, seconds, what):
