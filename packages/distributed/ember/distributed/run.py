@@ -27,7 +27,7 @@ def mpiexec_path():
 
 
 def parse(argv):
-    p = argparse.ArgumentParser(prog="python -m ember.distributed.run",
+    p = argparse.ArgumentParser(prog="python -m ember.distributed.run", allow_abbrev=False,
                                 description="Start N ranks of a training script on this "
                                             "machine (MPI through mpiexec).")
     p.add_argument("--nproc-per-node", "--nproc_per_node", type=int, default=1,
@@ -37,8 +37,17 @@ def parse(argv):
     p.add_argument("--no-python", "--no_python", action="store_true",
                    help="run the script argument as a program, not through Python")
     p.add_argument("script")
-    p.add_argument("script_args", nargs=argparse.REMAINDER)
-    args = p.parse_args(argv)
+    # what follows the script is the script's: split there, before argparse
+    # could take the script's options for the launcher's
+    own, i = [], 0
+    while i < len(argv) and argv[i].startswith("-"):
+        own.append(argv[i])
+        if argv[i] == "--nproc-per-node" or argv[i] == "--nproc_per_node":
+            own.append(argv[i + 1] if i + 1 < len(argv) else "")
+            i += 1
+        i += 1
+    args = p.parse_args(own + argv[i:i + 1])
+    args.script_args = argv[i + 1:]
     if args.nproc_per_node < 1:
         p.error("--nproc-per-node must be at least 1")
     return args
