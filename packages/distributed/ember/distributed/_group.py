@@ -17,7 +17,7 @@ import pickle
 import sys
 import time
 
-_TAG_FAULT, _TAG_ROLL, _TAG_ANSWER, _TAG_EXIT = 1, 2, 3, 4
+_TAG_FAULT, _TAG_ROLL, _TAG_ANSWER, _TAG_EXIT, _TAG_ACK = 1, 2, 3, 4, 5
 _DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)
 
 _state = {"default": None, "groups": [], "hook": None}
@@ -63,8 +63,8 @@ class ProcessGroup:
         self.queue = collections.deque()       # Works not yet done posting, in call order
         self.broken = None
         self.fault_comm = comm.Dup() if comm is not None else None
-        self.p2p_tag = 0
         self.exited = set()
+        self.failed_rank = None                # the rank whose failure broke this group
 
     def rank(self):
         return self.comm.Get_rank()
@@ -105,6 +105,7 @@ class ProcessGroup:
             tag, src = status.Get_tag(), status.Get_source()
             payload = self._receive(status)
             if tag == _TAG_FAULT:
+                self.failed_rank = src
                 self.break_(f"ember.distributed.{what}: rank {self.global_rank(src)} failed: "
                             f"{payload}")
             elif tag == _TAG_ROLL:
@@ -128,6 +129,7 @@ class ProcessGroup:
                 if tag == _TAG_ANSWER:
                     answers[src] = payload
                 elif tag == _TAG_FAULT:
+                    self.failed_rank = src
                     self.break_(f"ember.distributed.{what}: rank {self.global_rank(src)} "
                                 f"failed: {payload}")
                 elif tag == _TAG_EXIT:
@@ -277,21 +279,41 @@ def _excepthook(kind, value, tb):
     if not _state["groups"]:
         return
     if isinstance(value, DistributedError):
+        # the failed rank waits for this (so that mpiexec does not end this
+        # process before it has said why)
+        reqs = [g.fault_comm.Isend([b"", mpi().BYTE], dest=g.failed_rank, tag=_TAG_ACK)
+                for g in _state["groups"] if g.failed_rank is not None]
+        _wait_sends(reqs, 0.5)
         _exit_now()
     summary = f"{kind.__name__}: {value}".splitlines()[0][:400]
     rank = _state["default"].rank()
     print(f"[ember.distributed] rank {rank} failed ({summary}); telling the other ranks",
           file=sys.stderr, flush=True)
-    reqs = []
+    reqs, waiting = [], []
     for g in _state["groups"]:
         if g.fault_comm is not None and not g.broken:
             reqs += g.notify(_TAG_FAULT, summary)
-    # give the messages a moment to leave before this process ends
+            waiting.append((g, set(g._peers())))
+    _wait_sends(reqs, 1.0)
+    # the ranks waiting in a collective report the failure, then answer; a
+    # rank busy elsewhere finds the message at its next collective
     MPI = mpi()
-    end = time.monotonic() + 1.0
-    while reqs and not MPI.Request.Testall(reqs) and time.monotonic() < end:
+    status = MPI.Status()
+    end = time.monotonic() + min(3.0, min((g.timeout for g, _ in waiting), default=0))
+    while any(peers for _, peers in waiting) and time.monotonic() < end:
+        for g, peers in waiting:
+            if g.fault_comm.Iprobe(MPI.ANY_SOURCE, _TAG_ACK, status):
+                g._receive(status)
+                peers.discard(status.Get_source())
         time.sleep(0.001)
     _exit_now()
+
+
+def _wait_sends(reqs, seconds):
+    MPI = mpi()
+    end = time.monotonic() + seconds
+    while reqs and not MPI.Request.Testall(reqs) and time.monotonic() < end:
+        time.sleep(0.001)
 
 
 def _exit_now():
