@@ -125,6 +125,21 @@ def _agree(pg, what, sig, compare=("dtype", "shape", "op", "root")):
     return table
 
 
+def _data(pg, name):
+    """The MPI call that moves a collective's data, after the exchange: a
+    blocking call where the caller waits anyway (every rank is known to be
+    in this collective by then, and MPI's blocking algorithms are the
+    faster ones), else the nonblocking one (async_op=True)."""
+    if pg.blocking:
+        method = getattr(pg.comm, name)
+
+        def call(*args, **kwargs):
+            method(*args, **kwargs)
+            return []
+        return call
+    return getattr(pg.comm, "I" + name.lower())
+
+
 def _shape(row):
     n = int(row[5])
     dims = [int(d) for d in row[6:6 + min(n, _MAX_DIMS)]]
@@ -152,13 +167,13 @@ def _reduce_gen(pg, what, tensor, op, root):
     buf = Buffer(tensor, reduce=True)
     mop = _mpi_op(op, tensor.dtype, what)
     if root < 0:
-        yield pg.comm.Iallreduce(MPI.IN_PLACE, buf.array, op=mop)
+        yield _data(pg, "Allreduce")(MPI.IN_PLACE, buf.array, op=mop)
     elif pg.rank() == root:
-        yield pg.comm.Ireduce(MPI.IN_PLACE, buf.array, op=mop, root=root)
+        yield _data(pg, "Reduce")(MPI.IN_PLACE, buf.array, op=mop, root=root)
     else:
         # MPI leaves the send buffer of the other ranks alone (PyTorch: their
         # tensors hold unspecified values; here, their own)
-        yield pg.comm.Ireduce(buf.array, None, op=mop, root=root)
+        yield _data(pg, "Reduce")(buf.array, None, op=mop, root=root)
         return
     if op is RedOpType.AVG:
         buf.array /= pg.size()
@@ -202,7 +217,8 @@ def _reduce_scatter_gen(pg, output, input, op):
     yield from _agree(pg, what, _signature(pg, what, output, op))
     src = Buffer(input, reduce=True, output=False)
     out = Buffer(output, reduce=True)
-    yield pg.comm.Ireduce_scatter_block(src.array, out.array, op=_mpi_op(op, output.dtype, what))
+    yield _data(pg, "Reduce_scatter_block")(src.array, out.array,
+                                            op=_mpi_op(op, output.dtype, what))
     if op is RedOpType.AVG:
         out.array /= pg.size()
     out.finish()
@@ -240,7 +256,7 @@ def _same_dtype(what, *tensors):
 def _broadcast_gen(pg, tensor, root):
     yield from _agree(pg, "broadcast", _signature(pg, "broadcast", tensor, root=root))
     buf = Buffer(tensor, output=pg.rank() != root)
-    yield pg.comm.Ibcast(buf.array, root=root)
+    yield _data(pg, "Bcast")(buf.array, root=root)
     buf.finish()
 
 
@@ -263,19 +279,19 @@ def _gather_gen(pg, what, sendt, recv, root, scatter=False):
     if recv is not None:
         out = Buffer(recv, output=not scatter)
     if what in ("all_gather", "all_gather_into_tensor"):
-        yield pg.comm.Iallgather(send.array, out.array)
+        yield _data(pg, "Allgather")(send.array, out.array)
         out.finish()
     elif what == "gather":
         if pg.rank() == root:
-            yield pg.comm.Igather(send.array, out.array, root=root)
+            yield _data(pg, "Gather")(send.array, out.array, root=root)
             out.finish()
         else:
-            yield pg.comm.Igather(send.array, None, root=root)
+            yield _data(pg, "Gather")(send.array, None, root=root)
     else:                                             # scatter: sendt is the output
         if pg.rank() == root:
-            yield pg.comm.Iscatter(out.array, send.array, root=root)
+            yield _data(pg, "Scatter")(out.array, send.array, root=root)
         else:
-            yield pg.comm.Iscatter(None, send.array, root=root)
+            yield _data(pg, "Scatter")(None, send.array, root=root)
         send.finish()
 
 
@@ -417,7 +433,7 @@ def _a2a_gen(pg, output, input, out_splits, in_splits):
     rcounts = [s * row for s in out_splits]
     sdispl = np.cumsum([0] + scounts[:-1]).tolist()
     rdispl = np.cumsum([0] + rcounts[:-1]).tolist()
-    yield pg.comm.Ialltoallv([send.array, scounts, sdispl, send.array.dtype.char],
+    yield _data(pg, "Alltoallv")([send.array, scounts, sdispl, send.array.dtype.char],
                              [recv.array, rcounts, rdispl, recv.array.dtype.char])
     recv.finish()
 
@@ -446,8 +462,8 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
 
 
 def _barrier_gen(pg):
+    # the exchange completes on a rank only once every rank has joined it
     yield from _agree(pg, "barrier", _signature(pg, "barrier"), compare=())
-    yield pg.comm.Ibarrier()
 
 
 def barrier(group=None, async_op=False, device_ids=None):
@@ -466,8 +482,8 @@ def _p2p_gen(pg, tensor, peer, tag, sending):
         yield pg.comm.Isend(buf.array, dest=peer, tag=tag)
         return peer
     # a longer message fails with MPI's truncation error, a shorter one here
-    status, = yield pg.comm.Irecv(buf.array, source=MPI.ANY_SOURCE if peer is None else peer,
-                                  tag=tag)
+    status = yield _group.WithStatus(
+        pg.comm.Irecv(buf.array, source=MPI.ANY_SOURCE if peer is None else peer, tag=tag))
     count = status.Get_count(MPI.BYTE)
     if count != buf.array.nbytes:
         raise RuntimeError(f"ember.distributed.recv: received {count} bytes from rank "

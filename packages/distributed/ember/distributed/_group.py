@@ -23,9 +23,14 @@ _DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)
 _state = {"default": None, "groups": [], "hook": None}
 
 
+_MPI = []
+
+
 def mpi():
     """mpi4py's MPI module, initialised on first use (not at import, so that
     `import ember.distributed` costs nothing where it is not used)."""
+    if _MPI:
+        return _MPI[0]
     import mpi4py
     if "mpi4py.MPI" not in sys.modules:
         mpi4py.rc.initialize = False
@@ -34,6 +39,7 @@ def mpi():
     if not MPI.Is_initialized():
         MPI.Init_thread(MPI.THREAD_MULTIPLE)
         atexit.register(_finalize)
+    _MPI.append(MPI)
     return MPI
 
 
@@ -64,6 +70,7 @@ class ProcessGroup:
         self.broken = None
         self.fault_comm = comm.Dup() if comm is not None else None
         self.exited = set()
+        self.blocking = False                  # whether the Work now posting is waited at once
         self.failed_rank = None                # the rank whose failure broke this group
 
     def rank(self):
@@ -169,8 +176,9 @@ class Work:
     """What an operation returns with async_op=True: wait() blocks until it is
     done (raising what it raised), is_completed() tells without blocking."""
 
-    def __init__(self, group, gen, what, ordered=True):
+    def __init__(self, group, gen, what, ordered=True, blocking=False):
         self.group = group
+        self.blocking = blocking
         self.what = what
         self._gen = gen
         self._requests = []
@@ -189,22 +197,29 @@ class Work:
 
     def step(self):
         """Posts the generator's next requests once the current ones are done."""
-        MPI = mpi()
         try:
             while self.posting:
-                statuses = [MPI.Status() for _ in self._requests]
-                if self._requests and not MPI.Request.Testall(self._requests, statuses):
-                    return
+                reqs = self._requests
+                status = None
+                if reqs:
+                    if isinstance(reqs, WithStatus):
+                        status = reqs.status
+                        if not reqs.request.Test(status):
+                            return
+                    elif not _Testall(reqs):
+                        return
                 try:
-                    # the generator gets the statuses of what it yielded (recv's sender)
-                    reqs = self._gen.send(statuses if self._requests else None)
+                    # a WithStatus request sends its status back (recv's sender)
+                    self.group.blocking = self.blocking
+                    reqs = self._gen.send(status)
                 except StopIteration as stop:
                     self._result = stop.value
                     self.posting = False
                     self._done = True
                     self._requests = []
                     return
-                self._requests = list(reqs) if isinstance(reqs, (list, tuple)) else [reqs]
+                self._requests = reqs if isinstance(reqs, (list, WithStatus)) else \
+                    list(reqs) if isinstance(reqs, tuple) else [reqs]
         except DistributedError:
             raise
         except Exception as e:       # e.g. an argument error found by the exchange (on every rank)
@@ -239,19 +254,25 @@ class Work:
         deadline = start + limit
         next_check = start
         spins = 0
+        # spin as MPI's own blocking calls do (a yield or a sleep costs a
+        # timeslice when the other ranks are on the same cores); past 20 ms,
+        # yield; past 0.2 s, sleep between polls
         while not self._poll():
+            spins += 1
+            if spins & 63:
+                continue
             if group.broken:
                 raise DistributedError(group.broken)
-            spins += 1
             now = time.monotonic()
             if now >= next_check:
                 group.check_faults(self.what)
                 next_check = now + 0.01
                 if now >= deadline:
                     group.roll_call(self.what, now - start)
-            if spins > 1000:         # long waits: leave the core to the other ranks
-                time.sleep(0.0002 if spins < 20000 else 0.001)
-            else:
+            waited = now - start
+            if waited > 0.2:
+                time.sleep(0.0005)
+            elif waited > 0.02:
                 os.sched_yield()
         if self._error is not None:
             raise self._error
@@ -265,8 +286,21 @@ class Work:
         raise RuntimeError("ember.distributed: Work.get_future() is not supported; use wait()")
 
 
+class WithStatus:
+    """A request whose status the generator wants back (yielded alone)."""
+    __slots__ = ("request", "status")
+
+    def __init__(self, request):
+        self.request = request
+        self.status = mpi().Status()
+
+
+def _Testall(reqs):
+    return _MPI[0].Request.Testall(reqs)
+
+
 def run(group, gen, what, async_op, ordered=True):
-    work = Work(group, gen, what, ordered)
+    work = Work(group, gen, what, ordered, blocking=not async_op)
     if async_op:
         return work
     return work.result()
