@@ -11,7 +11,7 @@ import numpy as np
 import ember
 
 from . import _group
-from ._buffers import DTYPE_CODES, NARROW_FLOATS, Buffer, check_tensor, raw_view
+from ._buffers import DTYPE_CODES, Buffer, check_tensor, raw_view
 from ._state import group_or_default, is_member, to_group_rank
 
 
@@ -505,8 +505,8 @@ def _p2p(tensor, peer, group, tag, sending, group_peer=None):
         raise ValueError("ember.distributed.send: dst must be given")
     gpeer = None if peer is None else _root(pg, peer, what, "dst" if sending else "src")
     if gpeer is not None and gpeer == pg.rank():
-        raise ValueError(f"Invalid destination rank: destination rank should not be the same "
-                         f"as the rank of the current process." if sending else
+        raise ValueError("Invalid destination rank: destination rank should not be the same "
+                         "as the rank of the current process." if sending else
                          "Invalid source rank: source rank should not be the same as the rank "
                          "of the current process.")
     return pg, _p2p_gen(pg, tensor, gpeer, int(tag), sending)

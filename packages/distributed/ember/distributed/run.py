@@ -6,7 +6,6 @@ LOCAL_RANK, WORLD_SIZE and LOCAL_WORLD_SIZE set, and returns the job's exit
 status.  Where a rank dies of a signal, names it (mpiexec names its PID).
 Several machines: run mpiexec yourself (see the package README)."""
 import argparse
-import os
 import re
 import shutil
 import subprocess
