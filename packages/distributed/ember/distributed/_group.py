@@ -141,6 +141,10 @@ class ProcessGroup:
                                 f"failed: {payload}")
                 elif tag == _TAG_EXIT:
                     self.exited.add(src)
+                elif tag == _TAG_ROLL:     # another rank timed out too: it is waiting
+                    answers[src] = payload
+                    self.fault_comm.Isend([pickle.dumps(what), MPI.BYTE], dest=src,
+                                          tag=_TAG_ANSWER)
             else:
                 time.sleep(0.001)
         parts = []
