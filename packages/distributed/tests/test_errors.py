@@ -1,9 +1,11 @@
 import re
+import subprocess
+import sys
 import time
 
 import pytest
 
-from conftest import expect_ok, launch
+from conftest import RANKS, expect_ok, launch, mpiexec
 
 
 def test_bad_arguments_raise_pytorch_errors():
@@ -38,3 +40,21 @@ def test_a_killed_rank_ends_the_job():
     assert "Killed (signal 9)" in proc.stdout, proc.stdout
     pid = re.search(r"PID (\d+) RUNNING", proc.stdout).group(1)
     assert f"rank 1 pid {pid}" in proc.stdout, proc.stdout
+
+
+def test_world_size_must_be_mpis():
+    proc = launch("init_env.py", 2, env={"WORLD_SIZE": "3"})
+    assert proc.returncode == 0, proc.stdout
+    assert proc.stdout.count("ValueError: init_process_group: world_size 3 but MPI started 2 "
+                             "processes") == 2, proc.stdout
+
+
+def test_rank_from_the_environment_orders_the_group():
+    # RANK reversed against MPI's order (mpiexec's per-process -env)
+    script = str(RANKS / "init_env.py")
+    cmd = [mpiexec(), "-n", "1", "-env", "RANK", "1", sys.executable, script, ":",
+           "-n", "1", "-env", "RANK", "0", sys.executable, script]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stdout
+    assert "rank 0 DONE order [(0, 1), (1, 0)]" in proc.stdout, proc.stdout
