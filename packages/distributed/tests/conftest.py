@@ -19,7 +19,8 @@ def mpiexec():
 def launch(script, nproc, *args, timeout=120, env=None):
     """Runs ranks/<script> on nproc ranks; returns the CompletedProcess
     (output in .stdout, stderr merged)."""
-    e = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1", EMBER_NUM_THREADS="1")
+    # one thread per rank: the ranks share the cores
+    e = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     e.update(env or {})
     cmd = [mpiexec(), "-n", str(nproc), sys.executable, str(RANKS / script), *map(str, args)]
     try:

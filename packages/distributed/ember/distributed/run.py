@@ -2,10 +2,12 @@
 
 Starts N ranks of script.py on this machine through MPICH's mpiexec (the
 one the mpich wheel installs next to this Python), each with RANK,
-LOCAL_RANK, WORLD_SIZE and LOCAL_WORLD_SIZE set, and returns the job's exit
-status.  Where a rank dies of a signal, names it (mpiexec names its PID).
-Several machines: run mpiexec yourself (see the package README)."""
+LOCAL_RANK, WORLD_SIZE and LOCAL_WORLD_SIZE set (and OMP_NUM_THREADS=1
+unless set, as torchrun does), and returns the job's exit status.  Where a
+rank dies of a signal, names it (mpiexec names its PID).  Several machines:
+run mpiexec yourself (see the package README)."""
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -75,6 +77,11 @@ def command(args, piddir):
 
 def main(argv=None):
     args = parse(sys.argv[1:] if argv is None else argv)
+    if args.nproc_per_node > 1 and "OMP_NUM_THREADS" not in os.environ:
+        # as torchrun: N ranks with a thread per core each would oversubscribe
+        os.environ["OMP_NUM_THREADS"] = "1"
+        print("ember.distributed.run: OMP_NUM_THREADS=1 for each rank (set it to choose "
+              "another count)", file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory(prefix="ember-run-") as piddir:
         proc = subprocess.Popen(command(args, piddir), stdout=subprocess.PIPE, text=True,
                                 bufsize=1)
