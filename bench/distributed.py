@@ -50,7 +50,7 @@ def _lib(name):
 
 def _time_allreduce(m, dist, nbytes, smoke):
     x = m.ones(nbytes // 4, dtype=m.float32)
-    reps = 2 if smoke else max(5, min(500, (48 << 20) // nbytes))
+    reps = 2 if smoke else max(10, min(500, (48 << 20) // nbytes))
     for _ in range(2):
         dist.all_reduce(x)
     dist.barrier()
