@@ -18,6 +18,9 @@ import pkgutil as _pkgutil
 # every ember/ folder on the path (regular and editable installs alike)
 __path__ = _pkgutil.extend_path(__path__, __name__)
 
+from . import _fallbacks  # noqa: E402  (ember.distributed without ember-distributed)
+_fallbacks.install()
+
 __version__ = "0.1.0"
 
 from ._dtypes import (bfloat16, bool, double, dtype, float, float16, float32,  # noqa: E402

@@ -106,13 +106,15 @@ def test_onnx_without_the_package_names_the_extra(monkeypatch):
 
 def test_distributed_imports_and_is_unavailable():
     import ember.distributed as dist
+    if dist.is_available():
+        pytest.skip("ember-distributed is installed (its own tests cover ember.distributed)")
     from ember.utils.data.distributed import DistributedSampler
     assert dist.is_available() is False and dist.is_initialized() is False
     assert DistributedSampler is ember.utils.data.DistributedSampler
     for name in ("init_process_group", "get_rank", "get_world_size", "all_reduce", "barrier",
                  "broadcast", "destroy_process_group"):
-        with pytest.raises(RuntimeError, match=rf"ember\.distributed\.{name}: Ember has no "
-                                               r"distributed package"):
+        with pytest.raises(RuntimeError, match=rf"ember\.distributed\.{name}: "
+                                               r"ember-distributed is not installed"):
             getattr(dist, name)()
 
 
@@ -171,7 +173,12 @@ def test_distributed_sampler_shuffle_follows_seed_and_epoch():
      (ValueError, "Invalid rank -1, rank should be in the interval [0, 1]")),
 ])
 def test_distributed_sampler_errors(kwargs, expected):
+    import ember.distributed as dist
     from ember.utils.data.distributed import DistributedSampler
+    if "rank" not in kwargs and dist.is_available():
+        # with ember-distributed installed, as PyTorch with its distributed package
+        expected = (ValueError, "Default process group has not been initialized, please make "
+                                "sure to call init_process_group.")
     assert _error(lambda: DistributedSampler(range(3), **kwargs)) == expected
 
 
@@ -304,3 +311,31 @@ def test_legacy_types_match_torch():
                                               "cuda_ok": ember.cuda.is_available()}))
                    for lib in (torch, ember)]
         assert got[0] == got[1], call
+
+
+@live
+def test_distributed_sampler_shuffled_partition_matches_torch(monkeypatch):
+    # ember.randperm and torch.randperm draw different permutations from the
+    # same seed (different generators): PyTorch's sampler is given Ember's
+    # permutation, and the partitions (padding, drop_last, strides) must agree
+    import torch
+    from torch.utils.data.distributed import DistributedSampler as TorchSampler
+
+    from ember.utils.data.distributed import DistributedSampler
+
+    def ember_perm(n, generator=None):
+        g = ember.Generator()
+        g.manual_seed(generator.initial_seed())
+        return torch.tensor(ember.randperm(n, generator=g).tolist())
+    monkeypatch.setattr(torch, "randperm", ember_perm)
+    for n, replicas, drop_last in ((10, 3, False), (10, 3, True), (2, 5, False), (7, 4, False),
+                                   (33, 4, True), (33, 4, False)):
+        for epoch in (0, 3):
+            for rank in range(replicas):
+                a = TorchSampler(range(n), num_replicas=replicas, rank=rank, shuffle=True,
+                                 seed=11, drop_last=drop_last)
+                b = DistributedSampler(range(n), num_replicas=replicas, rank=rank, shuffle=True,
+                                       seed=11, drop_last=drop_last)
+                a.set_epoch(epoch)
+                b.set_epoch(epoch)
+                assert list(a) == list(b) and len(a) == len(b), (n, replicas, epoch, rank)

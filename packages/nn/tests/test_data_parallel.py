@@ -120,9 +120,7 @@ def test_state_dict_keys_as_pytorch():
 
 @requires_torch
 def test_public_names_as_pytorch():
-    # Ember has no distributed package: no DistributedDataParallel
-    assert set(ember.nn.parallel.__all__) == \
-        set(torch.nn.parallel.__all__) - {"DistributedDataParallel"}
+    assert set(ember.nn.parallel.__all__) == set(torch.nn.parallel.__all__)
     import torch.nn.parallel.comm as torch_comm
     for name in ember.cuda.comm.__all__:
         assert hasattr(torch_comm, name)
@@ -691,3 +689,13 @@ def test_comm_errors():
         warnings.simplefilter("error")
         with pytest.raises(FutureWarning, match="Using -1 to represent CPU tensor is deprecated"):
             comm.gather([x, x], destination=-1)
+
+
+# ---- DistributedDataParallel without ember-distributed ---------------------------
+def test_distributed_data_parallel_names_the_missing_package(monkeypatch):
+    # importable from ember.nn always; constructing it needs ember-distributed
+    # (its own tests train with it on several ranks)
+    import ember.distributed as dist
+    monkeypatch.setattr(dist, "is_available", lambda: False)
+    with pytest.raises(RuntimeError, match="DistributedDataParallel needs ember-distributed"):
+        nn.parallel.DistributedDataParallel(nn.Linear(2, 2))

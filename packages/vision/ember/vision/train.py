@@ -120,6 +120,10 @@ def build_parser():
     p.add_argument("--out", default=None,
                    help="folder for the checkpoint and the PNG "
                         "(default: ./ember-runs/<dataset>-<model>)")
+    p.add_argument("--nproc", type=_positive_int, default=1, metavar="N",
+                   help="train on N processes of this machine (DistributedDataParallel, "
+                        "each process a share of every batch; needs ember-distributed; "
+                        "default: %(default)s)")
     p.add_argument("--resume", nargs="?", const="", default=None, metavar="CHECKPOINT",
                    help="continue from a checkpoint (default: the one in --out) at the epoch "
                         "after the last one it holds")
@@ -174,7 +178,18 @@ def _open_dataset(parser, args, spec, train, transform):
                  f"{args.root!r} ({'; '.join(errors)}); use --download to fetch them")
 
 
-def _loaders(parser, args, spec):
+@dataclass
+class Ranks:
+    """This process's place in a distributed run (rank 0 of 1 otherwise)."""
+    rank: int = 0
+    size: int = 1
+
+    @property
+    def main(self):
+        return self.rank == 0
+
+
+def _loaders(parser, args, spec, ranks=Ranks()):
     train_set = _open_dataset(parser, args, spec, True, _transforms(spec, args.model, True))
     test_set = _open_dataset(parser, args, spec, False, _transforms(spec, args.model, False))
     if args.limit is not None:
@@ -184,12 +199,19 @@ def _loaders(parser, args, spec):
             parser.error(f"--dataset {args.dataset}: the {kind} set under --root "
                          f"{args.root!r} is empty")
     workers = dict(num_workers=args.workers, persistent_workers=args.workers > 0)
-    if spec.augment:
-        train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True,
-                                  **workers)
+    data = train_set if spec.augment else _preload(train_set)
+    if not spec.augment:
+        workers = {}
+    if ranks.size > 1:
+        # each rank a share of every batch: the same number of steps as one
+        # process with the whole batch
+        from ember.utils.data.distributed import DistributedSampler
+        sampler = DistributedSampler(data, num_replicas=ranks.size, rank=ranks.rank,
+                                     shuffle=True, seed=args.seed)
+        train_loader = DataLoader(data, batch_size=args.batch_size // ranks.size,
+                                  sampler=sampler, **workers)
     else:
-        train_loader = DataLoader(_preload(train_set), batch_size=args.batch_size,
-                                  shuffle=True)
+        train_loader = DataLoader(data, batch_size=args.batch_size, shuffle=True, **workers)
     test_loader = DataLoader(_preload(test_set), batch_size=max(args.batch_size, 256))
     return train_set, test_set, train_loader, test_loader
 
@@ -246,12 +268,14 @@ def evaluate(model, loader, device):
     return total_loss / count, correct / count, ember.cat(predictions)
 
 
-def _train_epoch(model, loader, optimizer, scheduler, device, epoch, epochs):
+def _train_epoch(model, loader, optimizer, scheduler, device, epoch, epochs, ranks=Ranks()):
     from tqdm import tqdm
     model.train()
     total, seen = 0.0, 0
+    if hasattr(loader.sampler, "set_epoch"):
+        loader.sampler.set_epoch(epoch)
     bar = tqdm(loader, desc=f"epoch {epoch}/{epochs}", unit="batch", leave=False,
-               dynamic_ncols=True, file=sys.stderr)
+               dynamic_ncols=True, file=sys.stderr, disable=not ranks.main)
     for images, labels in bar:
         images, labels = images.to(device), labels.to(device)
         loss = F.cross_entropy(model(images), labels)
@@ -264,6 +288,11 @@ def _train_epoch(model, loader, optimizer, scheduler, device, epoch, epochs):
         seen += len(labels)
         bar.set_postfix(loss=f"{value:.4f}")
     bar.close()
+    if ranks.size > 1:           # the mean over every rank's samples
+        import ember.distributed as dist
+        sums = ember.tensor([total, float(seen)], dtype=ember.float64)
+        dist.all_reduce(sums)
+        total, seen = sums.tolist()
     return total / seen
 
 
@@ -345,14 +374,36 @@ def _report(path, model, test_set, spec, args, history, elapsed, device, predict
 
 # -- the command -------------------------------------------------------------
 
+def _join(parser, args):
+    """Ranks() on one process; in a distributed run (started by --nproc or
+    ember.distributed.run), joins the process group."""
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        return Ranks()
+    import ember.distributed as dist
+    if not dist.is_available():
+        parser.error("--nproc: ember-distributed is not installed")
+    if not dist.is_initialized():
+        dist.init_process_group("mpi")
+    ranks = Ranks(dist.get_rank(), dist.get_world_size())
+    if args.batch_size % ranks.size:
+        parser.error(f"--batch-size {args.batch_size} does not split over {ranks.size} "
+                     f"processes")
+    if args.threads is None:     # the machine's cores shared between the ranks
+        ember.set_num_threads(max(1, (os.cpu_count() or 1) // ranks.size))
+    return ranks
+
+
 def run(args, parser):
     spec = DATASETS[args.dataset]
     device = _device(parser, args.device)
     if args.threads is not None:
         ember.set_num_threads(args.threads)
+    ranks = _join(parser, args)
+    say = print if ranks.main else (lambda *a, **k: None)
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         parser.error(f"--out {args.out!r} exists and is not a folder")
-    os.makedirs(args.out, exist_ok=True)
+    if ranks.main:
+        os.makedirs(args.out, exist_ok=True)
     checkpoint_path = os.path.join(args.out, CHECKPOINT)
     resume_path = None
     if args.resume is not None:
@@ -363,8 +414,11 @@ def run(args, parser):
                      f"--epochs {args.epochs}; ask for more epochs")
 
     _seed_everything(args.seed)
-    train_set, test_set, train_loader, test_loader = _loaders(parser, args, spec)
+    train_set, test_set, train_loader, test_loader = _loaders(parser, args, spec, ranks)
     model = build_model(args, spec, len(test_set.classes)).to(device)
+    net = model
+    if ranks.size > 1:
+        net = ember.nn.parallel.DistributedDataParallel(model)
     optimizer = optim.Adam(model.parameters(), lr=args.lr)
     scheduler = _scheduler(optimizer, args, len(train_loader))
     history = {"train_loss": [], "test_loss": [], "test_accuracy": [], "seconds": []}
@@ -380,24 +434,33 @@ def run(args, parser):
         history = {k: list(v) for k, v in state["history"].items()}
         first_epoch = state["epoch"] + 1
         ember.set_rng_state(state["rng_state"])
-        print(f"resuming from {resume_path} after epoch {state['epoch']}")
+        say(f"resuming from {resume_path} after epoch {state['epoch']}")
 
-    print(f"{args.dataset}: {len(train_set)} training and {len(test_set)} test images; "
+    say(f"{args.dataset}: {len(train_set)} training and {len(test_set)} test images; "
           f"{args.model}: {sum(p.numel() for p in model.parameters()):,} parameters; "
-          f"{ember.get_num_threads()} thread(s), device {device}")
+          f"{ember.get_num_threads()} thread(s), device {device}" +
+        (f", {ranks.size} processes" if ranks.size > 1 else ""))
     start = time.perf_counter()
     for epoch in range(first_epoch, args.epochs + 1):
         epoch_start = time.perf_counter()
-        train_loss = _train_epoch(model, train_loader, optimizer, scheduler, device, epoch,
-                                  args.epochs)
+        train_loss = _train_epoch(net, train_loader, optimizer, scheduler, device, epoch,
+                                  args.epochs, ranks)
+        if not ranks.main:       # rank 0 alone evaluates, saves and reports
+            continue
         test_loss, accuracy, predictions = evaluate(model, test_loader, device)
         seconds = time.perf_counter() - epoch_start
         for key, value in (("train_loss", train_loss), ("test_loss", test_loss),
                            ("test_accuracy", accuracy), ("seconds", seconds)):
             history[key].append(value)
         _save_checkpoint(checkpoint_path, model, optimizer, scheduler, epoch, history, args)
-        print(f"epoch {epoch}/{args.epochs}: train loss {train_loss:.4f}  test loss "
+        say(f"epoch {epoch}/{args.epochs}: train loss {train_loss:.4f}  test loss "
               f"{test_loss:.4f}  test accuracy {100 * accuracy:.2f}%  ({seconds:.1f} s)")
+    if ranks.size > 1:
+        import ember.distributed as dist
+        dist.barrier()
+        dist.destroy_process_group()
+        if not ranks.main:
+            return None
     elapsed = sum(history["seconds"])
     report_path = os.path.join(args.out, REPORT)
     _report(report_path, model, test_set, spec, args, history, elapsed, device, predictions)
@@ -412,7 +475,19 @@ def run(args, parser):
 
 def main(argv=None):
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = _fill_defaults(parser.parse_args(argv))
+    if args.nproc > 1 and "WORLD_SIZE" not in os.environ:
+        if args.batch_size % args.nproc:
+            parser.error(f"--batch-size {args.batch_size} does not split over {args.nproc} "
+                         f"processes")
+        # start the ranks, each running this command
+        try:
+            from ember.distributed.run import main as launch
+        except ImportError:
+            parser.error("--nproc: ember-distributed is not installed")
+        return launch(["--nproc-per-node", str(args.nproc), "-m", "ember.vision.train",
+                       *argv])
     run(args, parser)
     return 0
 

@@ -152,8 +152,13 @@ class DistributedSampler(Sampler):
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
                  drop_last=False):
         if num_replicas is None or rank is None:
-            # as PyTorch built without distributed support
-            raise RuntimeError("Requires distributed package to be available")
+            import ember.distributed as dist
+            if not dist.is_available():  # ember-distributed is not installed
+                raise RuntimeError("Requires distributed package to be available")
+            if num_replicas is None:
+                num_replicas = dist.get_world_size()
+            if rank is None:
+                rank = dist.get_rank()
         if rank >= num_replicas or rank < 0:
             raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
                              f"[0, {num_replicas - 1}]")

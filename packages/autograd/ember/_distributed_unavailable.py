@@ -1,8 +1,9 @@
-"""ember.distributed: PyTorch's distributed names on a build without
+"""ember.distributed when ember-distributed is not installed (imported under
+that name by ember._fallbacks): PyTorch's distributed names on a build without
 distributed support.  is_available() is False, as on such PyTorch builds;
 is_initialized() is False (no process group ever exists); the calls that
-need a process group raise RuntimeError saying that Ember has no
-distributed package.  ``ember.utils.data.distributed.DistributedSampler``
+need a process group raise RuntimeError saying that ember-distributed
+is not installed.  ``ember.utils.data.distributed.DistributedSampler``
 works without it when num_replicas and rank are given."""
 
 __all__ = ["is_available", "is_initialized", "is_torchelastic_launched", "ReduceOp",
@@ -39,11 +40,11 @@ class ReduceOp:
 def _missing(name):
     def unsupported(*args, **kwargs):
         raise RuntimeError(
-            f"ember.distributed.{name}: Ember has no distributed package "
-            f"(ember.distributed.is_available() is False); run on one process, or give "
-            f"DistributedSampler num_replicas and rank explicitly")
+            f"ember.distributed.{name}: ember-distributed is not installed "
+            f"(ember.distributed.is_available() is False); install it, run on one "
+            f"process, or give DistributedSampler num_replicas and rank explicitly")
     unsupported.__name__ = unsupported.__qualname__ = name
-    unsupported.__doc__ = "Not available: Ember has no distributed package (raises " \
+    unsupported.__doc__ = "Not available: ember-distributed is not installed (raises " \
                           "RuntimeError)."
     return unsupported
 
