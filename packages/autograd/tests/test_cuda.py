@@ -73,6 +73,25 @@ def test_copy_into_a_view_of_a_device_tensor_has_gradients():
     assert x.grad.is_cuda and np.allclose(x.grad.cpu().numpy(), 2.0)
 
 
+def test_copy_between_devices_both_ways_with_gradients():
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((2, 3))
+    src = ember.tensor(a, dtype=ember.float64, device="cuda").requires_grad_()
+    host = ember.zeros(2, 3, dtype=ember.float32)
+    host.copy_(src)                               # a CUDA tensor into a CPU one
+    assert host.device.type == "cpu" and host.dtype is ember.float32
+    np.testing.assert_allclose(host.detach().numpy(), a.astype(np.float32))
+    dst = ember.zeros(2, 3, dtype=ember.float64, requires_grad=True).clone()
+    dst.copy_(src)
+    w = rng.standard_normal(3)
+    (dst * ember.tensor(w)).sum().backward()
+    assert src.grad.device == CUDA                # the gradient goes back to the source
+    np.testing.assert_allclose(src.grad.cpu().numpy(), np.broadcast_to(w, (2, 3)))
+    dev = ember.zeros(2, 3, device="cuda")
+    dev.copy_(ember.tensor(a[0], dtype=ember.float32))  # CPU into CUDA, broadcast
+    np.testing.assert_allclose(dev.cpu().numpy(), np.broadcast_to(a[0], (2, 3)).astype(np.float32))
+
+
 def test_a_small_network_step_matches_the_cpu():
     rng = np.random.default_rng(1)
     xs, w1, w2 = (rng.standard_normal(s) for s in ((8, 5), (5, 7), (7, 3)))

@@ -145,26 +145,39 @@ def _dtype(x):
     return x.dtype if isinstance(x, Tensor) else None
 
 
+def _src_for(input, src, non_blocking):
+    """src's raw values on input's device (a CUDA tensor copied into a CPU
+    one, or the reverse, moves first)."""
+    if isinstance(src, Tensor) and src.device != input.device:
+        return move_raw(src._data, input.device, non_blocking)
+    return raw(src)
+
+
+def _grad_of_src(g, shape, dtype, device):
+    g = g.to(dtype).sum_to_size(shape)
+    return g if device is None or g.device == device else g.to(device)
+
+
 @op(function=False, method=False)
 class copy:
-    """Writes src (broadcast, converted) into the tensor."""
+    """Writes src (broadcast, converted, moved to the tensor's device) into
+    the tensor."""
 
     def forward(input, src, non_blocking=False):
         r = input._data.clone()
-        r.copy_(raw(src))
+        r.copy_(_src_for(input, src, non_blocking))
         return r
 
     def inplace(input, src, non_blocking=False):
-        input._data.copy_(raw(src))
+        input._data.copy_(_src_for(input, src, non_blocking))
 
     def inputs(input, src, non_blocking=False):
         return (input, src)
 
     def save(out, input, src, non_blocking=False):
-        return (_shape(src), _dtype(src))
+        return (_shape(src), _dtype(src), src.device if isinstance(src, Tensor) else None)
 
-    backward = (lambda g, shape, dtype: zeros_like(g),
-                lambda g, shape, dtype: g.to(dtype).sum_to_size(shape))
+    backward = (lambda g, shape, dtype, device: zeros_like(g), _grad_of_src)
     samples = [S(T(3, 4), T(3, 4)), S(T(3, 4), T(4)), S(T(3, 4), 1.5)]
 
 
