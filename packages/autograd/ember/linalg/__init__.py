@@ -13,7 +13,7 @@ from .._tensor import Tensor, _make
 from ..autograd import grad_mode
 from . import _functions as F
 from . import _lu
-from ._functions import raw_call
+from ._functions import copy_out as _out, raw_call
 from ._lu import lu
 from ._ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from ._matfun import householder_product, matrix_exp
@@ -55,16 +55,6 @@ def _grad(*xs):
 
 def _eps(dtype):
     return 2.220446049250313e-16 if dtype == _float64 else 1.1920928955078125e-07
-
-
-def _out(result, out):
-    if out is None:
-        return result
-    if isinstance(result, tuple):
-        for o, r in zip(out, result):
-            o.copy_(r)
-        return out
-    return out.copy_(result)
 
 
 # ---- solving and inverting ------------------------------------------------

@@ -354,3 +354,14 @@ def _tolerance(smax, atol, rtol):
         tol = tol.clamp(min=atol) if not isinstance(atol, Tensor) else \
             tol.maximum(atol.unsqueeze(-1))
     return tol
+
+
+def copy_out(result, out):
+    """result, or (an out= argument given) result written into out."""
+    if out is None:
+        return result
+    if isinstance(result, tuple):
+        for o, r in zip(out, result):
+            o.copy_(r)
+        return out
+    return out.copy_(result)

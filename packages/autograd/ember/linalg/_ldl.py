@@ -6,7 +6,7 @@ import collections
 from .._dtypes import int32
 from .._tensor import Tensor, _make
 from ..autograd.function import Function
-from ._functions import raw_call
+from ._functions import copy_out as _copy_out, raw_call
 
 LDLFactorResult = collections.namedtuple("linalg_ldl_factor", ["LD", "pivots"])
 LDLFactorExResult = collections.namedtuple("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
@@ -59,13 +59,3 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
         lambda LD, B: (raw_call("linalg_ldl_solve", LD, pivots, B, hermitian=hermitian),),
         LD, B)
     return _copy_out(X, out)
-
-
-def _copy_out(result, out):
-    if out is None:
-        return result
-    if isinstance(result, tuple):
-        for o, r in zip(out, result):
-            o.copy_(r)
-        return out
-    return out.copy_(result)
