@@ -99,7 +99,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
 
 
 _LAZY_SUBMODULES = ("serialization", "utils", "multiprocessing", "nn", "optim", "accelerator",
-                    "onnx", "distributed", "fft")
+                    "onnx", "distributed", "fft", "legacy")
 
 
 def __getattr__(name):  # ember.utils, ember.multiprocessing: imported on first use
