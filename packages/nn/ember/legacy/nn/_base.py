@@ -60,14 +60,45 @@ class Module:
     # -- parameters ------------------------------------------------------
     _param_names = ()   # ((param, grad), ...) of fields holding tensors
 
-    def parameters(self):
-        """(params, gradParams): two lists, as Lua Torch returns them."""
-        params, grads = [], []
+    def _slots(self):
+        """(module, param field, grad field) of every parameter, in order."""
         for p, g in self._param_names:
             if getattr(self, p, None) is not None:
-                params.append(getattr(self, p))
-                grads.append(getattr(self, g))
-        return params, grads
+                yield self, p, g
+
+    def parameters(self):
+        """(params, gradParams): two lists, as Lua Torch returns them."""
+        slots = list(self._slots())
+        return [getattr(m, p) for m, p, _ in slots], [getattr(m, g) for m, _, g in slots]
+
+    def getParameters(self):
+        """(flat params, flat gradParams): every parameter (and gradient)
+        copied into one vector, the module's fields becoming views of it, so
+        that ember.legacy.optim can update them all at once.  A later
+        ``type()`` makes new tensors and breaks the link."""
+        slots = list(self._slots())
+        if not slots:
+            return ember.empty(0), ember.empty(0)
+        dtype = getattr(*slots[0][:2]).dtype
+        seen = {}   # a tensor shared by several modules stays shared
+        for m, p, g in slots:
+            seen.setdefault(id(getattr(m, p)), (getattr(m, p), getattr(m, g)))
+        n = sum(t.numel() for t, _ in seen.values())
+        flat, gflat = ember.empty(n, dtype=dtype), ember.zeros(n, dtype=dtype)
+        views, offset = {}, 0
+        with ember.no_grad():
+            for key, (t, gt) in seen.items():
+                k = t.numel()
+                flat[offset:offset + k].copy_(t.reshape(-1))
+                gflat[offset:offset + k].copy_(gt.reshape(-1))
+                views[key] = (flat[offset:offset + k].view(tuple(t.shape)),
+                              gflat[offset:offset + k].view(tuple(t.shape)))
+                offset += k
+        for m, p, g in slots:
+            pv, gv = views[id(getattr(m, p))]
+            setattr(m, p, pv)
+            setattr(m, g, gv)
+        return flat, gflat
 
     def zeroGradParameters(self):
         for g in self.parameters()[1]:

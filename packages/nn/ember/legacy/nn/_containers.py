@@ -41,13 +41,9 @@ class Container(Module):
     def __len__(self):
         return len(self.modules)
 
-    def parameters(self):
-        params, grads = [], []
+    def _slots(self):
         for m in self.modules:
-            p, g = m.parameters()
-            params += p
-            grads += g
-        return params, grads
+            yield from m._slots()
 
     def zeroGradParameters(self):
         for m in self.modules:
