@@ -154,7 +154,7 @@ class _Reader:
         if tag == TABLE:
             return self.table(index, depth)
         if tag == TORCH:
-            return self.torch_object(index, depth)
+            return self.torch_object(index, depth, at)
         bytecode = self.raw_string("function bytecode")
         func = self.memo[index] = LuaFunction(bytecode, None)
         func.upvalues = self.object(depth + 1)
@@ -179,8 +179,7 @@ class _Reader:
             table = self.memo[index] = [table[i] for i in range(1, n + 1)]
         return table
 
-    def torch_object(self, index, depth):
-        at = self.pos
+    def torch_object(self, index, depth, at):
         version = self.string("a version string")
         if isinstance(version, str) and version.startswith("V "):
             try:

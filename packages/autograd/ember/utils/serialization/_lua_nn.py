@@ -23,6 +23,10 @@ def _ints(value):
     return (int(value),)
 
 
+def _class_name(x):
+    return x.torch_typename() if hasattr(x, "torch_typename") else type(x).__name__
+
+
 def _zeros_like(t):
     return ember.zeros_like(t) if isinstance(t, ember.Tensor) else None
 
@@ -46,7 +50,7 @@ def _fix(name, m, nn):
         m.modules = list(mods.values()) if isinstance(mods, dict) else list(mods or [])
         if not all(isinstance(x, nn.Module) for x in m.modules):
             raise ValueError(f"nn.{name} holds modules Ember cannot use: "
-                             f"{[type(x).__name__ for x in m.modules]}")
+                             f"{[_class_name(x) for x in m.modules]}")
     elif name == "SpatialConvolution":
         shape = (m.nOutputPlane, m.nInputPlane, m.kH, m.kW)
         m.weight = m.weight.reshape(shape)          # older files keep it 2-d
