@@ -61,11 +61,11 @@ def test_tensors_and_storages_of_every_type(tmp_path, type_name, dtype, long_siz
     # tensor on the same storage
     t1 = Tensor(type_name, storage, [3, 4], [1, 5], offset=5)
     t2 = Tensor(type_name, storage, [2, 2, 2], [4, 2, 1], offset=2)
-    got = load(tmp_path, {"t1": t1, "t2": t2, "s": storage, "empty": Tensor(type_name, None, [],
-                                                                            [])},
+    empty = Tensor(type_name, None, [], [])
+    got = load(tmp_path, {"t1": t1, "t2": t2, "s": storage, "empty": empty},
                long_size=long_size)
-    expect1 = np.lib.stride_tricks.as_strided(values[4:], (3, 4), (values.itemsize,
-                                                                    5 * values.itemsize))
+    step = values.itemsize
+    expect1 = np.lib.stride_tricks.as_strided(values[4:], (3, 4), (step, 5 * step))
     assert got["t1"].dtype == dtype and got["t1"].shape == (3, 4)
     np.testing.assert_array_equal(got["t1"].numpy(), expect1)
     np.testing.assert_array_equal(got["t2"].numpy(), values[1:9].reshape(2, 2, 2))
@@ -94,9 +94,9 @@ def test_classes_versions_and_functions(tmp_path):
 def _sample_file():
     storage = Storage("Float", np.arange(24, dtype=np.float32))
     shared = {"lr": 0.1}
-    return dumps({"model": Object("nn.Unknown", {"weight": Tensor("Float", storage, [4, 6],
-                                                                   [6, 1]),
-                                                  "config": shared, "train": True}),
+    weight = Tensor("Float", storage, [4, 6], [6, 1])
+    model = Object("nn.Unknown", {"weight": weight, "config": shared, "train": True})
+    return dumps({"model": model,
                   "view": Tensor("Float", storage, [6, 4], [1, 6]),
                   "config": shared, "name": "sample", "f": Function(b"abc", [1.5])})
 

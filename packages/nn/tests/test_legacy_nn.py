@@ -12,10 +12,12 @@ from ember.legacy import nn
 TOL = dict(rtol=1e-10, atol=1e-12)
 
 
+def arr(a):
+    return np.asarray(a.detach().numpy() if isinstance(a, ember.Tensor) else a)
+
+
 def close(a, b, **kw):
-    np.testing.assert_allclose(np.asarray(a.detach().numpy() if isinstance(a, ember.Tensor) else a),
-                               np.asarray(b.detach().numpy() if isinstance(b, ember.Tensor) else b),
-                               **(kw or TOL))
+    np.testing.assert_allclose(arr(a), arr(b), **(kw or TOL))
 
 
 @pytest.fixture(autouse=True)
@@ -75,7 +77,7 @@ LAYERS = [
 ]
 
 
-@pytest.mark.parametrize("name,make,shape,fn", LAYERS, ids=[l[0] for l in LAYERS])
+@pytest.mark.parametrize("name,make,shape,fn", LAYERS, ids=[row[0] for row in LAYERS])
 def test_layer_against_autograd(name, make, shape, fn):
     layer = make().double()
     x = rnd(*shape)

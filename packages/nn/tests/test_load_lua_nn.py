@@ -72,8 +72,8 @@ def test_network_loads_as_legacy_modules(tmp_path):
     crit = got["criterion"]
     assert isinstance(crit, nn.ClassNLLCriterion) and crit.sizeAverage is False
     t = ember.tensor([1, 2, 10, 3])
-    assert crit.forward(out, t) == pytest.approx(-sum(float(out[i, int(c) - 1])
-                                                     for i, c in enumerate(t)))
+    expected = -sum(float(out[i, int(c) - 1]) for i, c in enumerate(t))
+    assert crit.forward(out, t) == pytest.approx(expected)
     # the loaded model trains: backward and updateParameters work on its fields
     model.training()
     model.zeroGradParameters()

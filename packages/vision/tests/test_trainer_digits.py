@@ -13,8 +13,8 @@ EPOCHS = 15
 
 def tensors(is_train):
     d = datasets.Digits(train=is_train)
-    x = ((d.data.float() / 255 - train.DATASETS["digits"].mean[0])
-         / train.DATASETS["digits"].std[0]).unsqueeze(1)
+    spec = train.DATASETS["digits"]
+    x = ((d.data.float() / 255 - spec.mean[0]) / spec.std[0]).unsqueeze(1)
     return TensorDataset(x, d.targets)
 
 
@@ -29,8 +29,10 @@ class StepScheduler(Plugin):
 
 def test_trainer_reaches_the_command_accuracy_on_digits(tmp_path):
     out = tmp_path / "cmd"
-    assert train.main(["--epochs", str(EPOCHS), "--threads", "1", "--out", str(out)]) == 0
-    command_accuracy = ember.load(out / train.CHECKPOINT)["history"]["test_accuracy"][-1]
+    args = ["--epochs", str(EPOCHS), "--threads", "1", "--out", str(out)]
+    assert train.main(args) == 0
+    history = ember.load(out / train.CHECKPOINT)["history"]
+    command_accuracy = history["test_accuracy"][-1]
 
     ember.manual_seed(0)
     model = models.lenet(num_classes=10, in_channels=1, image_size=8)
@@ -40,7 +42,8 @@ def test_trainer_reaches_the_command_accuracy_on_digits(tmp_path):
     trainer.register_plugin(StepScheduler(optim.lr_scheduler.OneCycleLR(
         opt, max_lr=1e-2, epochs=EPOCHS, steps_per_epoch=len(loader))))
     trainer.register_plugin(LossMonitor())
-    validation = trainer.register_plugin(Validation(DataLoader(tensors(False), batch_size=256)))
+    test_loader = DataLoader(tensors(False), batch_size=256)
+    validation = trainer.register_plugin(Validation(test_loader))
     trainer.run(EPOCHS)
     accuracy = validation.history[-1]["accuracy"]
     assert command_accuracy > 0.95

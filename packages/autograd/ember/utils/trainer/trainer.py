@@ -167,7 +167,8 @@ class Trainer:
         """Restore a state written by ``save_checkpoint``; the model,
         optimizer and plugins must be built and registered as before."""
         state = ember.load(path)
-        if not isinstance(state, dict) or not {"model", "optimizer", "epoch", "queues"} <= set(state):
+        needed = {"model", "optimizer", "epoch", "queues"}
+        if not isinstance(state, dict) or not needed <= set(state):
             raise ValueError(f"Trainer.load_checkpoint: {path!r} is not a Trainer checkpoint")
         self.load_state_dict(state)
         return self

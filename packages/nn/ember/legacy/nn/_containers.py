@@ -201,9 +201,10 @@ class ParallelTable(Container):
         return self.output
 
     def updateGradInput(self, input, gradOutput):
+        inputs = self._check(input, "input")
         self._check(gradOutput, "gradOutput")
         self.gradInput = [m.updateGradInput(x, g)
-                          for m, x, g in zip(self.modules, self._check(input, "input"), gradOutput)]
+                          for m, x, g in zip(self.modules, inputs, gradOutput)]
         return self.gradInput
 
     def accGradParameters(self, input, gradOutput, scale=1):
@@ -212,7 +213,8 @@ class ParallelTable(Container):
             m.accGradParameters(x, g, scale)
 
     def backward(self, input, gradOutput, scale=1):
+        inputs = self._check(input, "input")
         self._check(gradOutput, "gradOutput")
         self.gradInput = [m.backward(x, g, scale)
-                          for m, x, g in zip(self.modules, self._check(input, "input"), gradOutput)]
+                          for m, x, g in zip(self.modules, inputs, gradOutput)]
         return self.gradInput
