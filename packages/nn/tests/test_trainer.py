@@ -200,3 +200,26 @@ def test_refusals():
     trainer.dataset = [ember.zeros(3, 6)]
     with pytest.raises(ValueError, match="expected the dataset to give \\(input, target\\)"):
         trainer.run(1)
+
+
+def test_curves_plot(tmp_path, monkeypatch):
+    from PIL import Image
+
+    from ember.utils.trainer import CurvesPlot
+    path = str(tmp_path / "curves.png")
+    trainer = make_trainer()
+    trainer.register_plugin(LossMonitor())
+    trainer.register_plugin(Validation(DataLoader(make_data(30, 1), batch_size=10)))
+    plot = trainer.register_plugin(CurvesPlot(path))
+    trainer.run(3)
+    assert len(plot.history["train_loss"]) == 3 and None not in plot.history["train_loss"]
+    assert plot.history["validation_accuracy"][-1] == trainer.stats["validation"]["accuracy"]
+    with Image.open(path) as image:
+        assert image.format == "PNG" and image.size == (960, 310)
+        # the curves are drawn: pixels of both series colours
+        colours = {c for _, c in image.convert("RGB").getcolors(1 << 20)}
+    assert (31, 100, 180) in colours and (230, 120, 20) in colours
+    assert os.listdir(tmp_path) == ["curves.png"]
+    monkeypatch.setitem(sys.modules, "PIL", None)
+    with pytest.raises(ImportError, match="needs the Pillow package: pip install pillow"):
+        CurvesPlot(path)

@@ -7,10 +7,11 @@ with ``register_plugin`` declare when they run (``trigger_interval``:
 ``[(n, unit)]`` with unit 'iteration', 'batch', 'update' or 'epoch') and are
 kept in one heap queue per unit, ordered by their next due time.
 """
-from .plugins import (AccuracyMonitor, Checkpoint, EarlyStopping, Logger, LossMonitor, Monitor,
-                      Plugin, ProgressBar, ProgressMonitor, TimeMonitor, Validation)
+from .plugins import (AccuracyMonitor, Checkpoint, CurvesPlot, EarlyStopping, Logger,
+                      LossMonitor, Monitor, Plugin, ProgressBar, ProgressMonitor, TimeMonitor,
+                      Validation)
 from .trainer import Trainer
 
 __all__ = ["Trainer", "Plugin", "Monitor", "ProgressMonitor", "LossMonitor", "TimeMonitor",
            "AccuracyMonitor", "Logger", "ProgressBar", "Checkpoint", "EarlyStopping",
-           "Validation"]
+           "Validation", "CurvesPlot"]

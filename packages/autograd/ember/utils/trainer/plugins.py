@@ -11,7 +11,7 @@ import ember
 
 __all__ = ["Plugin", "Monitor", "ProgressMonitor", "LossMonitor", "TimeMonitor",
            "AccuracyMonitor", "Logger", "ProgressBar", "Checkpoint", "EarlyStopping",
-           "Validation"]
+           "Validation", "CurvesPlot"]
 
 
 class Plugin:
@@ -294,3 +294,36 @@ class EarlyStopping(Plugin):
             self.bad_epochs += 1
             if self.bad_epochs >= self.patience:
                 self.trainer.stop = True
+
+
+class CurvesPlot(Plugin):
+    """Writes a PNG of the per-epoch curves to ``path`` every ``every``
+    epochs: the training loss (``stats['loss']['epoch_mean']``, from a
+    LossMonitor) with the validation loss, and the validation accuracy
+    (from a Validation plugin), with ember-vision train's chart drawing.
+    Register it after the plugins it reads; Pillow is imported when the
+    plugin is made."""
+    _state = ("history",)
+
+    def __init__(self, path, every=1, title="training curves"):
+        super().__init__([(every, "epoch")])
+        from .curves import _pil
+        _pil()
+        self.path, self.title = path, title
+        self.history = {"train_loss": [], "validation_loss": [], "validation_accuracy": []}
+
+    def epoch(self, epoch):
+        from .curves import save_curves
+        stats = self.trainer.stats
+        validation = stats.get("validation", {})
+        for key, value in (("train_loss", stats.get("loss", {}).get("epoch_mean")),
+                           ("validation_loss", validation.get("loss")),
+                           ("validation_accuracy", validation.get("accuracy"))):
+            self.history[key].append(None if value is None else float(value))
+        h = self.history
+        charts = [("loss", "loss", [("train", h["train_loss"]),
+                                    ("validation", h["validation_loss"])], None)]
+        if any(v is not None for v in h["validation_accuracy"]):
+            accuracy = [None if v is None else 100.0 * v for v in h["validation_accuracy"]]
+            charts.append(("validation accuracy", "%", [("validation", accuracy)], None))
+        save_curves(self.path, charts, f"{self.title}: epoch {epoch}")
