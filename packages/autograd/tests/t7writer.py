@@ -34,6 +34,14 @@ class Object:
         self.class_name, self.fields, self.versioned = class_name, fields, versioned
 
 
+class Table:
+    """A table given as (key, value) pairs, so that keys can be tables,
+    itself included (fill `pairs` after making it)."""
+
+    def __init__(self, pairs=()):
+        self.pairs = list(pairs)
+
+
 class Function:
     def __init__(self, bytecode, upvalues, tag=8):
         self.bytecode, self.upvalues, self.tag = bytecode, upvalues, tag
@@ -94,6 +102,12 @@ class Writer:
                 items = list(items)
                 self.int(len(items))
                 for k, v in items:
+                    self.write(k)
+                    self.write(v)
+        elif isinstance(obj, Table):
+            if self._indexed(3, obj):
+                self.int(len(obj.pairs))
+                for k, v in obj.pairs:
                     self.write(k)
                     self.write(v)
         elif isinstance(obj, Storage):

@@ -11,7 +11,7 @@ import pytest
 
 import ember
 from ember.utils.serialization import LuaFunction, LuaObject, load_lua
-from t7writer import Function, Object, Storage, Tensor, dumps
+from t7writer import Function, Object, Storage, Table, Tensor, dumps
 
 
 def load(tmp_path, obj, long_size=8, name="f.t7"):
@@ -41,6 +41,26 @@ def test_shared_and_cyclic_references(tmp_path):
     got = load(tmp_path, {"a": shared, "b": shared, "c": cyclic})
     assert got["a"] is got["b"] and got["a"] == {"w": 1}
     assert got["c"]["self"] is got["c"]
+
+
+def test_tables_as_keys_and_self_references(tmp_path):
+    # a table with one pair whose key and value are the table itself
+    t = Table()
+    t.pairs = [(t, t)]
+    got = load(tmp_path, t)
+    (key, value), = got.items()
+    assert key is got and value is got
+    # tables (arrays too) keying tables
+    inner, arr = {"x": 1}, [1, 2]
+    got = load(tmp_path, Table([(inner, "by table"), (arr, "by array")]))
+    keys = sorted(got, key=lambda k: isinstance(k, list))
+    assert keys[0] == {"x": 1} and keys[1] == [1, 2]
+    assert got[keys[0]] == "by table" and got[keys[1]] == "by array"
+    # an instance of a class that refers to itself
+    obj = Object("A", {})
+    obj.fields["a"] = obj
+    got = load(tmp_path, obj)
+    assert isinstance(got, LuaObject) and got.a is got
 
 
 @pytest.mark.parametrize("type_name,dtype", [

@@ -22,7 +22,7 @@ import numpy as np
 
 import ember
 
-__all__ = ["load_lua", "LuaObject", "LuaFunction"]
+__all__ = ["load_lua", "LuaObject", "LuaFunction", "LuaTable", "LuaList"]
 
 NIL, NUMBER, STRING, TABLE, TORCH, BOOLEAN, FUNCTION, LEGACY_RECUR_FUNCTION, RECUR_FUNCTION = \
     range(9)
@@ -57,6 +57,17 @@ class LuaObject:
 
     def __repr__(self):
         return f"LuaObject({self._class_name!r})"
+
+
+class LuaTable(dict):
+    """A Lua table: a dict that, like a Lua table, can itself be a key
+    (hashed by identity; Lua files may key a table by a table)."""
+    __hash__ = object.__hash__
+
+
+class LuaList(list):
+    """A Lua table whose keys are 1..n, as a list (hashed by identity)."""
+    __hash__ = object.__hash__
 
 
 class LuaFunction:
@@ -166,7 +177,7 @@ class _Reader:
         if n < 0:
             self.fail(f"negative table size {n}", at)
         self.need(8 * n, f"a table of {n} pairs")   # two type tags at least per pair
-        table = self.memo[index] = {}
+        table = self.memo[index] = LuaTable()
         for _ in range(n):
             key_at = self.pos
             key = self.object(depth + 1)
@@ -176,7 +187,7 @@ class _Reader:
             except TypeError:
                 self.fail(f"a table key of type {type(key).__name__} (unhashable here)", key_at)
         if n and set(table) == set(range(1, n + 1)):      # a Lua array: a Python list
-            table = self.memo[index] = [table[i] for i in range(1, n + 1)]
+            table = self.memo[index] = LuaList(table[i] for i in range(1, n + 1))
         return table
 
     def torch_object(self, index, depth, at):
@@ -271,13 +282,16 @@ def _make_object(class_name, fields, holder):
 def load_lua(path, long_size=8):
     """Read the object a Lua Torch 7 ``torch.save(path, obj)`` wrote (binary
     mode).  Numbers with whole values come back as int, others float;
-    strings as str (bytes when not UTF-8); tables as dict, or as list when
-    their keys are 1..n; booleans and nil as bool and None; tensors and
-    storages as ember tensors (a tensor is a view of its storage, so tensors
-    sharing a storage share memory); nn modules with an ember.legacy.nn
-    counterpart as that class, other classes as :class:`LuaObject`.
-    Objects referenced several times come back as one Python object.
-    Malformed or truncated files raise ValueError naming the offset."""
+    strings as str (bytes when not UTF-8); tables as :class:`LuaTable` (a
+    dict), or :class:`LuaList` (a list) when their keys are 1..n (both
+    hashed by identity, so a table can key a table, as in Lua); booleans
+    and nil as bool and None; tensors and storages as ember tensors (a
+    tensor is a view of its storage, so tensors sharing a storage share
+    memory); nn modules with an ember.legacy.nn counterpart as that class,
+    other classes as :class:`LuaObject` (classes that write themselves with
+    their own code, such as tds.Hash, are not readable).  Objects
+    referenced several times come back as one Python object.  Malformed or
+    truncated files raise ValueError naming the offset."""
     if long_size not in (4, 8):
         raise ValueError(f"load_lua: long_size must be 4 or 8, got {long_size}")
     with open(path, "rb") as f:
