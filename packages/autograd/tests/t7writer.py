@@ -131,9 +131,12 @@ class Writer:
                 self._class(obj.class_name, obj.versioned)
                 self.write(obj.fields)
         elif isinstance(obj, Function):
-            if self._indexed(obj.tag, obj):
-                self.string(obj.bytecode)
-                self.write(obj.upvalues)
+            if obj.tag == 6:        # the older form: no object index
+                self.int(6)
+            elif not self._indexed(obj.tag, obj):
+                return self
+            self.string(obj.bytecode)
+            self.write(obj.upvalues)
         else:
             raise TypeError(f"cannot write {type(obj).__name__}")
         return self

@@ -109,6 +109,12 @@ def test_classes_versions_and_functions(tmp_path):
     assert got["old"].torch_typename() == "my.Old" and got["old"].k == 1
     assert isinstance(got["fn"], LuaFunction) and got["fn"].bytecode == b"\x1bLuaQ-bytecode"
     assert got["fn"].upvalues == ["up"] and got["fn7"].bytecode == b"code7"
+    assert got["fn6"].bytecode == b"code" and got["fn6"].upvalues == {}
+    # a recursive function is one object wherever it is referenced
+    fn = Function(b"f", None)
+    fn.upvalues = [fn]
+    got = load(tmp_path, {"a": fn, "b": fn})
+    assert got["a"] is got["b"] and got["a"].upvalues[0] is got["a"]
 
 
 def _sample_file():

@@ -5,8 +5,8 @@ The format, as torch7's File writes it: every object starts with a 4-byte
 type tag — 0 nil, 1 number (8-byte double), 2 string (4-byte length, bytes),
 3 table, 4 Torch object, 5 boolean (4-byte int, 1 true), 6 function,
 7 recursive function (legacy tag), 8 recursive function.  Tables, Torch
-objects and functions then carry a 4-byte object index: an index seen
-before refers back to that object (shared and cyclic references).  A table
+objects and recursive functions then carry a 4-byte object index: an index
+seen before refers back to that object (shared and cyclic references).  A table
 holds a 4-byte pair count and that many key/value objects; a Torch object
 its version string ``"V <n>"`` and then its class name (files older than
 versions hold the class name alone), then its contents: tensors hold their
@@ -26,7 +26,7 @@ __all__ = ["load_lua", "LuaObject", "LuaFunction", "LuaTable", "LuaList"]
 
 NIL, NUMBER, STRING, TABLE, TORCH, BOOLEAN, FUNCTION, LEGACY_RECUR_FUNCTION, RECUR_FUNCTION = \
     range(9)
-_INDEXED = (TABLE, TORCH, FUNCTION, LEGACY_RECUR_FUNCTION, RECUR_FUNCTION)
+_INDEXED = (TABLE, TORCH, LEGACY_RECUR_FUNCTION, RECUR_FUNCTION)
 
 # element types of torch.<T>Tensor / torch.<T>Storage; the CUDA ones are
 # written with the same elements and load on the CPU
@@ -157,6 +157,9 @@ class _Reader:
             return self.string()
         if tag == BOOLEAN:
             return self.int("a boolean") == 1
+        if tag == FUNCTION:         # older files: a function without an index
+            bytecode = self.raw_string("function bytecode")
+            return LuaFunction(bytecode, self.object(depth + 1))
         if tag not in _INDEXED:
             self.fail(f"unknown type tag {tag}", at)
         index = self.int("an object index")
