@@ -1,7 +1,6 @@
 """ember.utils.trainer: plugins fire at their intervals, monitors publish
 what they measure, checkpoints are atomic and resume a run bit for bit,
 early stopping and validation."""
-import io
 import os
 import sys
 
@@ -178,12 +177,9 @@ def test_early_stopping_on_validation():
         trainer.run(1)
 
 
-def test_progress_bar(monkeypatch):
-    trainer = make_trainer()
-    out = io.StringIO()
-    bar = trainer.register_plugin(ProgressBar(file=out, mininterval=0, leave=True))
-    trainer.run(1)
-    assert "10/10" in out.getvalue() and "loss=" in out.getvalue() and bar.bar is None
+# the bar and the PNG themselves are checked in ember-vision's tests, where
+# tqdm and Pillow are dependencies
+def test_progress_bar_without_tqdm(monkeypatch):
     monkeypatch.setitem(sys.modules, "tqdm", None)
     with pytest.raises(ImportError, match="ProgressBar needs the tqdm package: pip install tqdm"):
         ProgressBar()
@@ -202,24 +198,8 @@ def test_refusals():
         trainer.run(1)
 
 
-def test_curves_plot(tmp_path, monkeypatch):
-    from PIL import Image
-
+def test_curves_plot_without_pillow(tmp_path, monkeypatch):
     from ember.utils.trainer import CurvesPlot
-    path = str(tmp_path / "curves.png")
-    trainer = make_trainer()
-    trainer.register_plugin(LossMonitor())
-    trainer.register_plugin(Validation(DataLoader(make_data(30, 1), batch_size=10)))
-    plot = trainer.register_plugin(CurvesPlot(path))
-    trainer.run(3)
-    assert len(plot.history["train_loss"]) == 3 and None not in plot.history["train_loss"]
-    assert plot.history["validation_accuracy"][-1] == trainer.stats["validation"]["accuracy"]
-    with Image.open(path) as image:
-        assert image.format == "PNG" and image.size == (960, 310)
-        # the curves are drawn: pixels of both series colours
-        colours = {c for _, c in image.convert("RGB").getcolors(1 << 20)}
-    assert (31, 100, 180) in colours and (230, 120, 20) in colours
-    assert os.listdir(tmp_path) == ["curves.png"]
     monkeypatch.setitem(sys.modules, "PIL", None)
     with pytest.raises(ImportError, match="needs the Pillow package: pip install pillow"):
-        CurvesPlot(path)
+        CurvesPlot(str(tmp_path / "curves.png"))
