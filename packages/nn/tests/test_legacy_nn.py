@@ -244,6 +244,13 @@ def test_class_targets_are_one_based():
         crit.forward(x, ember.tensor([0, 1]))
     with pytest.raises(IndexError, match="target 4 is out of bounds"):
         crit.forward(x, ember.tensor([4, 1]))
+    # Lua scripts often hold targets in DoubleTensors
+    assert crit.forward(x, ember.tensor([3.0, 1.0], dtype=ember.float64)) == \
+        crit.forward(x, ember.tensor([3, 1]))
+    with pytest.raises(ValueError, match="class targets must be whole numbers"):
+        crit.forward(x, ember.tensor([1.5, 1.0]))
+    with pytest.raises(ValueError, match="expected 2 targets for input of size"):
+        crit.forward(x, ember.tensor([1, 2, 3]))
     # a vector with an int class
     v = x[1]
     assert crit.forward(v, 2) == pytest.approx(-float(v[1]))
