@@ -102,7 +102,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
 
 
 _LAZY_SUBMODULES = ("serialization", "utils", "multiprocessing", "nn", "optim", "accelerator",
-                    "onnx", "distributed", "fft", "jit")
+                    "onnx", "distributed", "fft", "jit", "legacy")
 
 
 def __getattr__(name):  # ember.utils, ember.multiprocessing: imported on first use
