@@ -146,11 +146,15 @@ def _dtype(x):
 
 
 def _src_for(input, src, non_blocking):
-    """src's raw values on input's device (a CUDA tensor copied into a CPU
-    one, or the reverse, moves first)."""
-    if isinstance(src, Tensor) and src.device != input.device:
-        return move_raw(src._data, input.device, non_blocking)
-    return raw(src)
+    """src's raw values where input's backend can read them: a CUDA tensor
+    copied into a CPU one moves first (the backends' raw copy_ takes its
+    own tensors and CPU ones; the raw types compare cheaply on this path)."""
+    if not isinstance(src, Tensor):
+        return src
+    data = src._data
+    if data.__class__ is not input._data.__class__:
+        return move_raw(data, input.device, non_blocking)
+    return data
 
 
 def _grad_of_src(g, shape, dtype, device):

@@ -19,6 +19,7 @@ No other module of the front imports a backend's internals.
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any, Protocol, runtime_checkable
 
 #: Version of this interface.  A backend declares the version it
@@ -194,9 +195,10 @@ def get_backend(device_type: str) -> TensorBackend:
         device_type, (f"a backend for '{device_type}'", None))
     # Installed packages register an entry point; a source checkout on
     # PYTHONPATH has no metadata, so the well-known location is tried next.
-    # The CPU backend is ember.th, which the front imports anyway: no
-    # lookup (importlib.metadata would add 40 ms to `import ember`).
-    if device_type == "cpu":
+    # A well-known provider already imported (ember.th: the front imports
+    # it) is used without the lookup, which costs 40 ms of importlib.metadata.
+    package_of_default = (default_target or "").partition(":")[0].rpartition(".")[0]
+    if package_of_default in sys.modules:
         target = default_target
     else:
         target = _entry_point_target(device_type) or default_target

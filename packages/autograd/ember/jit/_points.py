@@ -70,16 +70,21 @@ def function_class(name):
     return cls
 
 
+def _front_table():
+    """front_points(), made once."""
+    global _front
+    if _front is None:
+        _front = front_points()
+    return _front
+
+
 def resolve(target):
     """The callable a node's target names; KeyError if it names none."""
-    global _front
     owner, _, name = target.partition(".")
     if owner == "Function":
         return function_class(name).apply
     if owner in ("Tensor", "ember"):
-        if _front is None:
-            _front = front_points()
-        container, attr, _ = _front[target]
+        container, attr, _ = _front_table()[target]
         return getattr(container, attr) if container is ember else vars(container)[attr]
     mod = provider(owner, load=True)
     if mod is None:
@@ -89,14 +94,11 @@ def resolve(target):
 
 def kind_of(target):
     """The op name (kind) of a target; KeyError if it names none."""
-    global _front
     owner, _, name = target.partition(".")
     if owner == "Function":
         return function_class(name).__name__
     if owner in ("Tensor", "ember"):
-        if _front is None:
-            _front = front_points()
-        return _front[target][2]
+        return _front_table()[target][2]
     mod = provider(owner, load=True)
     if mod is None:
         raise KeyError(target)

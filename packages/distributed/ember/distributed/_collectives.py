@@ -359,6 +359,19 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
                       async_op)
 
 
+def _root_list(pg, what, tensor, lst, root, name, role):
+    """gather's/scatter's list: required (and checked) on the root rank,
+    refused elsewhere, as PyTorch words it; None off the root."""
+    if pg.rank() == root:
+        if not lst:
+            raise ValueError(f"Argument ``{name}`` must be specified on {role} rank.")
+        _check_list(pg, what, lst, tensor, name)
+        return lst
+    if lst:
+        raise ValueError(f"Argument ``{name}`` must NOT be specified on non-{role} ranks.")
+    return None
+
+
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
     """Rank dst's gather_list[r] gets rank r's tensor."""
     what = "gather"
@@ -367,14 +380,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     if pg is None:
         return None
     root = _pick_root(pg, dst, group_dst, what, "dst")
-    if pg.rank() == root:
-        if not gather_list:
-            raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-        _check_list(pg, what, gather_list, tensor, "gather_list")
-    elif gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination "
-                         "ranks.")
-    lst = gather_list if pg.rank() == root else None
+    lst = _root_list(pg, what, tensor, gather_list, root, "gather_list", "destination")
     return _group.run(pg, _list_gen(pg, what, tensor, lst, root, False), what, async_op)
 
 
@@ -386,13 +392,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     if pg is None:
         return None
     root = _pick_root(pg, src, group_src, what, "src")
-    if pg.rank() == root:
-        if not scatter_list:
-            raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
-        _check_list(pg, what, scatter_list, tensor, "scatter_list")
-    elif scatter_list:
-        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
-    lst = scatter_list if pg.rank() == root else None
+    lst = _root_list(pg, what, tensor, scatter_list, root, "scatter_list", "source")
     return _group.run(pg, _list_gen(pg, what, tensor, lst, root, True), what, async_op)
 
 

@@ -103,7 +103,34 @@ class Sequential(Container):
         return self.gradInput
 
 
-class Concat(Container):
+class _SameInput(Container):
+    """Every module on the same input: the input's gradient is the sum of
+    theirs.  ``_pairs(gradOutput)`` yields each module with its share of
+    the output's gradient."""
+
+    def _pairs(self, gradOutput):
+        raise NotImplementedError
+
+    def _summed(self, step, gradOutput):
+        total = None
+        for m, g in self._pairs(gradOutput):
+            gi = step(m, g)
+            total = gi if total is None else _add(total, gi)
+        self.gradInput = total
+        return self.gradInput
+
+    def updateGradInput(self, input, gradOutput):
+        return self._summed(lambda m, g: m.updateGradInput(input, g), gradOutput)
+
+    def accGradParameters(self, input, gradOutput, scale=1):
+        for m, g in self._pairs(gradOutput):
+            m.accGradParameters(input, g, scale)
+
+    def backward(self, input, gradOutput, scale=1):
+        return self._summed(lambda m, g: m.backward(input, g, scale), gradOutput)
+
+
+class Concat(_SameInput):
     """Every module on the same input; their outputs joined along
     ``dimension`` (1-based)."""
 
@@ -122,7 +149,7 @@ class Concat(Container):
         self.output = wrap(ember.th.cat(outs, self._dim(outs[0])))
         return self.output
 
-    def _slices(self, gradOutput):
+    def _pairs(self, gradOutput):
         go = raw(gradOutput)
         d, offset = self._dim(go), 0
         for m in self.modules:
@@ -130,59 +157,19 @@ class Concat(Container):
             yield m, wrap(go.narrow(d, offset, n).contiguous())
             offset += n
 
-    def updateGradInput(self, input, gradOutput):
-        total = None
-        for m, g in self._slices(gradOutput):
-            gi = m.updateGradInput(input, g)
-            total = gi if total is None else _add(total, gi)
-        self.gradInput = total
-        return self.gradInput
 
-    def accGradParameters(self, input, gradOutput, scale=1):
-        for m, g in self._slices(gradOutput):
-            m.accGradParameters(input, g, scale)
-
-    def backward(self, input, gradOutput, scale=1):
-        total = None
-        for m, g in self._slices(gradOutput):
-            gi = m.backward(input, g, scale)
-            total = gi if total is None else _add(total, gi)
-        self.gradInput = total
-        return self.gradInput
-
-
-class ConcatTable(Container):
+class ConcatTable(_SameInput):
     """Every module on the same input; the output is the list of theirs."""
 
     def updateOutput(self, input):
         self.output = [m.updateOutput(input) for m in self.modules]
         return self.output
 
-    def _grads(self, gradOutput):
+    def _pairs(self, gradOutput):
         if not isinstance(gradOutput, (list, tuple)) or len(gradOutput) != len(self.modules):
             raise ValueError(f"ConcatTable: expected a list of {len(self.modules)} gradients, "
                              f"got {type(gradOutput).__name__}")
         return zip(self.modules, gradOutput)
-
-    def updateGradInput(self, input, gradOutput):
-        total = None
-        for m, g in self._grads(gradOutput):
-            gi = m.updateGradInput(input, g)
-            total = gi if total is None else _add(total, gi)
-        self.gradInput = total
-        return self.gradInput
-
-    def accGradParameters(self, input, gradOutput, scale=1):
-        for m, g in self._grads(gradOutput):
-            m.accGradParameters(input, g, scale)
-
-    def backward(self, input, gradOutput, scale=1):
-        total = None
-        for m, g in self._grads(gradOutput):
-            gi = m.backward(input, g, scale)
-            total = gi if total is None else _add(total, gi)
-        self.gradInput = total
-        return self.gradInput
 
 
 class ParallelTable(Container):

@@ -170,14 +170,15 @@ class SpatialConvolution(Module):
                 f"{self.kW}x{self.kH}, {self.dW},{self.dH}, {self.padW},{self.padH})")
 
 
-class SpatialMaxPooling(Module):
-    def __init__(self, kW, kH, dW=None, dH=None, padW=0, padH=0):
+class _SpatialPooling(Module):
+    """Window, step and padding (W before H, as Lua Torch takes them) and
+    the output-size rounding that ceil()/floor() choose."""
+
+    def __init__(self, kW, kH, dW, dH, padW, padH):
         super().__init__()
-        self.kW, self.kH = kW, kH
-        self.dW, self.dH = kW if dW is None else dW, kH if dH is None else dH
+        self.kW, self.kH, self.dW, self.dH = kW, kH, dW, dH
         self.padW, self.padH = padW, padH
         self.ceil_mode = False
-        self.indices = None
 
     def ceil(self):
         self.ceil_mode = True
@@ -186,6 +187,16 @@ class SpatialMaxPooling(Module):
     def floor(self):
         self.ceil_mode = False
         return self
+
+    def __repr__(self):
+        return (f"nn.{type(self).__name__}({self.kW}x{self.kH}, {self.dW},{self.dH}, "
+                f"{self.padW},{self.padH})")
+
+
+class SpatialMaxPooling(_SpatialPooling):
+    def __init__(self, kW, kH, dW=None, dH=None, padW=0, padH=0):
+        super().__init__(kW, kH, kW if dW is None else dW, kH if dH is None else dH, padW, padH)
+        self.indices = None
 
     def _args(self):
         return (self.kH, self.kW), (self.dH, self.dW), (self.padH, self.padW)
@@ -207,26 +218,11 @@ class SpatialMaxPooling(Module):
         self.gradInput = wrap(_unbatch(gi, batched))
         return self.gradInput
 
-    def __repr__(self):
-        return (f"nn.SpatialMaxPooling({self.kW}x{self.kH}, {self.dW},{self.dH}, "
-                f"{self.padW},{self.padH})")
 
-
-class SpatialAveragePooling(Module):
+class SpatialAveragePooling(_SpatialPooling):
     def __init__(self, kW, kH, dW=1, dH=1, padW=0, padH=0):
-        super().__init__()
-        self.kW, self.kH, self.dW, self.dH = kW, kH, dW, dH
-        self.padW, self.padH = padW, padH
-        self.ceil_mode = False
+        super().__init__(kW, kH, dW, dH, padW, padH)
         self.count_include_pad = True
-
-    def ceil(self):
-        self.ceil_mode = True
-        return self
-
-    def floor(self):
-        self.ceil_mode = False
-        return self
 
     def setCountIncludePad(self):
         self.count_include_pad = True
@@ -253,10 +249,6 @@ class SpatialAveragePooling(Module):
         gi = thnn.avg_pool2d_backward_input(go, tuple(x.shape), *self._args())
         self.gradInput = wrap(_unbatch(gi, batched))
         return self.gradInput
-
-    def __repr__(self):
-        return (f"nn.SpatialAveragePooling({self.kW}x{self.kH}, {self.dW},{self.dH}, "
-                f"{self.padW},{self.padH})")
 
 
 class SpatialBatchNormalization(Module):
