@@ -61,12 +61,15 @@ static void outer(int64_t b, int64_t e, void *p) {
     th_parallel_for(100, 1, inner, NULL);
 }
 
-/* Two chunks that each wait (up to 5 s) for the other to start: they only
- * finish when two threads take part. */
+/* Two chunks that each wait (up to 5 s; 60 s under qemu-user, where
+ * starting an emulated thread can take seconds) for the other to start:
+ * they only finish when two threads take part. */
 typedef struct {
     int started;
     int timed_out;
 } pair_ctx;
+
+static long partner_wait_s(void) { return getenv("TH_TEST_QEMU") ? 60 : 5; }
 
 #include <time.h>
 static void wait_for_partner(int64_t b, int64_t e, void *p) {
@@ -79,7 +82,7 @@ static void wait_for_partner(int64_t b, int64_t e, void *p) {
     clock_gettime(CLOCK_MONOTONIC, &t0);
     while (__atomic_load_n(&c->started, __ATOMIC_SEQ_CST) < 2) {
         clock_gettime(CLOCK_MONOTONIC, &t);
-        if (t.tv_sec - t0.tv_sec > 5) {
+        if (t.tv_sec - t0.tv_sec > partner_wait_s()) {
             __atomic_store_n(&c->timed_out, 1, __ATOMIC_SEQ_CST);
             return;
         }
