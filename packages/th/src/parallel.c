@@ -9,7 +9,9 @@
  *
  * No collapse under load: when the caller waited much longer for such a
  * chunk than its own chunks took (a worker holding a chunk was preempted),
- * the region "stalled"; the following regions run on half as many threads
+ * the region "stalled" (for OpenBLAS's jobs, which wait for each other by
+ * yielding the CPU, also when the caller spent over a quarter of its job
+ * off the CPU); the following regions run on half as many threads
  * for a back-off period that doubles while stalls recur soon after it
  * ends (10 ms to 1 s; a worker slow to join OpenBLAS's jobs only 10 ms)
  * and starts again at 10 ms after a quiet spell.  A
@@ -91,6 +93,15 @@ void th__blas_sync(double work) { (void)work; }
 static int64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* CPU time this thread has run: what it falls behind the wall clock by
+ * is time spent off the CPU (preempted, or yielded to another process). */
+static int64_t thread_cpu_ns(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return -1;
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
@@ -376,6 +387,7 @@ static int run_job(th_range_fn fn, void *ctx, int64_t n, int64_t grain,
     __atomic_store_n(&P.done, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&P.all_joined_ns, 0, __ATOMIC_RELAXED);
     int64_t t0 = now_ns();
+    int64_t cpu0 = gang ? thread_cpu_ns() : -1;
     uint64_t t = __atomic_load_n(&P.ticket, __ATOMIC_RELAXED);
     uint32_t gen = T_GEN(t) + 1;
     __atomic_store_n(&P.ticket, T_MAKE(gen, 0, 0), __ATOMIC_SEQ_CST);
@@ -400,6 +412,7 @@ static int run_job(th_range_fn fn, void *ctx, int64_t n, int64_t grain,
         }
     }
     int64_t t1 = now_ns();
+    int64_t cpu1 = cpu0 >= 0 ? thread_cpu_ns() : -1;
     if (own)
         finish_chunks(own, nchunks);
     /* wait for the chunks that workers claimed: spin, then sleep */
@@ -425,6 +438,17 @@ static int run_job(th_range_fn fn, void *ctx, int64_t n, int64_t grain,
         return STALL_CHUNK;
     if (!gang || limit == 0)
         return RAN_WELL;
+    /* OpenBLAS's jobs wait for each other yielding the CPU: with the cores
+     * busy, a gang member that waits gives its core to another process for
+     * a timeslice, and the product takes several times its work.  The
+     * caller's time off the CPU while it ran its job (a wait for the
+     * workers' jobs above may sleep; this part never does) shows it: over a
+     * quarter of the job, and half a millisecond, is a stall. */
+    if (cpu0 >= 0 && cpu1 >= 0) {
+        int64_t off = (t1 - t0) - (cpu1 - cpu0);
+        if (off > 500000 && off > (t1 - t0) / 4)
+            return STALL_CHUNK;
+    }
     /* a worker that took a scheduler timeslice (over 2 ms) to join was
      * preempted; 0.5-2 ms may be a sleeping worker slow to wake */
     int64_t joined = __atomic_load_n(&P.all_joined_ns, __ATOMIC_RELAXED);
