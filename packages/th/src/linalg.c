@@ -397,6 +397,63 @@ static void int_rows(int64_t begin, int64_t end, void *vctx) {
     }
 }
 
+#ifndef TH_NO_BLAS
+/* A mid-sized product (too small for OpenBLAS's own threads, whose jobs
+ * wait for each other) runs as independent products over bands of C's
+ * columns (or rows, when C has more rows), one band per task of the pool:
+ * no task waits for another, so a preempted worker delays only its band.
+ * Bands are multiples of SPLIT_BAND wide and hold at least SPLIT_TASK
+ * multiply-adds. */
+#define SPLIT_BAND 16
+#define SPLIT_TASK (1 << 18)
+
+typedef struct {
+    const mm_job *j;
+    int by_cols; /* bands of columns, else of rows */
+} mm_split;
+
+static void split_bands(int64_t b0, int64_t b1, void *vctx) {
+    const mm_split *s = vctx;
+    mm_job part = *s->j;
+    int64_t dim = s->by_cols ? part.n : part.m;
+    int64_t lo = b0 * SPLIT_BAND, hi = TH_MIN(dim, b1 * SPLIT_BAND);
+    size_t es = (size_t)th_dtype_itemsize(part.dtype);
+    char *a = part.data[0], *b = part.data[1], *c = part.data[2];
+    if (s->by_cols) {
+        part.n = hi - lo;
+        b += (size_t)(lo * part.cs[1]) * es;
+        c += (size_t)(lo * part.cs[2]) * es;
+    } else {
+        part.m = hi - lo;
+        a += (size_t)(lo * part.rs[0]) * es;
+        c += (size_t)(lo * part.rs[2]) * es;
+    }
+    int rc = part.dtype == TH_FLOAT32
+                 ? mm_one_f32(&part, (const float *)a, (const float *)b, (float *)c)
+                 : mm_one_f64(&part, (const double *)a, (const double *)b, (double *)c);
+    if (rc != TH_OK)
+        __atomic_store_n(&((mm_job *)s->j)->failed, 1, __ATOMIC_RELAXED);
+}
+
+/* Runs one product as bands on the pool when that pays; 0 when it does
+ * not (the caller runs it whole). */
+static int split_product(mm_job *j, double work) {
+    if (j->m < 2 || j->n < 2 || work < 2.0 * SPLIT_TASK ||
+        work >= TH_BLAS_THREAD_WORK || th_in_parallel() ||
+        th_get_num_threads() < 2)
+        return 0;
+    mm_split s = {j, j->n >= j->m};
+    int64_t dim = s.by_cols ? j->n : j->m;
+    int64_t bands = (dim + SPLIT_BAND - 1) / SPLIT_BAND;
+    double per_band = work / (double)dim * SPLIT_BAND;
+    int64_t grain = (int64_t)(SPLIT_TASK / per_band) + 1;
+    if (bands < 2 * grain)
+        return 0;
+    th_parallel_for(bands, grain, split_bands, &s);
+    return 1;
+}
+#endif
+
 static int run_job(th_tensor *C, const th_tensor *A, const th_tensor *B,
                    double beta, double alpha) {
     int nd = C->ndim;
@@ -427,6 +484,10 @@ static int run_job(th_tensor *C, const th_tensor *A, const th_tensor *B,
         if (nbatch > 1 && work < small) /* >= 64K multiply-adds a task */
             th_parallel_for(nbatch, TH_MAX(1, (int64_t)(65536 / work)),
                              float_batches, &j);
+#ifndef TH_NO_BLAS
+        else if (nbatch == 1 && split_product(&j, work))
+            ;
+#endif
         else
             float_batches(0, nbatch, &j);
         if (j.failed)

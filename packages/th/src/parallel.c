@@ -8,8 +8,10 @@
  * a worker claimed and has not finished.
  *
  * No collapse under load: when the caller waited much longer for such a
- * chunk than its own chunks took (a worker holding a chunk was preempted),
- * the region "stalled" (for OpenBLAS's jobs, which wait for each other by
+ * chunk than its own chunks took, and the worker holding it spent much of
+ * that wait off the CPU (it was preempted: a chunk that is merely slower,
+ * first touching fresh pages say, is not a sign of load), the region
+ * "stalled" (for OpenBLAS's jobs, which wait for each other by
  * yielding the CPU, also when the caller spent over a quarter of its job
  * off the CPU); the following regions run on half as many threads
  * for a back-off period that doubles while stalls recur soon after it
@@ -197,6 +199,7 @@ typedef struct pool {
     int limit;              /* workers that may join */
     int64_t done;           /* chunks finished */
     int64_t all_joined_ns;  /* when the last worker joined */
+    int64_t worker_off_ns;  /* the most time a worker spent off the CPU */
     int sleepers;           /* workers in cond_wait */
     int caller_waiting;
     /* adaptive width */
@@ -262,14 +265,27 @@ static void work_on(uint32_t gen) {
             break;
     }
     t += 1u << 24;
+    int64_t w0 = now_ns(), c0 = thread_cpu_ns();
     if (T_JOINED(t) == limit)
-        __atomic_store_n(&P.all_joined_ns, now_ns(), __ATOMIC_RELAXED);
+        __atomic_store_n(&P.all_joined_ns, w0, __ATOMIC_RELAXED);
     for (;;) { /* claim */
         if (T_GEN(t) != gen || T_NEXT(t) >= nchunks)
             return;
         if (__atomic_compare_exchange_n(&P.ticket, &t, t + 1, 0,
                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
             run_chunk(fn, ctx, n, nchunks, grain, T_NEXT(t));
+            /* time off the CPU since joining, told before the chunk counts
+             * as done (the caller reads it once all are); measured only
+             * when that time could matter */
+            int64_t w = now_ns();
+            if (w - w0 > 100000 && c0 >= 0) {
+                int64_t off = (w - w0) - (thread_cpu_ns() - c0);
+                int64_t seen = __atomic_load_n(&P.worker_off_ns, __ATOMIC_RELAXED);
+                while (off > seen &&
+                       !__atomic_compare_exchange_n(&P.worker_off_ns, &seen, off, 0,
+                                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+                    ;
+            }
             finish_chunks(1, nchunks);
             t = __atomic_load_n(&P.ticket, __ATOMIC_ACQUIRE);
         }
@@ -386,6 +402,7 @@ static int run_job(th_range_fn fn, void *ctx, int64_t n, int64_t grain,
     __atomic_store_n(&P.limit, limit, __ATOMIC_RELAXED);
     __atomic_store_n(&P.done, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&P.all_joined_ns, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&P.worker_off_ns, 0, __ATOMIC_RELAXED);
     int64_t t0 = now_ns();
     int64_t cpu0 = gang ? thread_cpu_ns() : -1;
     uint64_t t = __atomic_load_n(&P.ticket, __ATOMIC_RELAXED);
@@ -434,7 +451,8 @@ static int run_job(th_range_fn fn, void *ctx, int64_t n, int64_t grain,
      * workers took over half a millisecond to join */
     int64_t waited = now_ns() - t1;
     int64_t per_chunk = own ? (t1 - t0) / own : (t1 - t0);
-    if (waited > 200000 && waited > 4 * per_chunk)
+    if (waited > 200000 && waited > 4 * per_chunk &&
+        __atomic_load_n(&P.worker_off_ns, __ATOMIC_ACQUIRE) > waited / 2)
         return STALL_CHUNK;
     if (!gang || limit == 0)
         return RAN_WELL;
@@ -593,14 +611,13 @@ static void blas_threads(int sync, blas_dojob_fn dojob, int numjobs,
  * starts: th_parallel_for). */
 static int blas_width_set;
 
-/* Below this many multiply-adds a product runs on one thread: OpenBLAS
- * splits from about 2^18, but a job of a few hundred microseconds gains
- * less than waking and joining a second thread costs (a LeNet conv's
- * banded products were slower on 2 threads than on 1). */
-#define BLAS_THREAD_WORK (1 << 22)
-
+/* Below TH_BLAS_THREAD_WORK multiply-adds OpenBLAS runs a product on one
+ * thread: it splits from about 2^18, but its jobs wait for each other, and
+ * for a job of a few hundred microseconds that costs more than it gains
+ * (a LeNet conv's banded products were slower on 2 threads than on 1);
+ * linalg.c splits such products into independent parts instead. */
 void th__blas_sync(double work) {
-    int w = in_region || work < BLAS_THREAD_WORK ? 1 : current_width();
+    int w = in_region || work < TH_BLAS_THREAD_WORK ? 1 : current_width();
     if (__atomic_load_n(&blas_width_set, __ATOMIC_RELAXED) != w) {
         scipy_openblas_set_num_threads(w);
         __atomic_store_n(&blas_width_set, w, __ATOMIC_RELAXED);

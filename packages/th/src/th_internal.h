@@ -109,6 +109,8 @@ int64_t th__scalar_int64(const th_tensor *t);
  * pool's current width, or 1 below BLAS_THREAD_WORK (before a BLAS call
  * from outside a region). */
 void th__blas_sync(double work);
+/* Multiply-adds from which OpenBLAS runs a product on the pool's width. */
+#define TH_BLAS_THREAD_WORK (1 << 22)
 
 /* ---- strided iteration (iter.c) ------------------------------------ */
 #define TH_ITER_MAX_OPS 5

@@ -151,6 +151,10 @@ def matmuls():
     y = rng.uniform(-1, 1, (384, 256))
     bx = rng.uniform(-1, 1, (64, 32, 48))
     by = rng.uniform(-1, 1, (64, 48, 40))
+    # mid-sized products (2^19 to 2^22 multiply-adds): bands of C's columns
+    # or rows on the pool, widths not multiples of the band
+    sx = rng.uniform(-1, 1, (21, 203))
+    sy = rng.uniform(-1, 1, (203, 777))
     xi = rng.integers(-9, 9, (256, 200))
     yi = rng.integers(-9, 9, (200, 128))
     # name: (fn, A, B, k, alpha): the result holds alpha * A @ B (+ a term
@@ -167,6 +171,15 @@ def matmuls():
         "mm_bf16": (lambda: new_tensor(x, th.bfloat16) @ new_tensor(y, th.bfloat16),
                     x, y, 384, 1),
         "mm_int": (lambda: th.tensor(xi) @ th.tensor(yi), xi, yi, 200, 1),
+        "mm_bands_of_columns": (lambda: th.tensor(sx, dtype=th.float32)
+                                @ th.tensor(sy, dtype=th.float32), f32(sx), f32(sy), 203, 1),
+        "mm_bands_of_rows_f64": (lambda: th.tensor(sy.T) @ th.tensor(sx.T), sy.T, sx.T, 203, 1),
+        "mm_bands_transposed": (lambda: th.tensor(sx.T.copy(), dtype=th.float32).t()
+                                @ th.tensor(sy.T.copy(), dtype=th.float32).t(),
+                                f32(sx), f32(sy), 203, 1),
+        "addmm_bands": (lambda: th.addmm(th.ones(777), th.tensor(sx, dtype=th.float32),
+                                         th.tensor(sy, dtype=th.float32), beta=0.5, alpha=2),
+                        f32(sx), f32(sy), 203, 2),
         "bmm_small": (lambda: th.bmm(th.tensor(bx, dtype=th.float32),
                                      th.tensor(by, dtype=th.float32)), f32(bx), f32(by), 48, 1),
         "matmul_broadcast": (lambda: th.tensor(bx[:, None]) @ th.tensor(by[:2]),

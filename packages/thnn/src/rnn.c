@@ -25,11 +25,11 @@ static inline double tanh_d(double x) { return tanh(x); }
 
 /* ---- row loops, one instance per dtype; the pool splits the rows ---------- */
 #define CH 256
-#define RNN_LOOPS(T, SFX)                                                       \
+#define RNN_LOOPS(T, SFX, CLONES)                                               \
 /* LSTM rows in chunks of CH through local arrays: every loop reads at most  \
  * one or two caller arrays and writes one, so each vectorizes without      \
  * run-time alias checks (c may be c_prev, grad_c_prev may be grad_c). */   \
-static void lstm_fwd_##SFX(int64_t b0, int64_t b1, void *p) {                  \
+CLONES static void lstm_fwd_##SFX(int64_t b0, int64_t b1, void *p) {          \
     const rnn_ctx *cx = p;                                                      \
     const int64_t H = cx->H;                                                    \
     T I[CH], F[CH], G[CH], O[CH], C[CH];                                        \
@@ -53,7 +53,7 @@ static void lstm_fwd_##SFX(int64_t b0, int64_t b1, void *p) {                  \
         }                                                                       \
 }                                                                               \
                                                                                 \
-static void lstm_bwd_##SFX(int64_t b0, int64_t b1, void *p) {                  \
+CLONES static void lstm_bwd_##SFX(int64_t b0, int64_t b1, void *p) {          \
     const rnn_ctx *cx = p;                                                      \
     const int64_t H = cx->H;                                                    \
     T DH[CH], DC[CH], TC[CH];                                                   \
@@ -87,7 +87,7 @@ static void lstm_bwd_##SFX(int64_t b0, int64_t b1, void *p) {                  \
         }                                                                       \
 }                                                                               \
                                                                                 \
-static void gru_fwd_##SFX(int64_t b0, int64_t b1, void *p) {                   \
+CLONES static void gru_fwd_##SFX(int64_t b0, int64_t b1, void *p) {           \
     const rnn_ctx *cx = p;                                                      \
     const int64_t H = cx->H;                                                    \
     T R[CH], Z[CH], N[CH];                                                      \
@@ -110,7 +110,7 @@ static void gru_fwd_##SFX(int64_t b0, int64_t b1, void *p) {                   \
         }                                                                       \
 }                                                                               \
                                                                                 \
-static void gru_bwd_##SFX(int64_t b0, int64_t b1, void *p) {                   \
+CLONES static void gru_bwd_##SFX(int64_t b0, int64_t b1, void *p) {           \
     const rnn_ctx *cx = p;                                                      \
     const int64_t H = cx->H;                                                    \
     T D[CH], DN[CH], DZ[CH], DR[CH];                                            \
@@ -141,7 +141,7 @@ static void gru_bwd_##SFX(int64_t b0, int64_t b1, void *p) {                   \
         }                                                                       \
 }                                                                               \
                                                                                 \
-static void rnn_fwd_##SFX(int64_t b0, int64_t b1, void *p) {                   \
+CLONES static void rnn_fwd_##SFX(int64_t b0, int64_t b1, void *p) {           \
     const rnn_ctx *cx = p;                                                      \
     const int64_t H = cx->H;                                                    \
     T *h = (T *)cx->a[0] + b0 * H;                                              \
@@ -153,7 +153,7 @@ static void rnn_fwd_##SFX(int64_t b0, int64_t b1, void *p) {                   \
         for (int64_t e = 0; e < n; e++) h[e] = g[e] > 0 ? g[e] : (T)0;          \
 }                                                                               \
                                                                                 \
-static void rnn_bwd_##SFX(int64_t b0, int64_t b1, void *p) {                   \
+CLONES static void rnn_bwd_##SFX(int64_t b0, int64_t b1, void *p) {           \
     const rnn_ctx *cx = p;                                                      \
     const int64_t H = cx->H;                                                    \
     T *gg = (T *)cx->a[0] + b0 * H;                                             \
@@ -165,8 +165,8 @@ static void rnn_bwd_##SFX(int64_t b0, int64_t b1, void *p) {                   \
         for (int64_t e = 0; e < n; e++) gg[e] = h[e] > 0 ? gh[e] : (T)0;        \
 }
 
-RNN_LOOPS(float, f)
-RNN_LOOPS(double, d)
+RNN_LOOPS(float, f, THNN_VEC_CLONES)
+RNN_LOOPS(double, d, )
 
 /* ---- checks ---------------------------------------------------------------- */
 /* t: 2-D (B, k*H) of dtype, contiguous when it is written (`out`) */

@@ -89,6 +89,68 @@ static void wait_for_partner(int64_t b, int64_t e, void *p) {
     }
 }
 
+/* A region of two chunks where the worker holds one for SLOW_NS, on the
+ * CPU (spinning) or off it (sleeping): the caller's chunk waits until the
+ * worker has taken the other, so the caller then waits for the worker. */
+#define SLOW_NS 20000000LL
+typedef struct {
+    pthread_t caller;
+    int sleep; /* off the CPU, else spin */
+    int worker_ran;
+    int timed_out;
+} slow_ctx;
+
+static int64_t mono_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void slow_worker_chunk(int64_t b, int64_t e, void *p) {
+    slow_ctx *c = p;
+    if (e - b > 1) /* the region ran serially (backing off): nothing shown */
+        return;
+    if (pthread_equal(pthread_self(), c->caller)) {
+        int64_t t0 = mono_ns();
+        while (!__atomic_load_n(&c->worker_ran, __ATOMIC_SEQ_CST))
+            if (mono_ns() - t0 > partner_wait_s() * 1000000000LL) {
+                __atomic_store_n(&c->timed_out, 1, __ATOMIC_SEQ_CST);
+                return;
+            }
+        return;
+    }
+    __atomic_store_n(&c->worker_ran, 1, __ATOMIC_SEQ_CST);
+    if (c->sleep) {
+        struct timespec d = {0, SLOW_NS};
+        nanosleep(&d, NULL);
+    } else {
+        for (int64_t t0 = mono_ns(); mono_ns() - t0 < SLOW_NS;)
+            ;
+    }
+}
+
+static long long stall_count(void) {
+    char info[2048];
+    long long n = -1;
+    if (th_parallel_info(info, sizeof info) != TH_OK)
+        return -1;
+    const char *at = strstr(info, "stalls");
+    if (at && (at = strchr(at, ':')))
+        sscanf(at + 1, "%lld", &n);
+    return n;
+}
+
+/* 1 if a slow worker chunk was counted as a stall (-1: the worker never
+ * took part, so nothing was shown) */
+static int slow_region_stalls(int sleep) {
+    slow_ctx c = {pthread_self(), sleep, 0, 0};
+    long long before = stall_count();
+    th_parallel_for(2, 1, slow_worker_chunk, &c);
+    if (!c.worker_ran || c.timed_out)
+        return -1;
+    return stall_count() > before;
+}
+
 int main(void) {
     /* settings */
     CHECK(th_get_num_threads() >= 1);
@@ -153,6 +215,32 @@ int main(void) {
         int status = 0;
         CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
         CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+
+    /* a stall (the back-off under load) is a worker preempted, off the
+     * CPU: a worker merely slower than the caller on the CPU (first-touch
+     * page faults cost a worker milliseconds on a virtual machine) is not
+     * one.  Busy CI cores may preempt the spinning worker once: one of
+     * three spinning regions must run without a stall. */
+    if (th_has_threads()) {
+        CHECK(th_set_num_threads(2) == TH_OK);
+        int spin_clean = 0, spin_shown = 0;
+        for (int i = 0; i < 3; i++) {
+            struct timespec gap = {0, 50000000}; /* past a short back-off */
+            nanosleep(&gap, NULL);
+            int r = slow_region_stalls(0);
+            spin_shown += r >= 0;
+            spin_clean += r == 0;
+        }
+        CHECK(spin_shown > 0 && spin_clean > 0);
+        int sleep_stalled = -1;
+        for (int i = 0; i < 20 && sleep_stalled < 0; i++) {
+            struct timespec gap = {0, 50000000};
+            nanosleep(&gap, NULL);
+            sleep_stalled = slow_region_stalls(1);
+        }
+        CHECK(sleep_stalled == 1);
+        CHECK(th_set_num_threads(4) == TH_OK);
     }
 
     char info[2048];
