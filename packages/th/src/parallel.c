@@ -85,6 +85,8 @@ int th_parallel_info(char *buf, int64_t size) {
     snprintf(buf, (size_t)size,
              "libTH %s: single-threaded build (TH_NO_THREADS)\n",
              TH_VERSION_STRING);
+    size_t used = strlen(buf);
+    th__cache_describe(buf + used, (size_t)size - used);
     return TH_OK;
 }
 
@@ -645,6 +647,7 @@ static void atfork_child(void) {
     P.last_stall_ns = 0;
     P.regions = P.serial_busy = P.stalls = P.gangs = P.gang_spawned = 0;
     in_region = 0;
+    th__cache_after_fork();
     /* blas_width_set stays: OpenBLAS's own width setting is inherited
      * too, and setting it again would start OpenBLAS's threads here */
 }
@@ -682,6 +685,8 @@ int th_parallel_info(char *buf, int64_t size) {
              "runs its parallel sections on this pool"
 #endif
     );
+    size_t used = strlen(buf);
+    th__cache_describe(buf + used, (size_t)size - used);
     return TH_OK;
 }
 #endif

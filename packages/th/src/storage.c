@@ -24,7 +24,7 @@ void *th__alloc(int64_t nbytes) {
                               "(%lld)", (long long)nbytes);
     size_t n = (size_t)(nbytes > 0 ? nbytes : 1);
     size_t align = n >= HUGE_THRESHOLD ? HUGE_ALIGN : TH_ALIGN;
-    n = (n + align - 1) / align * align;
+    n = (n + align - 1) / align * align; /* block_size() below: the same */
     if (posix_memalign(&p, align, n) != 0)
         return th__error_null(TH_ERR_MEMORY,
                               "not enough memory: you tried to allocate "
@@ -36,6 +36,191 @@ void *th__alloc(int64_t nbytes) {
 }
 
 void th__free(void *p) { free(p); }
+
+/* ---- the block cache ------------------------------------------------
+ * Freeing a large block returns its pages to the system (glibc unmaps
+ * or trims it), and the next tensor of that size faults every page in
+ * again: on a virtual machine each fault costs microseconds, and a
+ * training step that frees and reallocates the same activations each
+ * time spent a tenth of its time there.  So storages of at least
+ * CACHE_MIN bytes go, when released, to a small cache of blocks that the
+ * next allocation of the same rounded size takes back (most recent
+ * first), up to a budget: EMBER_CPU_CACHE_MB, else 1/16 of the physical
+ * memory and at most 512 MiB; 0 turns it off.  The oldest blocks leave
+ * first; an allocation that fails empties the cache and tries again.
+ * Sanitizer builds do not cache (a reused block would hide a
+ * use-after-free). */
+#define CACHE_MIN (256 << 10)
+#define CACHE_SLOTS 64
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TH_NO_BLOCK_CACHE
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TH_NO_BLOCK_CACHE
+#endif
+#endif
+
+#ifdef TH_NO_BLOCK_CACHE
+static void *cache_take(size_t n) { (void)n; return NULL; }
+static int cache_keep(void *p, size_t n) { (void)p; (void)n; return 0; }
+static int cache_drop_all(void) { return 0; }
+void th__cache_after_fork(void) {}
+void th__cache_describe(char *buf, size_t size) {
+    if (size > 0)
+        snprintf(buf, size, "\tblock cache: off (sanitizer build)\n");
+}
+#else
+typedef struct {
+    void *p;
+    size_t n;
+    uint64_t tick;
+} cached_block;
+
+static struct {
+    char lock; /* a spinlock: held for a few loads and stores */
+    int64_t budget; /* -1 until read from the environment */
+    int64_t held;
+    uint64_t tick;
+    cached_block slot[CACHE_SLOTS];
+} C = {.budget = -1};
+
+static void cache_lock(void) {
+    while (__atomic_test_and_set(&C.lock, __ATOMIC_ACQUIRE))
+        ;
+}
+static void cache_unlock(void) { __atomic_clear(&C.lock, __ATOMIC_RELEASE); }
+
+void th__cache_after_fork(void) { __atomic_clear(&C.lock, __ATOMIC_RELAXED); }
+
+static int64_t cache_budget(void) {
+    if (C.budget >= 0)
+        return C.budget;
+    const char *env = getenv("EMBER_CPU_CACHE_MB");
+    int64_t b;
+    if (env && *env) {
+        char *end;
+        long long mb = strtoll(env, &end, 10);
+        b = *end || mb < 0 ? 0 : (mb > ((int64_t)1 << 40) ? (int64_t)1 << 60 : (int64_t)mb << 20);
+    } else {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        b = pages > 0 && page > 0 ? (int64_t)pages / 16 * page : 0;
+        if (b > ((int64_t)512 << 20)) b = (int64_t)512 << 20;
+    }
+    C.budget = b;
+    return b;
+}
+
+/* A cached block of exactly n bytes, or NULL. */
+static void *cache_take(size_t n) {
+    if (n < CACHE_MIN || __atomic_load_n(&C.held, __ATOMIC_RELAXED) == 0)
+        return NULL;
+    void *p = NULL;
+    cache_lock();
+    int best = -1;
+    for (int i = 0; i < CACHE_SLOTS; i++)
+        if (C.slot[i].p && C.slot[i].n == n && (best < 0 || C.slot[i].tick > C.slot[best].tick))
+            best = i;
+    if (best >= 0) {
+        p = C.slot[best].p;
+        C.slot[best].p = NULL;
+        __atomic_store_n(&C.held, C.held - (int64_t)n, __ATOMIC_RELAXED);
+    }
+    cache_unlock();
+    return p;
+}
+
+/* Keeps the block p of n bytes; 0 when it must be freed instead. */
+static int cache_keep(void *p, size_t n) {
+    if (n < CACHE_MIN)
+        return 0;
+    cache_lock();
+    int64_t budget = cache_budget();
+    if ((int64_t)n > budget) {
+        cache_unlock();
+        return 0;
+    }
+    void *evicted[CACHE_SLOTS];
+    int nev = 0, free_slot = -1;
+    for (;;) {
+        int oldest = -1;
+        free_slot = -1;
+        for (int i = 0; i < CACHE_SLOTS; i++) {
+            if (!C.slot[i].p) { if (free_slot < 0) free_slot = i; continue; }
+            if (oldest < 0 || C.slot[i].tick < C.slot[oldest].tick) oldest = i;
+        }
+        if (free_slot >= 0 && C.held + (int64_t)n <= budget)
+            break;
+        /* over budget or no slot: the oldest block leaves */
+        evicted[nev++] = C.slot[oldest].p;
+        C.held -= (int64_t)C.slot[oldest].n;
+        C.slot[oldest].p = NULL;
+    }
+    C.slot[free_slot] = (cached_block){p, n, ++C.tick};
+    __atomic_store_n(&C.held, C.held + (int64_t)n, __ATOMIC_RELAXED);
+    cache_unlock();
+    for (int i = 0; i < nev; i++)
+        free(evicted[i]);
+    return 1;
+}
+
+/* Frees every cached block (an allocation failed: make room). */
+static int cache_drop_all(void) {
+    void *blocks[CACHE_SLOTS];
+    int nb = 0;
+    cache_lock();
+    for (int i = 0; i < CACHE_SLOTS; i++)
+        if (C.slot[i].p) {
+            blocks[nb++] = C.slot[i].p;
+            C.slot[i].p = NULL;
+        }
+    __atomic_store_n(&C.held, 0, __ATOMIC_RELAXED);
+    cache_unlock();
+    for (int i = 0; i < nb; i++)
+        free(blocks[i]);
+    return nb;
+}
+
+void th__cache_describe(char *buf, size_t size) {
+    if (size < 1)
+        return;
+    cache_lock();
+    int64_t budget = cache_budget(), held = C.held;
+    cache_unlock();
+    if (budget == 0)
+        snprintf(buf, size, "\tblock cache: off (EMBER_CPU_CACHE_MB)\n");
+    else
+        snprintf(buf, size, "\tblock cache: %lld KiB held of %lld KiB (EMBER_CPU_CACHE_MB)\n",
+                 (long long)(held >> 10), (long long)(budget >> 10));
+}
+#endif /* TH_NO_BLOCK_CACHE */
+
+/* The rounded size th__alloc gives a request of nbytes (> 0). */
+static size_t block_size(int64_t nbytes) {
+    size_t n = (size_t)(nbytes > 0 ? nbytes : 1);
+    size_t align = n >= HUGE_THRESHOLD ? HUGE_ALIGN : TH_ALIGN;
+    return (n + align - 1) / align * align;
+}
+
+/* A storage's block: from the cache when one of its size is there. */
+static void *storage_alloc(int64_t nbytes) {
+    if (nbytes >= 0) {
+        void *p = cache_take(block_size(nbytes));
+        if (p)
+            return p;
+    }
+    void *p = th__alloc(nbytes);
+    if (!p && nbytes >= 0 && cache_drop_all() > 0) {
+        th_clear_error();
+        p = th__alloc(nbytes);
+    }
+    return p;
+}
+
+static void storage_free(void *p, int64_t nbytes) {
+    if (p && !cache_keep(p, block_size(nbytes)))
+        free(p);
+}
 
 static th_storage *new_struct(void) {
     th_storage *s = calloc(1, sizeof *s);
@@ -49,7 +234,7 @@ static th_storage *new_struct(void) {
 th_storage *th_storage_new(int64_t nbytes) {
     th_storage *s = new_struct();
     if (!s) return NULL;
-    s->data = th__alloc(nbytes);
+    s->data = storage_alloc(nbytes);
     if (!s->data) {
         free(s);
         return NULL;
@@ -219,7 +404,7 @@ void th_storage_release(th_storage *s) {
     if (!s || __atomic_sub_fetch(&s->refcount, 1, __ATOMIC_ACQ_REL) != 0)
         return;
     switch (s->kind) {
-    case TH_STORAGE_HEAP: th__free(s->data); break;
+    case TH_STORAGE_HEAP: storage_free(s->data, s->nbytes); break;
     case TH_STORAGE_SHARED:
     case TH_STORAGE_FILE:
         munmap(s->data, s->nbytes > 0 ? (size_t)s->nbytes : 1);

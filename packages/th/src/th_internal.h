@@ -104,6 +104,11 @@ int64_t th__load_int64(const char *p, int dtype);
 double th__scalar_double(const th_tensor *t);
 int64_t th__scalar_int64(const th_tensor *t);
 
+/* storage.c's block cache: its lock, reset in a forked child; a line
+ * for th_parallel_info (budget and bytes held, or why it is off) */
+void th__cache_after_fork(void);
+void th__cache_describe(char *buf, size_t size);
+
 /* ---- parallel loops (parallel.c; th_parallel_for is public) -------- */
 /* Sets OpenBLAS's job count for a product of m*n*k multiply-adds: the
  * pool's current width, or 1 below BLAS_THREAD_WORK (before a BLAS call

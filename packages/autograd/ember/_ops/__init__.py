@@ -5,6 +5,8 @@ functions."""
 from . import pointwise, reduction, linalg, shape, indexing, conversion, composite  # noqa: F401
 from . import lapack  # noqa: F401,E402  (classic names on ember.linalg)
 from .define import NAMESPACE, OPS  # noqa: F401
+from . import out as _out  # noqa: E402
+_out.install(NAMESPACE)  # ember.add(a, b, out=c), ... for every op function
 
 # methods written outside the table that still compute a tensor from tensors
 from .._tensor import Tensor as _Tensor  # noqa: E402

@@ -744,3 +744,34 @@ for _name, _view_op in (("squeeze_", squeeze), ("unsqueeze_", unsqueeze), ("t_",
                         ("transpose_", transpose), ("swapaxes_", transpose),
                         ("swapdims_", transpose), ("as_strided_", as_strided)):
     _inplace_view(_name, _view_op)
+
+
+def resize_(self, *sizes, memory_format=None):
+    """Gives the tensor the shape `sizes` in place, as PyTorch's resize_:
+    the same number of elements on a contiguous tensor keeps its storage
+    (views of it still share it); otherwise new memory holds the first
+    elements in order and the rest are uninitialized."""
+    del memory_format
+    shape = _shape_args(sizes)
+    if any(s < 0 for s in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{min(shape)}: {list(shape)}")
+    if self._requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    n = 1
+    for s in shape:
+        n *= s
+    raw = self._data
+    if n == raw.numel() and raw.is_contiguous():
+        self._data = raw.view(*shape)
+        return self
+    from .._creation import empty
+    fresh = empty(shape, dtype=self.dtype, device=self.device)._data
+    k = min(n, raw.numel())
+    if k:
+        fresh.view(-1).narrow(0, 0, k).copy_(raw.reshape(-1).narrow(0, 0, k))
+    self._data = fresh
+    return self
+
+
+Tensor.resize_ = dispatch_point(resize_, "resize")

@@ -452,6 +452,7 @@ def _dense_sparse_product(a, b, name):
 def _install():
     import ember
     from .._ops.define import NAMESPACE, dispatch_point
+    from .._ops.out import with_out
     Tensor.layout = property(_layout)
     Tensor.is_sparse = property(_is_sparse)
     for f in (to_sparse, to_sparse_coo, to_dense, coalesce, is_coalesced, values, _values,
@@ -535,6 +536,8 @@ def _install():
     Tensor.__matmul__ = matmul_operator
     Tensor.__rmatmul__ = rmatmul_operator
     mm_fn.__name__, matmul_fn.__name__ = "mm", "matmul"
+    # out= for sparse operands too (the dense functions' own is not reached)
+    mm_fn, matmul_fn = with_out(mm_fn, "mm"), with_out(matmul_fn, "matmul")
     NAMESPACE["mm"], NAMESPACE["matmul"] = mm_fn, matmul_fn
     ember.mm, ember.matmul = mm_fn, matmul_fn
     ember.spmm = mm_fn
