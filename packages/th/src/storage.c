@@ -45,7 +45,7 @@ void th__free(void *p) { free(p); }
  * time spent a tenth of its time there.  So storages of at least
  * CACHE_MIN bytes go, when released, to a small cache of blocks that the
  * next allocation of the same rounded size takes back (most recent
- * first), up to a budget: EMBER_CPU_CACHE_MB, else 1/16 of the physical
+ * first; else the smallest block of up to twice the size), up to a budget: EMBER_CPU_CACHE_MB, else 1/16 of the physical
  * memory and at most 512 MiB; 0 turns it off.  The oldest blocks leave
  * first; an allocation that fails empties the cache and tries again.
  * Sanitizer builds do not cache (a reused block would hide a
@@ -83,6 +83,7 @@ static struct {
     int64_t held;
     uint64_t tick;
     cached_block slot[CACHE_SLOTS];
+    cached_block lent[CACHE_SLOTS]; /* larger blocks given to smaller storages */
 } C = {.budget = -1};
 
 static void cache_lock(void) {
@@ -111,20 +112,38 @@ static int64_t cache_budget(void) {
     return b;
 }
 
-/* A cached block of exactly n bytes, or NULL. */
+/* A cached block for a storage of n bytes, or NULL: one of exactly n
+ * bytes (the most recent), else the smallest of up to 2n, so that memory
+ * held for one size serves the next size too (a training step's sizes
+ * vary from layer to layer); a larger block's size is noted in `lent`. */
 static void *cache_take(size_t n) {
     if (n < CACHE_MIN || __atomic_load_n(&C.held, __ATOMIC_RELAXED) == 0)
         return NULL;
     void *p = NULL;
     cache_lock();
-    int best = -1;
-    for (int i = 0; i < CACHE_SLOTS; i++)
-        if (C.slot[i].p && C.slot[i].n == n && (best < 0 || C.slot[i].tick > C.slot[best].tick))
+    int best = -1, lent = -1;
+    for (int i = 0; i < CACHE_SLOTS; i++) {
+        size_t m = C.slot[i].n;
+        if (!C.slot[i].p || m < n || m / 2 > n)
+            continue;
+        if (best < 0)
             best = i;
+        else if (m != C.slot[best].n ? m < C.slot[best].n : C.slot[i].tick > C.slot[best].tick)
+            best = i;
+    }
+    if (best >= 0 && C.slot[best].n != n) {
+        for (int i = 0; i < CACHE_SLOTS && lent < 0; i++)
+            if (!C.lent[i].p)
+                lent = i;
+        if (lent < 0)
+            best = -1; /* no room to note its size: allocate afresh */
+    }
     if (best >= 0) {
         p = C.slot[best].p;
+        if (lent >= 0)
+            C.lent[lent] = C.slot[best];
         C.slot[best].p = NULL;
-        __atomic_store_n(&C.held, C.held - (int64_t)n, __ATOMIC_RELAXED);
+        __atomic_store_n(&C.held, C.held - (int64_t)C.slot[best].n, __ATOMIC_RELAXED);
     }
     cache_unlock();
     return p;
@@ -135,6 +154,12 @@ static int cache_keep(void *p, size_t n) {
     if (n < CACHE_MIN)
         return 0;
     cache_lock();
+    for (int i = 0; i < CACHE_SLOTS; i++)
+        if (C.lent[i].p == p) { /* a larger block than the storage asked for */
+            n = C.lent[i].n;
+            C.lent[i].p = NULL;
+            break;
+        }
     int64_t budget = cache_budget();
     if ((int64_t)n > budget) {
         cache_unlock();

@@ -104,3 +104,20 @@ def test_budget_from_the_environment(setting):
         want = ("block cache: 1024 KiB held of 1024 KiB (EMBER_CPU_CACHE_MB)"
                 if setting == "1" else "block cache: off (EMBER_CPU_CACHE_MB)")
         assert r.stdout.strip() == want
+
+
+def test_a_larger_block_serves_a_smaller_storage_and_returns_whole():
+    big, small = 7 * BIG + 13, 4 * BIG + 5  # sizes no other test leaves cached
+    a = th.empty(big)
+    where = a.data_ptr()
+    del a
+    b = th.ones(small)  # up to twice the size: the larger block serves it
+    assert b.data_ptr() == where or not cache_is_on()
+    assert float(b.sum()) == small
+    del b
+    c = th.full((big,), 2.0)  # the block went back with its own size
+    assert c.data_ptr() == where or not cache_is_on()
+    assert float(c.sum()) == 2.0 * big
+    del c
+    d = th.empty(3 * BIG)  # under half its size: too small to take it
+    assert d.data_ptr() != where or not cache_is_on()
