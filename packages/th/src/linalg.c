@@ -408,7 +408,7 @@ static void int_rows(int64_t begin, int64_t end, void *vctx) {
 #define SPLIT_TASK (1 << 18)
 
 typedef struct {
-    const mm_job *j;
+    mm_job *j;   /* the whole product; its `failed` is set by a band */
     int by_cols; /* bands of columns, else of rows */
 } mm_split;
 
@@ -432,7 +432,7 @@ static void split_bands(int64_t b0, int64_t b1, void *vctx) {
                  ? mm_one_f32(&part, (const float *)a, (const float *)b, (float *)c)
                  : mm_one_f64(&part, (const double *)a, (const double *)b, (double *)c);
     if (rc != TH_OK)
-        __atomic_store_n(&((mm_job *)s->j)->failed, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->j->failed, 1, __ATOMIC_RELAXED);
 }
 
 /* Runs one product as bands on the pool when that pays; 0 when it does

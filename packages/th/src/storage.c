@@ -45,9 +45,10 @@ void th__free(void *p) { free(p); }
  * time spent a tenth of its time there.  So storages of at least
  * CACHE_MIN bytes go, when released, to a small cache of blocks that the
  * next allocation of the same rounded size takes back (most recent
- * first; else the smallest block of up to twice the size), up to a budget: EMBER_CPU_CACHE_MB, else 1/16 of the physical
- * memory and at most 512 MiB; 0 turns it off.  The oldest blocks leave
- * first; an allocation that fails empties the cache and tries again.
+ * first; else the smallest block of up to twice the size), up to a
+ * budget: EMBER_CPU_CACHE_MB, else 1/16 of the physical memory and at
+ * most 512 MiB; 0 turns it off.  The oldest blocks leave first; an
+ * allocation that fails empties the cache and tries again.
  * Sanitizer builds do not cache (a reused block would hide a
  * use-after-free). */
 #define CACHE_MIN (256 << 10)
