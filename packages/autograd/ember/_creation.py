@@ -2,6 +2,8 @@
 ``Tensor.new_*`` forms; NumPy exchange; seeds, threads and the default
 dtype.  Every function takes PyTorch's ``dtype``, ``device`` and
 ``requires_grad`` keywords; the device picks the backend."""
+import functools
+import inspect
 import os
 import warnings
 
@@ -26,10 +28,26 @@ def _leaf(data, requires_grad):
     return t
 
 
-def _no_out(out, name):
-    if out is not None:
-        raise NotImplementedError(f"ember.{name}(out=...) is not supported; assign the "
-                                  "result instead")
+def _takes_out(fn):
+    """fn with PyTorch's ``out=``: the values are made with out's dtype and
+    device (unless given), then written into out (resized as needed) by the
+    ops' one out= path (ember/_ops/out.py)."""
+    name = fn.__name__
+    params = inspect.signature(fn).parameters
+
+    @functools.wraps(fn)
+    def f(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{name}(): argument 'out' must be Tensor, not "
+                            f"{type(out).__name__}")
+        for key, value in (("dtype", out.dtype), ("device", out.device)):
+            if key in params and kwargs.get(key) is None:
+                kwargs[key] = value
+        from ._ops.out import write_out
+        return write_out(name, fn(*args, **kwargs), out)
+    return f
 
 
 # ---- from data ---------------------------------------------------------------
@@ -106,9 +124,9 @@ def from_dlpack(ext_tensor):
 
 
 # ---- filled ------------------------------------------------------------------
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+@_takes_out
+def empty(*size, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
-    _no_out(out, "empty")
     return _leaf(namespace(device).empty(*size, dtype=dtype), requires_grad)
 
 
@@ -117,19 +135,19 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     return _leaf(namespace(device).empty_strided(size, stride, dtype=dtype), requires_grad)
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    _no_out(out, "zeros")
+@_takes_out
+def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False):
     return _leaf(namespace(device).zeros(*size, dtype=dtype), requires_grad)
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    _no_out(out, "ones")
+@_takes_out
+def ones(*size, dtype=None, layout=None, device=None, requires_grad=False):
     return _leaf(namespace(device).ones(*size, dtype=dtype), requires_grad)
 
 
-def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
+@_takes_out
+def full(size, fill_value, *, dtype=None, layout=None, device=None,
          requires_grad=False):
-    _no_out(out, "full")
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     return _leaf(namespace(device).full(size, fill_value, dtype=dtype), requires_grad)
@@ -144,29 +162,29 @@ def _item(v):
     return v.item() if isinstance(v, Tensor) else v
 
 
-def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+@_takes_out
+def arange(start, end=None, step=1, *, dtype=None, layout=None, device=None,
            requires_grad=False):
-    _no_out(out, "arange")
     return _leaf(namespace(device).arange(_item(start), _item(end), _item(step), dtype=dtype),
                  requires_grad)
 
 
-def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
+@_takes_out
+def linspace(start, end, steps, *, dtype=None, layout=None, device=None,
              requires_grad=False):
-    _no_out(out, "linspace")
     return _leaf(namespace(device).linspace(_item(start), _item(end), steps, dtype=dtype),
                  requires_grad)
 
 
-def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
+@_takes_out
+def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None,
              device=None, requires_grad=False):
-    _no_out(out, "logspace")
     return _leaf(namespace(device).logspace(_item(start), _item(end), steps, base,
                                             dtype=dtype), requires_grad)
 
 
-def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    _no_out(out, "eye")
+@_takes_out
+def eye(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False):
     return _leaf(namespace(device).eye(n, m, dtype=dtype), requires_grad)
 
 
@@ -222,41 +240,41 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
 
 
 # ---- random ------------------------------------------------------------------
-def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+@_takes_out
+def rand(*size, generator=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
-    _no_out(out, "rand")
     return _leaf(namespace(device).rand(*size, generator=generator, dtype=dtype),
                  requires_grad)
 
 
-def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+@_takes_out
+def randn(*size, generator=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
-    _no_out(out, "randn")
     return _leaf(namespace(device).randn(*size, generator=generator, dtype=dtype),
                  requires_grad)
 
 
-def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
+@_takes_out
+def randint(*args, size=None, generator=None, dtype=None, layout=None, device=None,
             requires_grad=False):
     """randint(high, size) or randint(low, high, size)."""
-    _no_out(out, "randint")
     if size is not None:
         args = args + (size,)
     return _leaf(namespace(device).randint(*args, generator=generator, dtype=dtype),
                  requires_grad)
 
 
-def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
+@_takes_out
+def randperm(n, *, generator=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
-    _no_out(out, "randperm")
     return _leaf(namespace(device).randperm(n, generator=generator, dtype=dtype),
                  requires_grad)
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None,
+@_takes_out
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None,
            layout=None, device=None, requires_grad=False):
     """Samples (no gradient flows to mean and std)."""
-    _no_out(out, "normal")
     ref = mean if isinstance(mean, Tensor) else std if isinstance(std, Tensor) else None
     ns = namespace(device if ref is None else ref.device)
     r = ns.normal(mean._data if isinstance(mean, Tensor) else mean,
@@ -265,13 +283,13 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     return _leaf(r, requires_grad)
 
 
-def bernoulli(input, p=None, *, generator=None, out=None):
-    _no_out(out, "bernoulli")
+@_takes_out
+def bernoulli(input, p=None, *, generator=None):
     return _make(input._data.bernoulli(p, generator=generator))
 
 
-def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
-    _no_out(out, "multinomial")
+@_takes_out
+def multinomial(input, num_samples, replacement=False, *, generator=None):
     return _make(input._data.multinomial(num_samples, replacement, generator=generator))
 
 

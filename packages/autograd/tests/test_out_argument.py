@@ -170,3 +170,41 @@ def test_resize_():
         ember.zeros(2, requires_grad=True).resize_(3)
     with pytest.raises(RuntimeError, match="negative dimension -1"):
         ember.zeros(2).resize_(-1)
+
+
+def test_factories_fill_out_with_its_dtype():
+    t = ember.empty(0, dtype=ember.int64)
+    assert ember.arange(5, out=t) is t
+    assert t.dtype == ember.int64 and t.tolist() == [0, 1, 2, 3, 4]
+    f = ember.empty(0, dtype=ember.float64)
+    ember.linspace(0, 1, 5, out=f)
+    np.testing.assert_allclose(f.numpy(), np.linspace(0, 1, 5))
+    z = ember.full((2, 2), 9.0)
+    view = z.view(4)
+    ember.zeros(2, 2, out=z)  # same shape: the storage (and its views) kept
+    assert view.tolist() == [0.0] * 4
+    e = ember.empty(0)
+    ember.eye(3, out=e)
+    np.testing.assert_array_equal(e.numpy(), np.eye(3))
+    ember.full((3,), 2.5, out=e.resize_(0))  # reused as PyTorch's warning advises
+    assert e.tolist() == [2.5] * 3
+
+
+def test_random_factories_draw_the_same_values_into_out():
+    ember.manual_seed(3)
+    want = ember.randn(4, 5)
+    ember.manual_seed(3)
+    out = ember.empty(0)
+    ember.randn(4, 5, out=out)
+    assert _same(out, want)
+    ints = ember.empty(0, dtype=ember.int64)
+    ember.randint(0, 10, (6,), out=ints)
+    assert ints.dtype == ember.int64 and ints.shape == (6,)
+    assert all(0 <= v < 10 for v in ints.tolist())
+
+
+def test_factory_out_must_be_a_tensor():
+    with pytest.raises(TypeError, match=r"zeros\(\): argument 'out' must be Tensor, not int"):
+        ember.zeros(3, out=3)
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        ember.zeros(3, out=ember.empty(3), requires_grad=True)
