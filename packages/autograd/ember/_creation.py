@@ -39,13 +39,12 @@ def _takes_out(fn):
     def f(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
-        if not isinstance(out, Tensor):
-            raise TypeError(f"{name}(): argument 'out' must be Tensor, not "
-                            f"{type(out).__name__}")
-        for key, value in (("dtype", out.dtype), ("device", out.device)):
-            if key in params and kwargs.get(key) is None:
-                kwargs[key] = value
-        from ._ops.out import write_out
+        from ._ops.out import check_out, write_out
+        check_out(name, out)
+        if isinstance(out, Tensor):
+            for key, value in (("dtype", out.dtype), ("device", out.device)):
+                if key in params and kwargs.get(key) is None:
+                    kwargs[key] = value
         return write_out(name, fn(*args, **kwargs), out)
     return f
 

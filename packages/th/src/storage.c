@@ -16,15 +16,22 @@
 #define HUGE_THRESHOLD (4 << 20)
 #define HUGE_ALIGN (2 << 20)
 
+/* The size th__alloc gives a request of nbytes (>= 0): a whole number of
+ * its alignment (the block cache matches blocks by it). */
+static size_t block_size(int64_t nbytes) {
+    size_t n = (size_t)(nbytes > 0 ? nbytes : 1);
+    size_t align = n >= HUGE_THRESHOLD ? HUGE_ALIGN : TH_ALIGN;
+    return (n + align - 1) / align * align;
+}
+
 void *th__alloc(int64_t nbytes) {
     void *p = NULL;
     if (nbytes < 0)
         return th__error_null(TH_ERR_RUNTIME,
                               "cannot allocate a negative number of bytes "
                               "(%lld)", (long long)nbytes);
-    size_t n = (size_t)(nbytes > 0 ? nbytes : 1);
+    size_t n = block_size(nbytes);
     size_t align = n >= HUGE_THRESHOLD ? HUGE_ALIGN : TH_ALIGN;
-    n = (n + align - 1) / align * align; /* block_size() below: the same */
     if (posix_memalign(&p, align, n) != 0)
         return th__error_null(TH_ERR_MEMORY,
                               "not enough memory: you tried to allocate "
@@ -220,13 +227,6 @@ void th__cache_describe(char *buf, size_t size) {
                  (long long)(held >> 10), (long long)(budget >> 10));
 }
 #endif /* TH_NO_BLOCK_CACHE */
-
-/* The rounded size th__alloc gives a request of nbytes (> 0). */
-static size_t block_size(int64_t nbytes) {
-    size_t n = (size_t)(nbytes > 0 ? nbytes : 1);
-    size_t align = n >= HUGE_THRESHOLD ? HUGE_ALIGN : TH_ALIGN;
-    return (n + align - 1) / align * align;
-}
 
 /* A storage's block: from the cache when one of its size is there. */
 static void *storage_alloc(int64_t nbytes) {

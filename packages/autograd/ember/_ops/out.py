@@ -21,7 +21,19 @@ _KIND = {"bool": 0, "uint8": 1, "int8": 1, "int16": 1, "int32": 1, "int64": 1,
 
 
 def _title(dtype):
-    return TYPE_TITLES.get(str(dtype).rpartition(".")[2], str(dtype))
+    return TYPE_TITLES.get(dtype.name, dtype.name)
+
+
+def _not_differentiable(name):
+    return RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                        "differentiation, but one of the arguments requires grad.")
+
+
+def check_out(name, out):
+    """The TypeError for an `out` that is no Tensor (nor a tuple or list of
+    results), raised before the op runs (a random op draws nothing)."""
+    if not isinstance(out, (Tensor, tuple, list)):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
 
 
 def _check_one(name, result, out):
@@ -30,16 +42,14 @@ def _check_one(name, result, out):
     if not isinstance(result, Tensor):
         raise TypeError(f"{name}(): out= is given but the result is a "
                         f"{type(result).__name__}, not a Tensor")
-    src, dst = str(result.dtype).rpartition(".")[2], str(out.dtype).rpartition(".")[2]
-    if _KIND.get(src, 3) > _KIND.get(dst, 3):
+    if _KIND.get(result.dtype.name, 3) > _KIND.get(out.dtype.name, 3):
         raise RuntimeError(f"result type {_title(result.dtype)} can't be cast to the desired "
                            f"output type {_title(out.dtype)}")
     if out.device != result.device:
         raise RuntimeError(f"Expected out tensor to have device {result.device}, but got "
                            f"{out.device} instead")
     if grad_mode.state.enabled and out.requires_grad:
-        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
-                           "differentiation, but one of the arguments requires grad.")
+        raise _not_differentiable(name)
 
 
 def _write_one(result, out):
@@ -62,8 +72,7 @@ def write_out(name, result, out):
     if grad_mode.state.enabled and any(
             isinstance(r, Tensor) and r.requires_grad
             for r in (result if isinstance(result, tuple) else (result,))):
-        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
-                           "differentiation, but one of the arguments requires grad.")
+        raise _not_differentiable(name)
     if isinstance(result, tuple):
         if not isinstance(out, (tuple, list)) or len(out) != len(result):
             raise TypeError(f"{name}(): argument 'out' must be a tuple of {len(result)} "
@@ -81,9 +90,13 @@ def write_out(name, result, out):
 def with_out(fn, name):
     """fn with an ``out=`` keyword (a dispatch point of op `name`, as fn)."""
     @functools.wraps(fn)
-    def f(*args, out=None, **kwargs):
+    def f(*args, **kwargs):
+        # `out` looked up, not bound as a parameter: the call without it (the
+        # common one) pays one dict test on top of the extra frame
+        out = kwargs.pop("out", None) if "out" in kwargs else None
         if out is None:
             return fn(*args, **kwargs)
+        check_out(name, out)
         return write_out(name, fn(*args, **kwargs), out)
     f.takes_out = True
     return dispatch_point(f, name)
