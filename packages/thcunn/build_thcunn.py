@@ -14,10 +14,8 @@ by PIP_FIND_LINKS — or already installed with --no-build-isolation.
 """
 import os
 import re
-import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -55,46 +53,20 @@ def build_library(th_inc: str, th_lib: str) -> Path:
     return HERE / build_dir
 
 
-def install_into_package(build: Path) -> None:
-    lib_dir, inc_dir = PKG / "lib", PKG / "include"
-    for d in (lib_dir, inc_dir):
-        shutil.rmtree(d, ignore_errors=True)
-    (lib_dir / "pkgconfig").mkdir(parents=True)
-    inc_dir.mkdir(parents=True)
-    shutil.copy2(build / "lib" / "libTHCUNN.so", lib_dir / "libTHCUNN.so")
-    shutil.copy2(HERE / "include" / "thcunn.h", inc_dir / "thcunn.h")
-    pc = (build / "lib" / "pkgconfig" / "thcunn.pc").read_text()
-    pc = re.sub(r"^prefix=.*$", "prefix=${pcfiledir}/../..", pc, flags=re.M)
-    (lib_dir / "pkgconfig" / "thcunn.pc").write_text(pc)
-
-
-def build_extension(build: Path, th_inc: str, th_lib: str) -> None:
-    import cffi
-
-    ffi = cffi.FFI()
-    ffi.cdef(cdef_from_header((HERE / "include" / "thcunn.h").read_text()))
-    ffi.set_source(
-        "ember.thcunn._thcunn_cffi",
-        '#include "thcunn.h"',
-        include_dirs=[str(HERE / "include"), th_inc],
-        library_dirs=[str(PKG / "lib"), th_lib],
-        libraries=["THCUNN", "THC"],
-        extra_link_args=["-Wl,-rpath,$ORIGIN/lib", "-Wl,-rpath,$ORIGIN/../thc/lib"],
-        extra_compile_args=["-O2"],
-    )
-    tmp = build / "cffi"
-    tmp.mkdir(parents=True, exist_ok=True)
-    out = ffi.compile(tmpdir=str(tmp), verbose=False)
-    suffix = sysconfig.get_config_var("EXT_SUFFIX")
-    for old in PKG.glob("_thcunn_cffi*.so"):
-        old.unlink()
-    shutil.copy2(out, PKG / f"_thcunn_cffi{suffix}")
+def build_extension(build: Path, dep_inc: str, dep_lib: str) -> None:
+    from ember.th import _build as steps
+    steps.compile_extension(
+        "ember.thcunn._thcunn_cffi", "thcunn.h",
+        cdef_from_header((HERE / "include" / "thcunn.h").read_text()), PKG, build,
+        [HERE / "include", dep_inc], [PKG / "lib", dep_lib], ["THCUNN", "THC"],
+        ["-Wl,-rpath,$ORIGIN/lib", "-Wl,-rpath,$ORIGIN/../thc/lib"])
 
 
 def main() -> None:
     th_inc, th_lib = th_paths()
     build = build_library(th_inc, th_lib)
-    install_into_package(build)
+    from ember.th import _build as steps
+    steps.install_into_package(build, HERE, PKG, "libTHCUNN.so", ("thcunn.h",), "thcunn.pc")
     build_extension(build, th_inc, th_lib)
 
 

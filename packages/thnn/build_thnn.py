@@ -13,10 +13,8 @@ by PIP_FIND_LINKS — or already installed with --no-build-isolation.
 """
 import os
 import re
-import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -46,46 +44,20 @@ def build_library(th_inc: str, th_lib: str) -> Path:
     return HERE / build_dir
 
 
-def install_into_package(build: Path) -> None:
-    lib_dir, inc_dir = PKG / "lib", PKG / "include"
-    for d in (lib_dir, inc_dir):
-        shutil.rmtree(d, ignore_errors=True)
-    (lib_dir / "pkgconfig").mkdir(parents=True)
-    inc_dir.mkdir(parents=True)
-    shutil.copy2(build / "lib" / "libTHNN.so", lib_dir / "libTHNN.so")
-    shutil.copy2(HERE / "include" / "thnn.h", inc_dir / "thnn.h")
-    pc = (build / "lib" / "pkgconfig" / "thnn.pc").read_text()
-    pc = re.sub(r"^prefix=.*$", "prefix=${pcfiledir}/../..", pc, flags=re.M)
-    (lib_dir / "pkgconfig" / "thnn.pc").write_text(pc)
-
-
-def build_extension(build: Path, th_inc: str, th_lib: str) -> None:
-    import cffi
-
-    ffi = cffi.FFI()
-    ffi.cdef(cdef_from_header((HERE / "include" / "thnn.h").read_text()))
-    ffi.set_source(
-        "ember.thnn._thnn_cffi",
-        '#include "thnn.h"',
-        include_dirs=[str(HERE / "include"), th_inc],
-        library_dirs=[str(PKG / "lib"), th_lib],
-        libraries=["THNN", "TH"],
-        extra_link_args=["-Wl,-rpath,$ORIGIN/lib", "-Wl,-rpath,$ORIGIN/../th/lib"],
-        extra_compile_args=["-O2"],
-    )
-    tmp = build / "cffi"
-    tmp.mkdir(parents=True, exist_ok=True)
-    out = ffi.compile(tmpdir=str(tmp), verbose=False)
-    suffix = sysconfig.get_config_var("EXT_SUFFIX")
-    for old in PKG.glob("_thnn_cffi*.so"):
-        old.unlink()
-    shutil.copy2(out, PKG / f"_thnn_cffi{suffix}")
+def build_extension(build: Path, dep_inc: str, dep_lib: str) -> None:
+    from ember.th import _build as steps
+    steps.compile_extension(
+        "ember.thnn._thnn_cffi", "thnn.h",
+        cdef_from_header((HERE / "include" / "thnn.h").read_text()), PKG, build,
+        [HERE / "include", dep_inc], [PKG / "lib", dep_lib], ["THNN", "TH"],
+        ["-Wl,-rpath,$ORIGIN/lib", "-Wl,-rpath,$ORIGIN/../th/lib"])
 
 
 def main() -> None:
     th_inc, th_lib = th_paths()
     build = build_library(th_inc, th_lib)
-    install_into_package(build)
+    from ember.th import _build as steps
+    steps.install_into_package(build, HERE, PKG, "libTHNN.so", ("thnn.h",), "thnn.pc")
     build_extension(build, th_inc, th_lib)
 
 

@@ -36,10 +36,13 @@ def test_conv2d_huge_groups_raises():
 
 def test_max_pool2d_huge_padding_raises():
     x = th.ones(1, 1, 5, 5)
-    # the binding sizes the output first (window size), the kernel checks
-    # the half-kernel rule without multiplying the padding (C test_limits)
-    with pytest.raises(RuntimeError, match="overflows int64"):
+    # an invalid window sizes an empty output and the kernel says why: it
+    # checks the half-kernel rule without multiplying the padding (C test_limits)
+    with pytest.raises(RuntimeError, match=f"pad should be at most half of effective kernel "
+                                           f"size, but got pad={HUGE}, kernel_size=3"):
         thnn.max_pool2d_forward(x, 3, 1, HUGE)
+    with pytest.raises(RuntimeError, match="overflows int64"):
+        thnn.max_pool2d_forward(x, HUGE, 1, HUGE // 2, 4)
     with pytest.raises(RuntimeError, match="pad should be at most half of effective kernel size"):
         thnn.max_pool2d_forward(x, 3, 1, 2)
 

@@ -2,9 +2,9 @@
 for the GPU.
 
 One function per C kernel, taking and returning ember.thc tensors (no
-autograd), with ember.thnn's names and arguments, in one module per layer
-family named as libTHCUNN's sources and ember.thnn's modules (_conv,
-_pool, _loss, _norm, _activation, _resample, _embedding), gathered here.
+autograd), with ember.thnn's names and arguments: ember.thnn's family
+modules (_conv, _pool, _loss, _norm, _activation, _resample, _embedding,
+named as libTHCUNN's sources) bound to libTHCUNN here.
 ``kernels`` is the object registered under the entry point group
 ``ember.kernels`` (name ``cuda``), through which ember.nn runs them for
 CUDA tensors.
@@ -13,15 +13,12 @@ import os as _os
 
 import ember.thc as _thc
 
-from ._lib import check as _check, ffi as _ffi, lib as _lib  # noqa: F401
-from ._args import NULL, REDUCTIONS, _empty, _p, _pair, _reduction, _window  # noqa: F401
-from ._activation import *  # noqa: F401,F403  activations, softmax, dropout
-from ._conv import *  # noqa: F401,F403  conv1d, conv2d, conv3d, conv_transpose2d
-from ._embedding import *  # noqa: F401,F403  embedding, embedding_bag
-from ._loss import *  # noqa: F401,F403  nll / cross-entropy, pointwise, kl_div, margin, cosine
-from ._norm import *  # noqa: F401,F403  batch, layer and group norm
-from ._pool import *  # noqa: F401,F403  max / avg / adaptive pooling in 1, 2 and 3 d
-from ._resample import *  # noqa: F401,F403  upsampling, reflection / replication padding
+from ember.thnn import _families
+
+from ._lib import LIBRARY as _LIBRARY, check as _check, ffi as _ffi, lib as _lib  # noqa: F401
+
+NULL, _p = _ffi.NULL, _LIBRARY.ptr
+globals().update(_families.bind(_LIBRARY))
 
 __version__ = _ffi.string(_lib.thcunn_version()).decode()
 

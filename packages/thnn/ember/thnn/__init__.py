@@ -2,26 +2,24 @@
 
 One function per C kernel, taking and returning ember.th tensors (no
 autograd); see README.md for the kernel argument order.  The functions
-live in one module per layer family, named as libTHNN's sources
+are written in one module per layer family, named as libTHNN's sources
 (_conv, _pool, _loss, _norm, _activation, _resample, _embedding, _rnn),
-and are gathered here.  ``kernels`` is the object registered under the
-entry point group ``ember.kernels`` (name ``cpu``); ember.nn's kernel
-declarations (ember/nn/kernels/) run its functions.
+each as ``define(L)`` over a KernelLibrary (_library), and bound here to
+libTHNN (_families); ember.thcunn binds the same modules to libTHCUNN.
+``kernels`` is the object registered under the entry point group
+``ember.kernels`` (name ``cpu``); ember.nn's kernel declarations
+(ember/nn/kernels/) run its functions.
 """
 import os as _os
 
 import ember.th as _th
 
-from ._lib import check as _check, ffi as _ffi, lib as _lib  # noqa: F401
-from ._args import NULL, REDUCTIONS, _empty, _p, _pair, _reduction, _window  # noqa: F401
-from ._activation import *  # noqa: F401,F403  activations, softmax, dropout
-from ._conv import *  # noqa: F401,F403  conv1d, conv2d, conv3d, conv_transpose2d
-from ._embedding import *  # noqa: F401,F403  embedding, embedding_bag
-from ._loss import *  # noqa: F401,F403  nll / cross-entropy, pointwise, kl_div, margin, cosine
-from ._norm import *  # noqa: F401,F403  batch, layer and group norm
-from ._pool import *  # noqa: F401,F403  max / avg / adaptive pooling in 1, 2 and 3 d
-from ._resample import *  # noqa: F401,F403  upsampling, reflection / replication padding
+from . import _families
+from ._lib import LIBRARY as _LIBRARY, check as _check, ffi as _ffi, lib as _lib  # noqa: F401
 from ._rnn import *  # noqa: F401,F403  recurrent cells (LSTM, GRU, RNN)
+
+NULL, _p = _ffi.NULL, _LIBRARY.ptr
+globals().update(_families.bind(_LIBRARY))
 
 __version__ = _ffi.string(_lib.thnn_version()).decode()
 

@@ -1,63 +1,61 @@
 """Bindings of the activations, softmax / log_softmax and dropout."""
-from ._lib import check as _check, lib as _lib
-from ._args import NULL, _empty
 
-__all__ = ["ACTIVATIONS", "softmax_forward", "softmax_backward_input", "log_softmax_forward",
-           "log_softmax_backward_input", "dropout_forward", "dropout_backward_input",
-           "activation_forward", "activation_backward_input"]
+NAMES = ["ACTIVATIONS", "softmax_forward", "softmax_backward_input", "log_softmax_forward",
+         "log_softmax_backward_input", "dropout_forward", "dropout_backward_input",
+         "activation_forward", "activation_backward_input"]
 
 
-ACTIVATIONS = {"relu": 0, "leaky_relu": 1, "elu": 2, "selu": 3, "gelu": 4, "silu": 5,
-               "sigmoid": 6, "tanh": 7, "softplus": 8, "hardtanh": 9, "hardswish": 10,
-               "mish": 11}
+def define(L):
+    """This family's functions on kernel library L (see _library)."""
+    C, check, ptr, empty = L.C, L.check, L.ptr, L.empty
 
+    ACTIVATIONS = {"relu": C.RELU, "leaky_relu": C.LEAKY_RELU, "elu": C.ELU, "selu": C.SELU,
+                   "gelu": C.GELU, "silu": C.SILU, "sigmoid": C.SIGMOID, "tanh": C.TANH,
+                   "softplus": C.SOFTPLUS, "hardtanh": C.HARDTANH, "hardswish": C.HARDSWISH,
+                   "mish": C.MISH}
 
-def softmax_forward(input, dim):
-    out = _empty(tuple(input.shape), input)
-    _check(_lib.thnn_softmax_forward(out._p, input._p, dim))
-    return out
+    def softmax_forward(input, dim):
+        out = empty(input.shape, input)
+        check(C.softmax_forward(ptr(out), ptr(input), dim))
+        return out
 
+    def softmax_backward_input(grad_output, output, dim):
+        gi = empty(output.shape, output)
+        check(C.softmax_backward_input(ptr(gi), ptr(grad_output), ptr(output), dim))
+        return gi
 
-def softmax_backward_input(grad_output, output, dim):
-    gi = _empty(tuple(output.shape), output)
-    _check(_lib.thnn_softmax_backward_input(gi._p, grad_output._p, output._p, dim))
-    return gi
+    def log_softmax_forward(input, dim):
+        out = empty(input.shape, input)
+        check(C.log_softmax_forward(ptr(out), ptr(input), dim))
+        return out
 
+    def log_softmax_backward_input(grad_output, output, dim):
+        gi = empty(output.shape, output)
+        check(C.log_softmax_backward_input(ptr(gi), ptr(grad_output), ptr(output), dim))
+        return gi
 
-def log_softmax_forward(input, dim):
-    out = _empty(tuple(input.shape), input)
-    _check(_lib.thnn_log_softmax_forward(out._p, input._p, dim))
-    return out
+    def dropout_forward(input, p=0.5, generator=None):
+        """(output, mask) with mask values 0 or 1/(1-p), drawn from the
+        tensor library's Generator given (its default one for None)."""
+        g = L.generator(generator)
+        out, mask = empty(input.shape, input), empty(input.shape, input)
+        check(C.dropout_forward(ptr(out), ptr(mask), ptr(input), p, g))
+        return out, mask
 
+    def dropout_backward_input(grad_output, mask):
+        gi = empty(mask.shape, mask)
+        check(C.dropout_backward_input(ptr(gi), ptr(grad_output), ptr(mask)))
+        return gi
 
-def log_softmax_backward_input(grad_output, output, dim):
-    gi = _empty(tuple(output.shape), output)
-    _check(_lib.thnn_log_softmax_backward_input(gi._p, grad_output._p, output._p, dim))
-    return gi
+    def activation_forward(name, input, a=0.0, b=0.0):
+        out = empty(input.shape, input)
+        check(C.activation_forward(ptr(out), ptr(input), ACTIVATIONS[name], a, b))
+        return out
 
+    def activation_backward_input(name, grad_output, input, a=0.0, b=0.0):
+        gi = empty(input.shape, input)
+        check(C.activation_backward_input(ptr(gi), ptr(grad_output), ptr(input), ACTIVATIONS[name],
+                                          a, b))
+        return gi
 
-def dropout_forward(input, p=0.5, generator=None):
-    """(output, mask) with mask values 0 or 1/(1-p)."""
-    out, mask = _empty(tuple(input.shape), input), _empty(tuple(input.shape), input)
-    g = NULL if generator is None else generator._g
-    _check(_lib.thnn_dropout_forward(out._p, mask._p, input._p, p, g))
-    return out, mask
-
-
-def dropout_backward_input(grad_output, mask):
-    gi = _empty(tuple(mask.shape), mask)
-    _check(_lib.thnn_dropout_backward_input(gi._p, grad_output._p, mask._p))
-    return gi
-
-
-def activation_forward(name, input, a=0.0, b=0.0):
-    out = _empty(tuple(input.shape), input)
-    _check(_lib.thnn_activation_forward(out._p, input._p, ACTIVATIONS[name], a, b))
-    return out
-
-
-def activation_backward_input(name, grad_output, input, a=0.0, b=0.0):
-    gi = _empty(tuple(input.shape), input)
-    _check(_lib.thnn_activation_backward_input(gi._p, grad_output._p, input._p,
-                                               ACTIVATIONS[name], a, b))
-    return gi
+    return {n: v for n, v in locals().items() if n in NAMES}

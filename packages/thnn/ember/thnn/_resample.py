@@ -1,16 +1,10 @@
 """Bindings of upsampling (nearest, bilinear) and reflection / replication
 padding."""
-from ._lib import check as _check, lib as _lib
-from ._args import _empty
 
-__all__ = ["upsample_nearest2d_forward", "upsample_nearest2d_backward_input",
-           "upsample_bilinear2d_forward", "upsample_bilinear2d_backward_input",
-           "reflection_pad1d_forward", "reflection_pad1d_backward_input",
-           "reflection_pad2d_forward", "reflection_pad2d_backward_input",
-           "reflection_pad3d_forward", "reflection_pad3d_backward_input",
-           "replication_pad1d_forward", "replication_pad1d_backward_input",
-           "replication_pad2d_forward", "replication_pad2d_backward_input",
-           "replication_pad3d_forward", "replication_pad3d_backward_input"]
+PADDINGS = [f"{kind}_pad{k}d" for kind in ("reflection", "replication") for k in (1, 2, 3)]
+NAMES = ["upsample_nearest2d_forward", "upsample_nearest2d_backward_input",
+         "upsample_bilinear2d_forward", "upsample_bilinear2d_backward_input"] + \
+    [f"{name}_{verb}" for name in PADDINGS for verb in ("forward", "backward_input")]
 
 
 def _scales(scales):
@@ -41,35 +35,6 @@ def _upsampled_shape(input, output_size):
     return lead + (oh, ow)
 
 
-def upsample_nearest2d_forward(input, output_size, scales=None):
-    """scales: the user's (scale_h, scale_w) (output / input) or None."""
-    out = _empty(_upsampled_shape(input, output_size), input)
-    _check(_lib.thnn_upsample_nearest2d_forward(out._p, input._p, *_scales(scales)))
-    return out
-
-
-def upsample_nearest2d_backward_input(grad_output, input_shape, scales=None):
-    gi = _empty(tuple(input_shape), grad_output)
-    _check(_lib.thnn_upsample_nearest2d_backward_input(gi._p, grad_output._p,
-                                                       *_scales(scales)))
-    return gi
-
-
-def upsample_bilinear2d_forward(input, output_size, align_corners=False, scales=None):
-    out = _empty(_upsampled_shape(input, output_size), input)
-    _check(_lib.thnn_upsample_bilinear2d_forward(out._p, input._p, int(bool(align_corners)),
-                                                 *_scales(scales)))
-    return out
-
-
-def upsample_bilinear2d_backward_input(grad_output, input_shape, align_corners=False,
-                                       scales=None):
-    gi = _empty(tuple(input_shape), grad_output)
-    _check(_lib.thnn_upsample_bilinear2d_backward_input(
-        gi._p, grad_output._p, int(bool(align_corners)), *_scales(scales)))
-    return gi
-
-
 def _padding(padding, k, name):
     """padding as PyTorch's F.pad takes it: (left, right[, top, bottom[, front, back]])."""
     if isinstance(padding, int):
@@ -77,6 +42,9 @@ def _padding(padding, k, name):
     padding = tuple(padding)
     if len(padding) != 2 * k or not all(isinstance(v, int) for v in padding):
         raise ValueError(f"{name}: padding must be an int or {2 * k} ints, got {padding!r}")
+    for v in padding:  # the C takes int64 (PyTorch's error type for wider ints)
+        if not -2 ** 63 <= v < 2 ** 63:
+            raise RuntimeError(f"value {v} does not fit in int64 (in {list(padding)})")
     return padding
 
 
@@ -84,45 +52,66 @@ def _padded_shape(input, padding, k):
     shape = list(input.shape)
     if input.ndim in (k + 1, k + 2):
         for j in range(k):
-            shape[-1 - j] = max(shape[-1 - j] + padding[2 * j] + padding[2 * j + 1], 0)
+            n = shape[-1 - j] + padding[2 * j] + padding[2 * j + 1]
+            # 0 when invalid or beyond int64: the kernel then says why
+            shape[-1 - j] = n if 0 < n < 2 ** 63 else 0
     return tuple(shape)
 
 
-def _make_pad(cname, k):
-    fwd = getattr(_lib, f"thnn_{cname}_forward")
-    bwd = getattr(_lib, f"thnn_{cname}_backward_input")
+def define(L):
+    """This family's functions on kernel library L (see _library)."""
+    C, check, ptr, empty = L.C, L.check, L.ptr, L.empty
 
-    def forward(input, padding):
-        pad = _padding(padding, k, cname)
-        out = _empty(_padded_shape(input, pad, k), input)
-        _check(fwd(out._p, input._p, pad))
+    def upsample_nearest2d_forward(input, output_size, scales=None):
+        """scales: the user's (scale_h, scale_w) (output / input) or None."""
+        out = empty(_upsampled_shape(input, output_size), input)
+        check(C.upsample_nearest2d_forward(ptr(out), ptr(input), *_scales(scales)))
         return out
 
-    def backward_input(grad_output, input_shape, padding):
-        gi = _empty(tuple(input_shape), grad_output)
-        _check(bwd(gi._p, grad_output._p, _padding(padding, k, cname)))
+    def upsample_nearest2d_backward_input(grad_output, input_shape, scales=None):
+        gi = empty(input_shape, grad_output)
+        check(C.upsample_nearest2d_backward_input(ptr(gi), ptr(grad_output), *_scales(scales)))
         return gi
 
-    forward.__name__, backward_input.__name__ = f"{cname}_forward", f"{cname}_backward_input"
-    forward.__doc__ = (f"{cname}: padding = {2 * k} ints, last dim first "
-                       "(left, right, top, bottom, front, back); negative crops.")
-    backward_input.__doc__ = f"grad of {cname} with respect to its input."
-    return forward, backward_input
+    def upsample_bilinear2d_forward(input, output_size, align_corners=False, scales=None):
+        out = empty(_upsampled_shape(input, output_size), input)
+        check(C.upsample_bilinear2d_forward(ptr(out), ptr(input), int(bool(align_corners)),
+                                            *_scales(scales)))
+        return out
 
+    def upsample_bilinear2d_backward_input(grad_output, input_shape, align_corners=False,
+                                           scales=None):
+        gi = empty(input_shape, grad_output)
+        check(C.upsample_bilinear2d_backward_input(ptr(gi), ptr(grad_output),
+                                                   int(bool(align_corners)), *_scales(scales)))
+        return gi
 
-reflection_pad1d_forward, reflection_pad1d_backward_input = _make_pad("reflection_pad1d", 1)
+    def padding_pair(name):
+        """name_forward and name_backward_input for the padding kernel `name`."""
+        k = int(name[-2])
+        fwd = getattr(C, f"{name}_forward")
+        bwd = getattr(C, f"{name}_backward_input")
 
+        def forward(input, padding):
+            pad = _padding(padding, k, name)
+            out = empty(_padded_shape(input, pad, k), input)
+            check(fwd(ptr(out), ptr(input), pad))
+            return out
 
-reflection_pad2d_forward, reflection_pad2d_backward_input = _make_pad("reflection_pad2d", 2)
+        def backward_input(grad_output, input_shape, padding):
+            pad = _padding(padding, k, name)
+            gi = empty(input_shape, grad_output)
+            check(bwd(ptr(gi), ptr(grad_output), pad))
+            return gi
 
+        forward.__name__ = forward.__qualname__ = f"{name}_forward"
+        backward_input.__name__ = backward_input.__qualname__ = f"{name}_backward_input"
+        forward.__doc__ = (f"{name}: padding = {2 * k} ints, last dim first "
+                           "(left, right, top, bottom, front, back); negative crops.")
+        backward_input.__doc__ = f"grad of {name} with respect to its input."
+        return {forward.__name__: forward, backward_input.__name__: backward_input}
 
-reflection_pad3d_forward, reflection_pad3d_backward_input = _make_pad("reflection_pad3d", 3)
-
-
-replication_pad1d_forward, replication_pad1d_backward_input = _make_pad("replication_pad1d", 1)
-
-
-replication_pad2d_forward, replication_pad2d_backward_input = _make_pad("replication_pad2d", 2)
-
-
-replication_pad3d_forward, replication_pad3d_backward_input = _make_pad("replication_pad3d", 3)
+    out = {n: v for n, v in locals().items() if n in NAMES}
+    for name in PADDINGS:
+        out.update(padding_pair(name))
+    return out
