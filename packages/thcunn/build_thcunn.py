@@ -8,7 +8,8 @@ by PIP_FIND_LINKS — or already installed with --no-build-isolation.
 1. builds libTHCUNN with the package's Makefile (THC_INCLUDE/THC_LIB_DIR set
    from ember.thc): with nvcc, or as host C++ with EMBER_NO_CUDA=1 (then it
    runs only on libTHC's emulated device),
-2. copies the library, header and pkg-config file into ember/thcunn/,
+2. copies the library, header (ember-thnn's kernel table written out) and
+   pkg-config file into ember/thcunn/,
 3. compiles the cffi extension ember/thcunn/_thcunn_cffi, linked with $ORIGIN
    rpaths to its own libTHCUNN.so and to ember/thc/lib/libTHC.so.
 """
@@ -43,13 +44,37 @@ def th_paths():
     return thc.get_include(), thc.get_lib_dir()
 
 
+def thnn_include() -> str:
+    """ember-thnn's include folder, holding the kernel table thcunn.h
+    includes (thnn_kernels.def)."""
+    try:
+        import ember.thnn as thnn  # the installed ember-thnn
+    except ImportError:
+        sys.exit("ember-thcunn builds against the installed ember-thnn (its kernel table and "
+                 "binding): pip install --no-build-isolation ./packages/thnn first")
+    inc = thnn.get_include()
+    if not (Path(inc) / "thnn_kernels.def").is_file():
+        sys.exit(f"ember-thcunn: the installed ember-thnn has no thnn_kernels.def in {inc}: "
+                 "upgrade ember-thnn (libTHCUNN's kernels are declared in libTHNN's table)")
+    return inc
+
+
+def plain_header() -> str:
+    """thcunn.h with ember-thnn's kernel table written out: what is
+    installed and what cffi reads."""
+    from ember.thnn import _kernel_table as table
+    return table.expand_header((HERE / "include" / "thcunn.h").read_text(),
+                               (Path(thnn_include()) / table.TABLE).read_text())
+
+
 def build_library(th_inc: str, th_lib: str) -> Path:
     config = "-nocuda" if os.environ.get("EMBER_NO_CUDA") == "1" else ""
     build_dir = os.environ.get("THCUNN_BUILD_DIR", f"build/wheel{config}")
     env = dict(os.environ, PYTHON=sys.executable, THC_INCLUDE=th_inc, THC_LIB_DIR=th_lib)
     jobs = os.environ.get("THCUNN_MAKE_JOBS", "2")
     subprocess.check_call(["make", "-C", str(HERE), f"-j{jobs}", f"BUILD={build_dir}",
-                           f"THC_INCLUDE={th_inc}", f"THC_LIB_DIR={th_lib}"], env=env)
+                           f"THC_INCLUDE={th_inc}", f"THC_LIB_DIR={th_lib}",
+                           f"THNN_INCLUDE={thnn_include()}"], env=env)
     return HERE / build_dir
 
 
@@ -57,8 +82,8 @@ def build_extension(build: Path, dep_inc: str, dep_lib: str) -> None:
     from ember.th import _build as steps
     steps.compile_extension(
         "ember.thcunn._thcunn_cffi", "thcunn.h",
-        cdef_from_header((HERE / "include" / "thcunn.h").read_text()), PKG, build,
-        [HERE / "include", dep_inc], [PKG / "lib", dep_lib], ["THCUNN", "THC"],
+        cdef_from_header(plain_header()), PKG, build,
+        [PKG / "include", dep_inc], [PKG / "lib", dep_lib], ["THCUNN", "THC"],
         ["-Wl,-rpath,$ORIGIN/lib", "-Wl,-rpath,$ORIGIN/../thc/lib"])
 
 
@@ -67,6 +92,7 @@ def main() -> None:
     build = build_library(th_inc, th_lib)
     from ember.th import _build as steps
     steps.install_into_package(build, HERE, PKG, "libTHCUNN.so", ("thcunn.h",), "thcunn.pc")
+    (PKG / "include" / "thcunn.h").write_text(plain_header())  # the header as installed
     build_extension(build, th_inc, th_lib)
 
 

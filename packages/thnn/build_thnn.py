@@ -7,10 +7,13 @@ by PIP_FIND_LINKS — or already installed with --no-build-isolation.
 
 1. builds libTHNN with the package's Makefile (TH_INCLUDE/TH_LIB_DIR set
    from ember.th),
-2. copies the library, header and pkg-config file into ember/thnn/,
+2. copies the library, header (its kernel table written out), the table
+   (thnn_kernels.def, which ember-thcunn's build reads) and pkg-config
+   file into ember/thnn/,
 3. compiles the cffi extension ember/thnn/_thnn_cffi, linked with $ORIGIN
    rpaths to its own libTHNN.so and to ember/th/lib/libTH.so.
 """
+import importlib.util
 import os
 import re
 import subprocess
@@ -28,6 +31,18 @@ def cdef_from_header(text: str) -> str:
     from ember.th._build import cdef_from_header as cdef
     text = re.sub(r"\bth_tensor\s*\*", "void *", cdef(text, "THNN"))
     return re.sub(r"\bth_generator\s*\*", "void *", text)
+
+
+def plain_header() -> str:
+    """thnn.h with the kernel table (include/thnn_kernels.def) written out:
+    what is installed and what cffi reads.  The module doing it is loaded
+    by path (ember.thnn is not built yet)."""
+    spec = importlib.util.spec_from_file_location("_thnn_kernel_table",
+                                                  PKG / "_kernel_table.py")
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    return table.expand_header((HERE / "include" / "thnn.h").read_text(),
+                               (HERE / "include" / table.TABLE).read_text())
 
 
 def th_paths():
@@ -48,8 +63,8 @@ def build_extension(build: Path, dep_inc: str, dep_lib: str) -> None:
     from ember.th import _build as steps
     steps.compile_extension(
         "ember.thnn._thnn_cffi", "thnn.h",
-        cdef_from_header((HERE / "include" / "thnn.h").read_text()), PKG, build,
-        [HERE / "include", dep_inc], [PKG / "lib", dep_lib], ["THNN", "TH"],
+        cdef_from_header(plain_header()), PKG, build,
+        [PKG / "include", dep_inc], [PKG / "lib", dep_lib], ["THNN", "TH"],
         ["-Wl,-rpath,$ORIGIN/lib", "-Wl,-rpath,$ORIGIN/../th/lib"])
 
 
@@ -57,7 +72,9 @@ def main() -> None:
     th_inc, th_lib = th_paths()
     build = build_library(th_inc, th_lib)
     from ember.th import _build as steps
-    steps.install_into_package(build, HERE, PKG, "libTHNN.so", ("thnn.h",), "thnn.pc")
+    steps.install_into_package(build, HERE, PKG, "libTHNN.so", ("thnn.h", "thnn_kernels.def"),
+                               "thnn.pc")
+    (PKG / "include" / "thnn.h").write_text(plain_header())  # the header as installed
     build_extension(build, th_inc, th_lib)
 
 
