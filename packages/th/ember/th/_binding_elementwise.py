@@ -90,6 +90,9 @@ def define_elementwise(C, Tensor, functions, operand, wrap, scalar_ptr, check):
             setattr(Tensor, alias + "_", getattr(Tensor, target + "_"))
 
     # ---- ops with extra arguments ----------------------------------------
+    ADD, SUB, BOOL, add_scaled, add_scaled_out = C.ADD, C.SUB, C.BOOL, C.add_scaled, \
+        C.add_scaled_out
+
     def binary_into(code, a, b, out):
         if out is None:
             return wrap(bin_(code, a, b))
@@ -98,20 +101,24 @@ def define_elementwise(C, Tensor, functions, operand, wrap, scalar_ptr, check):
 
     def scaled_into(a, b, alpha, out):
         if out is None:
-            return wrap(C.add_scaled(a, b, scalar_ptr(alpha)))
-        check(C.add_scaled_out(out._p, a, b, scalar_ptr(alpha)))
+            return wrap(add_scaled(a, b, scalar_ptr(alpha)))
+        check(add_scaled_out(out._p, a, b, scalar_ptr(alpha)))
         return out
 
     def add(input, other, *, alpha=1, out=None):
         a, b = operand(input), operand(other)
         if alpha == 1:
-            return binary_into(C.ADD, a, b, out)
+            if out is None:  # the common call, without binary_into's frame
+                return wrap(bin_(ADD, a, b))
+            return binary_into(ADD, a, b, out)
         return scaled_into(a, b, alpha, out)
 
     def sub(input, other, *, alpha=1, out=None):
         a, b = operand(input), operand(other)
-        if alpha == 1 or (a.dtype == C.BOOL and b.dtype == C.BOOL):
-            return binary_into(C.SUB, a, b, out)  # bools: raises the bool message
+        if alpha == 1 or (a.dtype == BOOL and b.dtype == BOOL):  # bools: the bool message
+            if out is None:
+                return wrap(bin_(SUB, a, b))
+            return binary_into(SUB, a, b, out)
         return scaled_into(a, b, -alpha, out)
 
     rounding = {None: C.DIV, "trunc": C.TRUNC_DIVIDE, "floor": C.FLOOR_DIVIDE}
@@ -122,6 +129,8 @@ def define_elementwise(C, Tensor, functions, operand, wrap, scalar_ptr, check):
         except (KeyError, TypeError):
             raise ValueError("div expected rounding_mode to be one of None, "
                              f"'trunc', or 'floor' but found '{rounding_mode}'") from None
+        if out is None:
+            return wrap(bin_(code, operand(input), operand(other)))
         return binary_into(code, operand(input), operand(other), out)
 
     def rsub(input, other, *, alpha=1):
@@ -141,14 +150,16 @@ def define_elementwise(C, Tensor, functions, operand, wrap, scalar_ptr, check):
             r = (input / scale).round() * scale
         return r if out is None else out.copy_(r)
 
+    clamp_c, clamp_out_c = C.clamp, C.clamp_out
+
     def clamp(input, min=None, max=None, *, out=None):
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
         lo = NULL if min is None else operand(min)
         hi = NULL if max is None else operand(max)
         if out is None:
-            return wrap(C.clamp(input._p, lo, hi))
-        check(C.clamp_out(out._p, input._p, lo, hi))
+            return wrap(clamp_c(input._p, lo, hi))
+        check(clamp_out_c(out._p, input._p, lo, hi))
         return out
 
     def clamp_min(input, min):
