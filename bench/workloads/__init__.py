@@ -51,9 +51,9 @@ class Case:
 
 
 def families():
-    from . import autograd, data, linalg, load, nn, th_ops, vision
+    from . import autograd, compile, data, linalg, load, nn, th_ops, vision
 
-    return {m.FAMILY: m for m in (th_ops, linalg, autograd, data, nn, vision, load)}
+    return {m.FAMILY: m for m in (th_ops, linalg, autograd, compile, data, nn, vision, load)}
 
 
 def all_cases(scale: str = "full") -> list[Case]:

@@ -72,7 +72,8 @@ def build_extension(build: Path) -> None:
 def main() -> None:
     build = build_library()
     steps.install_into_package(build, HERE, PKG, "libTH.so",
-                               ("th.h", "th_ops.def", "th_meta.h", "th_check.h"), "th.pc")
+                               ("th.h", "th_ops.def", "th_meta.h", "th_check.h", "th_ops_expr.h"),
+                               "th.pc")
     (PKG / "include" / "th.h").write_text(plain_header())
     build_extension(build)
 

@@ -102,7 +102,14 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
 
 
 _LAZY_SUBMODULES = ("serialization", "utils", "multiprocessing", "nn", "optim", "accelerator",
-                    "onnx", "distributed", "fft", "jit", "legacy")
+                    "onnx", "distributed", "fft", "jit", "legacy", "compiler")
+
+
+def compile(model=None, **options):
+    """PyTorch's torch.compile: fuses model's element-wise chains into
+    generated C kernels (ember.compiler)."""
+    from .compiler import compile as _compile
+    return _compile(model, **options)
 
 
 def __getattr__(name):  # ember.utils, ember.multiprocessing: imported on first use

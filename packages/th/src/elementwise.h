@@ -48,55 +48,9 @@ int th__unary_is_float_op(int op);
 #define TH_KIND_ONLYF TH_OPF_FLOAT_ONLY
 #define TH_KIND_PRED TH_OPF_PREDICATE
 
-/* ---- helpers of th_ops.def's scalar expressions -------------------- */
-/* Integer negation, products and + - * wrap in two's complement like
- * PyTorch's, computed in uint64 since signed overflow is undefined in C
- * (int8/int16 promote to int and never overflow, int32/int64 can). */
-#define INEG(x) ((__typeof__(x))(0 - (uint64_t)(x)))
-#define IMUL(x, y) ((__typeof__(x))((uint64_t)(x) * (uint64_t)(y)))
-#define IWRAP(x, y, OP) ((__typeof__(x))((uint64_t)(x) OP (uint64_t)(y)))
-/* Python-style integer floor division and modulo (divisor checked != 0).
- * y == -1 is taken apart: INT_MIN / -1 traps on x86 (the quotient wraps,
- * as in PyTorch, and the remainder is 0). */
-#define IFLOORDIV(x, y) ((y) == -1 ? INEG(x) : \
-    (x) / (y) - (((x) % (y) != 0) && (((x) < 0) != ((y) < 0))))
-#define IMOD(x, y) ((y) == -1 ? 0 : \
-    (x) % (y) + ((((x) % (y)) != 0 && ((((x) % (y)) < 0) != ((y) < 0))) ? (y) : 0))
-#define ITRUNCDIV(x, y) ((y) == -1 ? INEG(x) : (x) / (y))
-#define IFMOD(x, y) ((y) == -1 ? 0 : (x) % (y))
-/* NaN-propagating maximum and minimum */
-#define FMAX(x, y) (((x) > (y) || (x) != (x)) ? (x) : (y))
-#define FMIN(x, y) (((x) < (y) || (x) != (x)) ? (x) : (y))
-#define BITS(x) ((int64_t)sizeof(x) * 8)
-
-/* Python-style float floor division and modulo, in double */
-static inline double fl_floordiv(double a, double b) {
-    if (b == 0) return a / b;
-    double mod = fmod(a, b), div = (a - mod) / b;
-    if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1.0;
-    if (div == 0) return copysign(0.0, a / b);
-    double fd = floor(div);
-    if (div - fd > 0.5) fd += 1.0;
-    return fd;
-}
-
-static inline double fl_mod(double a, double b) {
-    double r = fmod(a, b);
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;
-    return r;
-}
-
-/* integer power, wrapping (negative exponents are refused before) */
-static inline int64_t ipow(int64_t b, int64_t e) {
-    if (e < 0) return b == 1 ? 1 : b == -1 ? ((e & 1) ? -1 : 1) : 0;
-    int64_t r = 1;
-    while (e) {
-        if (e & 1) r = (int64_t)((uint64_t)r * (uint64_t)b);
-        b = (int64_t)((uint64_t)b * (uint64_t)b);
-        e >>= 1;
-    }
-    return r;
-}
+/* the helpers of th_ops.def's scalar expressions (installed: the code
+ * ember.compile generates uses them too) */
+#include "th_ops_expr.h"
 
 /* Dtype lists that pass extra arguments through to X. */
 #define TH_FLOATS_A(X, ...)                   \

@@ -28,7 +28,6 @@
 
 /* one loop per row of th_ops.def and class of its compute dtypes; the
  * MATH rows' float loops are in unary_math.c */
-static double erfinv_d(double y);
 #define GEN_KEEP(E, T, S, NAME, EXPR) LOOP(NAME##_##S, T, T, EXPR)
 #define GEN_FLOAT GEN_KEEP
 #define GEN_MATH(E, T, S, NAME, EXPR)
@@ -38,44 +37,6 @@ static double erfinv_d(double y);
     TH_IF_I_##c(TH_INTS_A(GEN_##kind, name, i))         \
     TH_IF_B_##c(TH_BOOL_A(GEN_##kind, name, b))
 #include "th_ops.def"
-
-/* Inverse error function: Giles' single-precision approximation as a
- * start, refined by two Newton steps on erf in double precision. */
-static double erfinv_d(double y) {
-    if (y <= -1.0) return y == -1.0 ? -INFINITY : NAN;
-    if (y >= 1.0) return y == 1.0 ? INFINITY : NAN;
-    if (y != y) return y;
-    double w = -log((1.0 - y) * (1.0 + y)), x;
-    if (w < 5.0) {
-        w -= 2.5;
-        x = 2.81022636e-08;
-        x = 3.43273939e-07 + x * w;
-        x = -3.5233877e-06 + x * w;
-        x = -4.39150654e-06 + x * w;
-        x = 0.00021858087 + x * w;
-        x = -0.00125372503 + x * w;
-        x = -0.00417768164 + x * w;
-        x = 0.246640727 + x * w;
-        x = 1.50140941 + x * w;
-    } else {
-        w = sqrt(w) - 3.0;
-        x = -0.000200214257;
-        x = 0.000100950558 + x * w;
-        x = 0.00134934322 + x * w;
-        x = -0.00367342844 + x * w;
-        x = 0.00573950773 + x * w;
-        x = -0.0076224613 + x * w;
-        x = 0.00943887047 + x * w;
-        x = 1.00167406 + x * w;
-        x = 2.83297682 + x * w;
-    }
-    x *= y;
-    for (int i = 0; i < 2; i++) { /* Newton: f(x) = erf(x) - y */
-        double err = erf(x) - y;
-        x -= err / (2.0 / sqrt(TH_PI) * exp(-x * x));
-    }
-    return x;
-}
 
 #define ROW_F_KEEP(name) TH_ROW_FLOAT(name),
 #define ROW_F_FLOAT ROW_F_KEEP

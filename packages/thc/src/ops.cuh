@@ -62,7 +62,7 @@ THC_HD inline double erfinv_d(double y) {
 }
 
 // ---- helpers of th_ops.def's scalar expressions --------------------------
-// libTH defines the same names for its loops (src/elementwise.h); here in
+// libTH defines the same names (include/th_ops_expr.h) for its loops; here in
 // the element type T, which the expressions are written for.
 using std::acos; using std::acosh; using std::asin; using std::asinh; using std::atan;
 using std::atan2; using std::atanh; using std::ceil; using std::copysign; using std::cos;

@@ -210,16 +210,16 @@ def define_elementwise(C, Tensor, functions, operand, wrap, scalar_ptr, check):
         setattr(Tensor, f"__{op.lower()}__", operator(getattr(C, op))[0])
 
     def tensor_operator(code):
-        """a + b and a * b with a tensor b skip operand()'s checks."""
-        def op(self, other):
-            if other.__class__ is Tensor:
-                p = bin_(code, self._p, other._p)
-            else:
-                try:
-                    p = bin_(code, self._p, operand(other))
-                except TypeError:
-                    return NotImplemented
-            return wrap(p)
+        """a + b and a * b with a tensor b skip operand()'s checks (the
+        hottest calls: what they use is bound as locals)."""
+        def op(self, other, _bin=bin_, _code=code, _wrap=wrap, _tensor=Tensor):
+            if other.__class__ is _tensor:
+                return _wrap(_bin(_code, self._p, other._p))
+            try:
+                p = _bin(_code, self._p, operand(other))
+            except TypeError:
+                return NotImplemented
+            return _wrap(p)
         return op
 
     Tensor.__add__ = tensor_operator(C.ADD)

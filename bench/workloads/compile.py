@@ -1,0 +1,112 @@
+"""ember.compile against eager evaluation and torch.compile (inductor, CPU),
+forward only (no tensor requires grad):
+
+- GELU-tanh over 2^24 float32 written as element-wise ops
+  (0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))): 9 ops, GB/s = 8 bytes
+  per element (one read, one write) / time.
+- the LSTM cell's pointwise part on gates (64, 4*512) and c (64, 512):
+  sigmoid/tanh of the four gates, the new c and h: ms/op.
+
+Each workload has an eager row (Ember, PyTorch, NumPy where it can) and a
+compiled row (ember.compile, torch.compile; the first call, which traces and
+compiles, is the harness's warm-up and is not timed).  At smoke scale the
+compiled rows run Ember only: torch.compile's first compile takes tens of
+seconds on this machine.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from timing import Stmt
+
+from . import Case, Unsupported
+
+FAMILY = "compile"
+SIZES = {"full": {"elems": 1 << 24, "batch": 64, "hidden": 512},
+         "smoke": {"elems": 1 << 10, "batch": 4, "hidden": 8}}
+_scale = "full"
+
+
+def _program(lib, mod):
+    """(gelu, lstm_cell) written with `mod`'s element-wise functions, looked
+    up at each call (ember.compile's tracer sees ember.tanh, not a function
+    object taken before compiling)."""
+    if lib == "numpy":
+        class mod:  # noqa: N801 - NumPy under the names the others use
+            tanh = staticmethod(np.tanh)
+
+            @staticmethod
+            def sigmoid(v):
+                return 1.0 / (1.0 + np.exp(-v))
+
+    def gelu(x):
+        return 0.5 * x * (1.0 + mod.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+
+    def cell(i, f, g, o, c):
+        c2 = mod.sigmoid(f) * c + mod.sigmoid(i) * mod.tanh(g)
+        return mod.sigmoid(o) * mod.tanh(c2)
+    return gelu, cell
+
+
+def _module(lib, mod):
+    if lib == "ember":
+        import ember
+        ember.set_num_threads(mod.get_num_threads())
+        return ember
+    return mod
+
+
+def _array(lib, m, x):
+    if lib == "numpy":
+        return x.copy()
+    return m.tensor(x)
+
+
+def _gelu(compiled, lib, mod):
+    n = SIZES[_scale]["elems"]
+    m = _module(lib, mod)
+    x = _array(lib, m, np.random.default_rng(3).standard_normal(n, dtype=np.float32))
+    gelu, _ = _program(lib, m)
+    if compiled:
+        gelu = _compile(lib, m, gelu)
+    return Stmt("f(x)", {"f": gelu, "x": x}, result="f(x)")
+
+
+def _lstm(compiled, lib, mod):
+    b, h = SIZES[_scale]["batch"], SIZES[_scale]["hidden"]
+    m = _module(lib, mod)
+    rng = np.random.default_rng(4)
+    gates = [_array(lib, m, rng.standard_normal((b, h), dtype=np.float32)) for _ in range(4)]
+    c = _array(lib, m, rng.standard_normal((b, h), dtype=np.float32))
+    _, cell = _program(lib, m)
+    if compiled:
+        cell = _compile(lib, m, cell)
+    return Stmt("f(i, fg, g, o, c)", {"f": cell, "i": gates[0], "fg": gates[1], "g": gates[2],
+                                      "o": gates[3], "c": c}, result="f(i, fg, g, o, c)")
+
+
+def _compile(lib, m, fn):
+    if lib == "numpy":
+        raise Unsupported("NumPy has no compiler")
+    if lib == "torch":
+        if _scale == "smoke":
+            raise Unsupported("torch.compile is not run at smoke scale (its first compile "
+                              "takes tens of seconds)")
+        return m.compile(fn)
+    return m.compile(fn)
+
+
+def cases(scale: str = "full") -> list[Case]:
+    global _scale
+    _scale = scale
+    n = SIZES[scale]["elems"]
+    return [
+        Case(FAMILY, "GELU-tanh ops 2^24, eager", "GB/s", lambda lib, mod: _gelu(False, lib, mod),
+             work=8 * n, rtol=1e-5, atol=1e-6),
+        Case(FAMILY, "GELU-tanh ops 2^24, compiled", "GB/s",
+             lambda lib, mod: _gelu(True, lib, mod), work=8 * n, rtol=1e-5, atol=1e-6),
+        Case(FAMILY, "LSTM cell pointwise (64x512), eager", "ms/op",
+             lambda lib, mod: _lstm(False, lib, mod), rtol=1e-5, atol=1e-6),
+        Case(FAMILY, "LSTM cell pointwise (64x512), compiled", "ms/op",
+             lambda lib, mod: _lstm(True, lib, mod), rtol=1e-5, atol=1e-6),
+    ]

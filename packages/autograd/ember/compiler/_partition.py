@@ -1,0 +1,167 @@
+"""Fusion groups: runs of element-wise nodes of a traced graph that one
+generated kernel computes.
+
+A node is fusible when it is one of the op vocabulary's unary or binary ops
+with a floating-point C expression (not a predicate), or relu; it is not in
+place; its operands are tensors of its own dtype (float32 or float64) or
+Python numbers; and its extra arguments are the defaults (add/sub alpha=1,
+div without rounding_mode).  A group is a run of consecutive fusible nodes
+in program order with one output shape and dtype; its inputs may broadcast
+to that shape.  Everything else (products, convolutions, views, indexing,
+reductions) runs as traced.
+"""
+import numbers
+
+from ember.jit._graph import Value
+
+__all__ = ["Group", "partition", "fusible_ops"]
+
+FLOAT_DTYPES = ("float32", "float64")
+# reflected operators: the tensor is the right operand
+REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__",
+             "__rfloordiv__", "__rmod__"}
+# div(rounding_mode=...) is the vocabulary's floor_divide / trunc_divide
+ROUNDING = {"floor": "floor_divide", "trunc": "trunc_divide"}
+# ops outside the vocabulary with a C expression (same NaN handling as eager)
+EXTRA_UNARY = {"relu": "FMAX(x, 0)"}
+
+_ops = None
+
+
+def fusible_ops():
+    """{name: (family, float expression)} of the ops a group may hold."""
+    global _ops
+    if _ops is None:
+        from ember.th import ops
+        _ops = {o.name: (o.family, o.exprs["float"]) for o in ops()
+                if o.family in ("unary", "binary") and "float" in o.exprs
+                and "predicate" not in o.flags}   # trunc_divide (hidden): div(rounding_mode=)
+        for name, expr in EXTRA_UNARY.items():
+            _ops[name] = ("unary", expr)
+    return _ops
+
+
+class Group:
+    """One fused kernel's worth of nodes."""
+
+    __slots__ = ("nodes", "terms", "inputs", "outputs", "shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.nodes = []     # the graph's nodes, in order
+        self.terms = []     # per node: (expression, operands: Values or numbers)
+        self.inputs = []    # Values read from outside the group
+        self.outputs = []   # Values the rest of the program reads
+        self.shape, self.dtype = shape, dtype
+
+    def describe(self):
+        ops = " -> ".join(n.kind for n in self.nodes)
+        return (f"{len(self.nodes)} ops ({ops}) over {self.dtype}[{', '.join(map(str, self.shape))}]"
+                f", {len(self.inputs)} input(s), {len(self.outputs)} output(s)")
+
+
+def _operand(a, dtype):
+    """a as a group operand (a Value of dtype, or a real number), else None."""
+    if isinstance(a, Value):
+        return a if a.dtype == dtype else None
+    if isinstance(a, numbers.Real) and not isinstance(a, bool):
+        return float(a)
+    return None
+
+
+def term(node):
+    """(expression, operands) of a fusible node, or None."""
+    if node.inplace or node.writes_view or len(node.outputs) != 1:
+        return None
+    out = node.outputs[0]
+    if out.dtype not in FLOAT_DTYPES:
+        return None
+    entry = fusible_ops().get(node.kind)
+    if entry is None:
+        return None
+    family, expr = entry
+    kwargs = dict(node.kwargs)
+    if kwargs.get("alpha", 1) != 1 or kwargs.get("out") is not None:
+        return None
+    mode = kwargs.get("rounding_mode")
+    if mode is not None:
+        if node.kind != "div" or mode not in ROUNDING:
+            return None
+        family, expr = fusible_ops()[ROUNDING[mode]]
+    kwargs.pop("alpha", None)
+    kwargs.pop("rounding_mode", None)
+    kwargs.pop("out", None)
+    if kwargs:
+        return None
+    arity = 1 if family == "unary" else 2
+    if len(node.args) != arity:
+        return None
+    operands = [_operand(a, out.dtype) for a in node.args]
+    if any(o is None for o in operands) or not any(isinstance(o, Value) for o in operands):
+        return None
+    if node.target.split(".", 1)[1] in REFLECTED:
+        operands.reverse()
+    return expr, operands
+
+
+def partition(graph, min_ops=2):
+    """The graph's nodes as a list of steps: a Node (run as traced) or a
+    Group of at least `min_ops` fusible nodes."""
+    steps, group = [], None
+    produced = {}   # value id -> the group that computes it
+
+    def close():
+        nonlocal group
+        if group is None:
+            return
+        if len(group.nodes) >= min_ops:
+            steps.append(group)
+        else:
+            for n in group.nodes:
+                steps.append(n)
+                for v in n.outputs:
+                    produced.pop(v.id, None)
+        group = None
+
+    for node in graph.nodes:
+        t = term(node)
+        out = node.outputs[0] if t is not None else None
+        if t is not None and group is not None and \
+                (out.shape != group.shape or out.dtype != group.dtype):
+            close()
+        if t is None:
+            close()
+            steps.append(node)
+            continue
+        if group is None:
+            group = Group(out.shape, out.dtype)
+        group.nodes.append(node)
+        group.terms.append(t)
+        produced[out.id] = group
+    close()
+    _wire(steps, graph, produced)
+    return steps
+
+
+def _wire(steps, graph, produced):
+    """Each group's inputs (read from outside it) and outputs (read after it)."""
+    read_later = {}   # value id -> True when something outside its group reads it
+    for step in steps:
+        reads = [v for n in (step.nodes if isinstance(step, Group) else [step])
+                 for v in n.inputs()]
+        for v in reads:
+            owner = produced.get(v.id)
+            if owner is not None and owner is not step:
+                read_later[v.id] = True
+    for v in graph.output_values():
+        if v.id in produced:
+            read_later[v.id] = True
+    for step in steps:
+        if not isinstance(step, Group):
+            continue
+        seen = set()
+        for _, operands in step.terms:
+            for o in operands:
+                if isinstance(o, Value) and produced.get(o.id) is not step and o.id not in seen:
+                    seen.add(o.id)
+                    step.inputs.append(o)
+        step.outputs = [n.outputs[0] for n in step.nodes if n.outputs[0].id in read_later]

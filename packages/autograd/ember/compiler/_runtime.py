@@ -1,0 +1,249 @@
+"""A compiled program: the traced graph run step by step, fusion groups
+through their generated kernels, every other node as traced.
+
+A group runs eagerly instead (its nodes, as traced) when autograd needs it
+(grad mode on and an input requires grad: the compiled backward is not
+built yet) or when its kernel could not be built.
+"""
+import math
+import os
+import sys
+import time
+
+import ember
+from ember.jit import _points
+from ember.jit._graph import substitute
+from ember.jit._tracer import flat_tensors
+
+from . import _codegen, _toolchain
+from ._partition import Group, partition
+
+__all__ = ["CompiledGraph"]
+
+_DTYPES = {"float32": ember.float32, "float64": ember.float64}
+
+
+def logs_fusion():
+    """EMBER_LOGS=fusion (a comma-separated list) asks for the groups."""
+    return "fusion" in os.environ.get("EMBER_LOGS", "").split(",")
+
+
+def _log(msg):
+    if logs_fusion():
+        print(f"[ember.compile] {msg}", file=sys.stderr)
+
+
+def _coalesce(shape, strides):
+    """(sizes, strides per operand) with size-1 dims dropped and adjacent
+    dims merged where every operand steps through them as one."""
+    dims = [d for d, n in enumerate(shape) if n != 1]
+    sizes = [shape[d] for d in dims]
+    st = [[s[d] for d in dims] for s in strides]
+    if not sizes:
+        return [1], [[0] for _ in strides]
+    out_sizes, out_st = [sizes[0]], [[s[0]] for s in st]
+    for k in range(1, len(sizes)):
+        if all(s[-1] == t[k] * sizes[k] for s, t in zip(out_st, st)):
+            out_sizes[-1] *= sizes[k]
+            for s, t in zip(out_st, st):
+                s[-1] = t[k]
+        else:
+            out_sizes.append(sizes[k])
+            for s, t in zip(out_st, st):
+                s.append(t[k])
+    return out_sizes, out_st
+
+
+def _broadcast_strides(t, shape):
+    """t's element strides when broadcast to `shape` (0 where it repeats)."""
+    lead = len(shape) - t.dim()
+    out = []
+    for d, n in enumerate(shape):
+        j = d - lead
+        out.append(0 if j < 0 or t.shape[j] != n else t.stride(j))
+    return out
+
+
+class _Plan:
+    """A group's kernel and argument block for one layout of its inputs."""
+
+    __slots__ = ("layouts", "kernel", "args", "nbytes", "units", "grain")
+
+    def __init__(self, layouts, kernel, args, nbytes, units, grain):
+        self.layouts, self.kernel, self.args, self.nbytes = layouts, kernel, args, nbytes
+        self.units, self.grain = units, grain
+
+
+class FusedKernel:
+    """A group's kernel for one layout of its operands."""
+
+    def __init__(self, group, fn, key, source_path):
+        self.group, self.fn, self.key, self.source_path = group, fn, key, source_path
+
+
+class CompiledGraph:
+    """The steps of one traced signature and the kernels built for them."""
+
+    def __init__(self, graph, constant, label):
+        self.graph = graph
+        self.constant = constant     # value -> its tensor (parameters looked up live)
+        self.label = label
+        self.steps = partition(graph)
+        self.groups = [s for s in self.steps if isinstance(s, Group)]
+        self.kernels = {}            # (group index, layout) -> FusedKernel or None (failed)
+        self.resolved = {}
+        self.eager_groups = set()    # groups that could not be compiled
+        self.plans = {}              # group index -> _Plan of the last layout seen
+        self.compile_s = 0.0
+
+    # ---- running ---------------------------------------------------------
+    def run(self, inputs, fuse=True):
+        """The graph's outputs for these inputs; fuse=False runs every node
+        as traced (the replay that validates a trace)."""
+        env = {}
+        for v, x in zip(self.graph.inputs, inputs):
+            env[v.id] = x
+        for v in self.graph.constants:
+            env[v.id] = self.constant(v)
+
+        def bind(v):
+            return env[v.id]
+        for gi, step in enumerate(self.steps):
+            if isinstance(step, Group):
+                if fuse and self._run_group(gi, step, env):
+                    continue
+                nodes = step.nodes
+            else:
+                nodes = (step,)
+            for n in nodes:
+                self._run_node(n, env, bind)
+        return substitute(self.graph.outputs, bind)
+
+    def _run_node(self, n, env, bind):
+        fn = self.resolved.get(n.target)
+        if fn is None:
+            fn = self.resolved[n.target] = _points.resolve(n.target)
+        args = substitute(n.args, bind)
+        kwargs = substitute(n.kwargs, bind)
+        out = fn(*args, **kwargs)
+        results = [args[0]] if n.inplace else flat_tensors(out)
+        for v, t in zip(n.outputs, results):
+            env[v.id] = t
+
+    def _run_group(self, gi, group, env):
+        """Runs the group's kernel; False when it must run eagerly."""
+        if gi in self.eager_groups:
+            return False
+        ins = [env[v.id] for v in group.inputs]
+        if ember.is_grad_enabled() and any(t.requires_grad for t in ins):
+            return False
+        layouts = [t.stride() for t in ins]
+        plan = self.plans.get(gi)
+        if plan is None or plan.layouts != layouts:
+            plan = self._plan(gi, group, ins, layouts)
+            if plan is None:
+                return False
+        dtype = _DTYPES[group.dtype]
+        outs = [ember.empty(group.shape, dtype=dtype) for _ in group.outputs]
+        if plan.units:
+            ffi = _toolchain._ffi
+            a = ffi.new("ember_fused_args *")
+            ffi.memmove(a, plan.args, plan.nbytes)
+            ptr = a.ptr
+            for k, t in enumerate(ins):
+                ptr[k] = ffi.cast("char *", t.data_ptr())
+            for k, t in enumerate(outs, len(ins)):
+                ptr[k] = ffi.cast("char *", t.data_ptr())
+            plan.kernel.fn(a, plan.units, plan.grain)
+        for v, t in zip(group.outputs, outs):
+            env[v.id] = t
+        return True
+
+    def _plan(self, gi, group, ins, layouts):
+        """The kernel and its argument block (sizes, strides) for inputs of
+        these layouts (every call of a signature has the same); None when
+        the group runs eagerly."""
+        if any(t.device.type != "cpu" for t in ins):
+            return None
+        shape = group.shape
+        n_out = len(group.outputs)
+        contiguous = []   # an output's strides: new contiguous tensors
+        step = 1
+        for n in reversed(shape):
+            contiguous.insert(0, step)
+            step *= n
+        strides = [_broadcast_strides(t, shape) for t in ins] + [contiguous] * n_out
+        sizes, st = _coalesce(list(shape), strides)
+        if len(sizes) > _codegen.MAX_DIMS or len(strides) > _codegen.MAX_OPERANDS:
+            return None
+        layout = tuple(1 if s[-1] == 1 else 0 if s[-1] == 0 else None for s in st)
+        kernel = self._kernel(gi, group, layout) if math.prod(shape) else None
+        if kernel is None and math.prod(shape):
+            return None
+        ffi = _toolchain._ffi
+        args = ffi.new("ember_fused_args *")
+        for k in range(len(st)):
+            args.strides[k][0:len(sizes)] = st[k]
+        args.sizes[0:len(sizes)] = sizes
+        args.ndim = len(sizes)
+        inner = sizes[-1]
+        args.nblocks = -(-inner // _codegen.BLOCK)
+        plan = _Plan(layouts, kernel, args, ffi.sizeof("ember_fused_args"),
+                     units=math.prod(sizes[:-1]) * args.nblocks if math.prod(shape) else 0,
+                     grain=max(1, 32768 // max(1, min(inner, _codegen.BLOCK))))
+        self.plans[gi] = plan
+        return plan
+
+    # ---- building -----------------------------------------------------------
+    def _kernel(self, gi, group, layout):
+        k = (gi, layout)
+        if k in self.kernels:
+            return self.kernels[k]
+        src = _codegen.source(group, layout)
+        start = time.perf_counter()
+        try:
+            fn, key, compiled_in = _toolchain.load(src)
+        except _toolchain.CompilerMissing as e:
+            _warn_once(f"ember.compile: {e}; running eagerly")
+            self.eager_groups.add(gi)
+            self.kernels[k] = None
+            return None
+        except RuntimeError as e:
+            detail = [ln for ln in str(e).splitlines() if "error" in ln][:1] or \
+                str(e).splitlines()[:1]
+            _warn_once(f"ember.compile: a fused kernel failed to build; running that group "
+                       f"eagerly ({detail[0].strip()})")
+            self.eager_groups.add(gi)
+            self.kernels[k] = None
+            return None
+        took = time.perf_counter() - start
+        self.compile_s += took
+        path = f"{_toolchain.cache_dir()}/{key[:2]}/{key}.c"
+        how = f"compiled in {compiled_in:.2f} s" if compiled_in is not None \
+            else "from the cache"
+        _log(f"{self.label}: group {gi}: {group.describe()}; {path} ({how})")
+        kernel = self.kernels[k] = FusedKernel(group, fn, key, path)
+        return kernel
+
+    def explain(self):
+        lines = [f"{self.label}: {len(self.graph.nodes)} ops, {len(self.groups)} fusion "
+                 f"group(s)"]
+        for gi, step in enumerate(self.steps):
+            if isinstance(step, Group):
+                built = [k for (g, _), k in self.kernels.items() if g == gi and k]
+                where = f"; source {built[0].source_path}" if built else ""
+                lines.append(f"  group {gi}: {step.describe()}{where}")
+        eager = [s.kind for s in self.steps if not isinstance(s, Group)]
+        if eager:
+            lines.append(f"  eager: {', '.join(eager)}")
+        return "\n".join(lines)
+
+
+_warned = set()
+
+
+def _warn_once(msg):
+    import warnings
+    if msg not in _warned:
+        _warned.add(msg)
+        warnings.warn(msg, RuntimeWarning, stacklevel=4)
