@@ -195,17 +195,41 @@ def test_recompiles_for_new_shapes_and_reuses_size_generic_kernels():
     assert len(c.graphs()) == 4
 
 
-def test_autograd_runs_the_groups_eagerly_and_gradients_are_right():
+def test_autograd_through_fused_groups_first_and_second_order():
     def f(x, y):
         return ember.tanh(x * y + 1.0) * x
     x = rand(6, 5, dtype=ember.float64).requires_grad_()
     y = rand(6, 5, dtype=ember.float64).requires_grad_()
     c = ember.compile(f)
+    c(x, y)
+    out = c(x, y)
+    assert type(out.grad_fn).__name__ == "FusedGroupBackward"
+    gx, gy = ember.autograd.grad(out.sum(), (x, y))
+    wx, wy = ember.autograd.grad(f(x, y).sum(), (x, y))
+    close(gx, wx, ember.float64)
+    close(gy, wy, ember.float64)
+    backward = [cg for g in c.graphs().values() for cg in g.backwards.values() if cg]
+    assert backward and backward[0].groups, "the backward ran as a fused kernel"
     assert ember.autograd.gradcheck(c, (x, y))
-    assert ember.autograd.gradgradcheck(c, (x, y))
+    assert ember.autograd.gradgradcheck(c, (x, y))     # create_graph: eager recompute
     with ember.no_grad():
         c(x, y)
-        close(c(x, y), f(x, y), ember.float64)   # compiled under no_grad
+        close(c(x, y), f(x, y), ember.float64)
+
+
+def test_backward_with_broadcast_inputs_and_an_input_without_grad():
+    def f(x, b, s):
+        return ember.sigmoid(x * s + b) * (x - b)
+    x = rand(7, 4, dtype=ember.float64).requires_grad_()
+    b = rand(4, dtype=ember.float64).requires_grad_()
+    s = rand(7, 1, dtype=ember.float64)                # no grad: None for it
+    c = ember.compile(f)
+    c(x, b, s)
+    got = ember.autograd.grad(c(x, b, s).pow(2).sum(), (x, b))
+    want = ember.autograd.grad(f(x, b, s).pow(2).sum(), (x, b))
+    for g, w in zip(got, want):
+        close(g, w, ember.float64)
+    assert ember.autograd.gradcheck(lambda x, b: c(x, b, s), (x, b))
 
 
 def test_data_dependent_control_flow_runs_eagerly_with_a_warning():

@@ -27,7 +27,7 @@ import warnings
 import weakref
 
 from . import _toolchain
-from ._runtime import CompiledGraph, logs_fusion
+from ._runtime import CompiledGraph, logs_fusion, reproduces
 
 __all__ = ["compile", "explain", "reset", "CompiledFunction", "stats"]
 
@@ -110,7 +110,7 @@ class CompiledFunction:
                   f"running it eagerly")
             return None, result
         compiled = CompiledGraph(graph, _constant_reader(consts, self._module), self._name())
-        if not _reproduces(compiled, program, tensors):
+        if not reproduces(compiled, program, tensors):
             _warn(f"ember.compile: the trace of {self._name()} does not reproduce it on other "
                   f"inputs (it calls an op the trace cannot see, such as a function bound "
                   f"before compiling, or keeps state the trace fixes); running it eagerly")
@@ -130,50 +130,6 @@ class CompiledFunction:
     def reset(self):
         with self._lock:
             self._cache.clear()
-
-
-def _probe(t):
-    """Other values of t's shape and dtype (floating tensors only: integer
-    ones may be indices)."""
-    if not t.dtype.is_floating_point or t.numel() == 0:
-        return t.detach().clone()
-    return t.detach() * 1.3125 + 0.0625
-
-
-def _reproduces(compiled, program, tensors):
-    """Whether the graph, replayed op by op, gives what the program gives
-    on probe inputs: the tracer sees ops through their dispatch points, so
-    an op reached another way (a function object bound before compiling)
-    would be baked into the graph as a constant.  A graph without such
-    constants (every tensor it reads is an input, a parameter, a buffer or
-    a node's result) needs no check."""
-    import ember
-    if not any(v.role == "const" for v in compiled.graph.constants):
-        return True
-    if not any(t.dtype.is_floating_point and t.numel() for t in tensors):
-        return True
-    probe = [_probe(t) for t in tensors]
-    state = ember.get_rng_state()
-    with ember.no_grad():
-        want = flat(program(*[p.clone() for p in probe]))
-        after = ember.get_rng_state()
-        ember.set_rng_state(state)
-        got = flat(compiled.run([p.clone() for p in probe], fuse=False))
-        ember.set_rng_state(after)
-    if len(got) != len(want):
-        return False
-    for a, b in zip(got, want):
-        if a.shape != b.shape or a.dtype != b.dtype:
-            return False
-        if a.numel() and not bool(ember.isclose(a, b, rtol=1e-5, atol=1e-6,
-                                                equal_nan=True).all()):
-            return False
-    return True
-
-
-def flat(out):
-    from ember.jit._tracer import flat_tensors
-    return flat_tensors(out)
 
 
 class _Traced:

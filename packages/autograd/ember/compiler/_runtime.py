@@ -94,6 +94,7 @@ class CompiledGraph:
         self.resolved = {}
         self.eager_groups = set()    # groups that could not be compiled
         self.plans = {}              # group index -> _Plan of the last layout seen
+        self.backwards = {}          # (group index, needs, layouts) -> CompiledGraph or None
         self.compile_s = 0.0
 
     # ---- running ---------------------------------------------------------
@@ -135,14 +136,22 @@ class CompiledGraph:
         if gi in self.eager_groups:
             return False
         ins = [env[v.id] for v in group.inputs]
-        if ember.is_grad_enabled() and any(t.requires_grad for t in ins):
-            return False
         layouts = [t.stride() for t in ins]
         plan = self.plans.get(gi)
         if plan is None or plan.layouts != layouts:
             plan = self._plan(gi, group, ins, layouts)
             if plan is None:
                 return False
+        if ember.is_grad_enabled() and any(t.requires_grad for t in ins):
+            outs = FusedGroup.apply(_GroupRunner(self, gi, group, plan), *ins)
+        else:
+            outs = self._launch(group, plan, ins)
+        for v, t in zip(group.outputs, outs):
+            env[v.id] = t
+        return True
+
+    def _launch(self, group, plan, ins):
+        """The group's outputs computed by its kernel (no autograd)."""
         dtype = _DTYPES[group.dtype]
         outs = [ember.empty(group.shape, dtype=dtype) for _ in group.outputs]
         if plan.units:
@@ -155,9 +164,18 @@ class CompiledGraph:
             for k, t in enumerate(outs, len(ins)):
                 ptr[k] = ffi.cast("char *", t.data_ptr())
             plan.kernel.fn(a, plan.units, plan.grain)
-        for v, t in zip(group.outputs, outs):
-            env[v.id] = t
-        return True
+        return outs
+
+    def replay_group(self, group, ins):
+        """The group's outputs computed by its nodes, as traced (autograd
+        records them like any eager ops)."""
+        env = {v.id: t for v, t in zip(group.inputs, ins)}
+
+        def bind(v):
+            return env[v.id]
+        for n in group.nodes:
+            self._run_node(n, env, bind)
+        return [env[v.id] for v in group.outputs]
 
     def _plan(self, gi, group, ins, layouts):
         """The kernel and its argument block (sizes, strides) for inputs of
@@ -237,6 +255,140 @@ class CompiledGraph:
         if eager:
             lines.append(f"  eager: {', '.join(eager)}")
         return "\n".join(lines)
+
+
+class _GroupRunner:
+    """What a fused group's autograd node keeps: its graph, group and plan."""
+
+    __slots__ = ("graph", "gi", "group", "plan")
+
+    def __init__(self, graph, gi, group, plan):
+        self.graph, self.gi, self.group, self.plan = graph, gi, group, plan
+
+
+class FusedGroup(ember.autograd.Function):
+    """One autograd node for a fused group: the forward is the kernel; the
+    backward is a compiled graph traced from the group's nodes and the
+    front's gradient rules (recomputing the group's values from its saved
+    inputs instead of storing them), or, under create_graph=True, the
+    same computation run eagerly so that it is differentiable again."""
+
+    @staticmethod
+    def forward(ctx, runner, *ins):
+        ctx.runner = runner
+        ctx.save_for_backward(*ins)
+        return tuple(runner.graph._launch(runner.group, runner.plan, list(ins)))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        r = ctx.runner
+        return (None,) + tuple(r.graph.group_backward(r.gi, r.group, list(ctx.saved_tensors),
+                                                      list(grads), ctx.needs_input_grad[1:]))
+
+
+def _group_backward(self, gi, group, ins, grads, needs):
+    """Gradients of the group's inputs (None where not needed)."""
+    if ember.is_grad_enabled():        # create_graph=True: differentiable, eager
+        return _eager_backward(self, group, ins, grads, needs, create_graph=True)
+    key = (gi, tuple(needs), tuple(t.stride() for t in ins), tuple(g.stride() for g in grads))
+    compiled = self.backwards.get(key, False)
+    if compiled is False:
+        compiled = self.backwards[key] = _trace_backward(self, gi, group, ins, grads, needs)
+    if compiled is None:
+        return _eager_backward(self, group, ins, grads, needs, create_graph=False)
+    got = iter(compiled.run(list(ins) + list(grads)))
+    return [next(got) if need else None for need in needs]
+
+
+def _program_of_backward(self, group, needs):
+    n = len(group.inputs)
+
+    def backward_program(*args):
+        xs, gs = args[:n], args[n:]
+        leaves = [x.detach().requires_grad_(bool(need)) for x, need in zip(xs, needs)]
+        outs = self.replay_group(group, leaves)
+        wrt = [x for x, need in zip(leaves, needs) if need]
+        got = ember.autograd.grad(outs, wrt, gs, allow_unused=True, create_graph=True)
+        return tuple(g if g is not None else x * 0.0 for g, x in zip(got, wrt))
+    return backward_program
+
+
+def _trace_backward(self, gi, group, ins, grads, needs):
+    """The group's backward as a CompiledGraph, or None (run eagerly)."""
+    from ember.jit import TracerWarning, trace_graph
+    import warnings
+    program = _program_of_backward(self, group, needs)
+    example = tuple(t.detach() for t in ins) + tuple(g.detach() for g in grads)
+    with warnings.catch_warnings(record=True) as caught, ember.enable_grad():
+        warnings.simplefilter("always", TracerWarning)
+        try:
+            graph, consts, _ = trace_graph(program, example)
+        except Exception:          # not traceable (another trace running, ...)
+            return None
+    if any(issubclass(w.category, TracerWarning) for w in caught):
+        return None
+    compiled = CompiledGraph(graph, lambda v: consts[v.id],
+                             f"{self.label}: backward of group {gi}")
+    if not reproduces(compiled, program, example, grad=True):
+        return None
+    _log(f"{compiled.explain()}")
+    return compiled
+
+
+def _eager_backward(self, group, ins, grads, needs, create_graph):
+    with ember.enable_grad():
+        if create_graph:
+            leaves = list(ins)      # the saved inputs, with their history
+        else:
+            leaves = [x.detach().requires_grad_(bool(need)) for x, need in zip(ins, needs)]
+        outs = self.replay_group(group, leaves)
+        wrt = [x for x, need in zip(leaves, needs) if need]
+        got = iter(ember.autograd.grad(outs, wrt, grads, allow_unused=True,
+                                       create_graph=create_graph))
+    return [next(got) if need else None for need in needs]
+
+
+CompiledGraph.group_backward = _group_backward
+
+
+def _probe(t):
+    """Other values of t's shape and dtype (floating tensors only: integer
+    ones may be indices)."""
+    if not t.dtype.is_floating_point or t.numel() == 0:
+        return t.detach().clone()
+    return t.detach() * 1.3125 + 0.0625
+
+
+def reproduces(compiled, program, tensors, grad=False):
+    """Whether the graph, replayed op by op, gives what the program gives
+    on probe inputs: the tracer sees ops through their dispatch points, so
+    an op reached another way (a function object bound before compiling, a
+    random factory) would be baked into the graph as a constant.  A graph
+    without such constants (every tensor it reads is an input, a parameter,
+    a buffer or a node's result) needs no check.  grad: the program runs
+    under grad mode (a backward program calls autograd.grad)."""
+    if not any(v.role == "const" for v in compiled.graph.constants):
+        return True
+    if not any(t.dtype.is_floating_point and t.numel() for t in tensors):
+        return True
+    probe = [_probe(t) for t in tensors]
+    state = ember.get_rng_state()
+    with (ember.enable_grad() if grad else ember.no_grad()):
+        want = [t.detach() for t in flat_tensors(program(*[p.clone() for p in probe]))]
+    after = ember.get_rng_state()
+    ember.set_rng_state(state)
+    with ember.no_grad():
+        got = flat_tensors(compiled.run([p.clone() for p in probe], fuse=False))
+    ember.set_rng_state(after)
+    if len(got) != len(want):
+        return False
+    for a, b in zip(got, want):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        if a.numel() and not bool(ember.isclose(a, b, rtol=1e-5, atol=1e-6,
+                                                equal_nan=True).all()):
+            return False
+    return True
 
 
 _warned = set()

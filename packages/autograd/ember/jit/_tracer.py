@@ -54,6 +54,9 @@ class _Trace:
     def __init__(self, names):
         self.graph = Graph()
         self.known = {}      # id(tensor) -> Value
+        # id(raw tensor) -> Value: a Tensor re-made around a known one's raw
+        # data (an op's saved output, unpacked in backward) is that value
+        self.known_raw = {}
         self.keep = []       # every tensor seen, so their ids stay theirs
         self.names = names   # id(tensor) -> (name, role) of parameters and buffers
         self.depth = 0
@@ -65,6 +68,10 @@ class _Trace:
     def value_of(self, t):
         v = self.known.get(id(t))
         if v is not None:
+            return v
+        v = self.known_raw.get(id(t._data))
+        if v is not None and tuple(t.shape) == v.shape:
+            self._note(t, v)
             return v
         named = self.names.get(id(t))
         if named is not None:
@@ -92,6 +99,7 @@ class _Trace:
 
     def _note(self, t, v):
         self.known[id(t)] = v
+        self.known_raw[id(t._data)] = v
         self.keep.append(t)
 
     def follows(self, t):
