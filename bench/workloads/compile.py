@@ -6,6 +6,8 @@ forward only (no tensor requires grad):
   per element (one read, one write) / time.
 - the LSTM cell's pointwise part on gates (64, 4*512) and c (64, 512):
   sigmoid/tanh of the four gates, the new c and h: ms/op.
+- LayerNorm of (4096, 1024) written as ops (mean, centre, variance,
+  normalise, scale and shift): ms/op; its fused groups end in reductions.
 
 Each workload has an eager row (Ember, PyTorch, NumPy where it can) and a
 compiled row (ember.compile, torch.compile; the first call, which traces and
@@ -22,8 +24,8 @@ from timing import Stmt
 from . import Case, Unsupported
 
 FAMILY = "compile"
-SIZES = {"full": {"elems": 1 << 24, "batch": 64, "hidden": 512},
-         "smoke": {"elems": 1 << 10, "batch": 4, "hidden": 8}}
+SIZES = {"full": {"elems": 1 << 24, "batch": 64, "hidden": 512, "rows": 4096, "width": 1024},
+         "smoke": {"elems": 1 << 10, "batch": 4, "hidden": 8, "rows": 8, "width": 16}}
 _scale = "full"
 
 
@@ -46,6 +48,23 @@ def _program(lib, mod):
         c2 = mod.sigmoid(f) * c + mod.sigmoid(i) * mod.tanh(g)
         return mod.sigmoid(o) * mod.tanh(c2)
     return gelu, cell
+
+
+def _layer_norm_program(lib, mod):
+    if lib == "numpy":
+        def layer_norm(x, w, b):
+            mu = x.mean(-1, keepdims=True)
+            xc = x - mu
+            var = (xc * xc).mean(-1, keepdims=True)
+            return xc / np.sqrt(var + 1e-5) * w + b
+        return layer_norm
+
+    def layer_norm(x, w, b):
+        mu = x.mean(-1, keepdim=True)
+        xc = x - mu
+        var = (xc * xc).mean(-1, keepdim=True)
+        return xc / mod.sqrt(var + 1e-5) * w + b
+    return layer_norm
 
 
 def _module(lib, mod):
@@ -85,6 +104,18 @@ def _lstm(compiled, lib, mod):
                                       "o": gates[3], "c": c}, result="f(i, fg, g, o, c)")
 
 
+def _layer_norm(compiled, lib, mod):
+    r, d = SIZES[_scale]["rows"], SIZES[_scale]["width"]
+    m = _module(lib, mod)
+    rng = np.random.default_rng(5)
+    x, w, b = (_array(lib, m, rng.standard_normal(shape, dtype=np.float32))
+               for shape in ((r, d), (d,), (d,)))
+    fn = _layer_norm_program(lib, m)
+    if compiled:
+        fn = _compile(lib, m, fn)
+    return Stmt("f(x, w, b)", {"f": fn, "x": x, "w": w, "b": b}, result="f(x, w, b)")
+
+
 def _compile(lib, m, fn):
     if lib == "numpy":
         raise Unsupported("NumPy has no compiler")
@@ -109,4 +140,8 @@ def cases(scale: str = "full") -> list[Case]:
              lambda lib, mod: _lstm(False, lib, mod), rtol=1e-5, atol=1e-6),
         Case(FAMILY, "LSTM cell pointwise (64x512), compiled", "ms/op",
              lambda lib, mod: _lstm(True, lib, mod), rtol=1e-5, atol=1e-6),
+        Case(FAMILY, "LayerNorm ops (4096x1024), eager", "ms/op",
+             lambda lib, mod: _layer_norm(False, lib, mod), rtol=1e-4, atol=1e-5),
+        Case(FAMILY, "LayerNorm ops (4096x1024), compiled", "ms/op",
+             lambda lib, mod: _layer_norm(True, lib, mod), rtol=1e-4, atol=1e-5),
     ]

@@ -17,6 +17,10 @@ import pytest
 import ember
 import ember.compiler
 
+# a kernel that fails to build, or a program that falls back, warns: here
+# that fails the test, except where a test expects the warning
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+
 RNG = np.random.default_rng(1234)
 TOL = {ember.float32: (2e-5, 1e-6), ember.float64: (1e-12, 1e-14)}
 
@@ -154,8 +158,8 @@ def test_group_around_products_and_several_outputs():
     w = rand(16, 8)
 
     def f(x, b):
-        h = (x @ w).tanh() * 2.0 + b          # a group after the product
-        s = h.sum(dim=1)                      # reads the group's output
+        h = (x @ w).tanh() * 2.0 + b          # a group after the product,
+        s = h.sum(dim=1)                      # ending in a reduction of h
         return h * h - 1.0, s                 # and a second group
     x, b = rand(32, 16), rand(8)
     c, (got_h, got_s) = compiled_twice(f, x, b)
@@ -163,7 +167,63 @@ def test_group_around_products_and_several_outputs():
     close(got_h, want_h, ember.float32)
     close(got_s, want_s, ember.float32)
     kinds = [[n.kind for n in g.nodes] for g in fused_groups(c)]
-    assert kinds == [["tanh", "mul", "add"], ["mul", "sub"]]
+    assert kinds == [["tanh", "mul", "add", "sum"], ["mul", "sub"]]
+
+
+@pytest.mark.parametrize("kind", ["sum", "mean", "amax", "amin"])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64], ids=["float32", "float64"])
+def test_groups_ending_in_a_reduction(kind, keepdim, dtype):
+    def f(x, b):
+        y = ember.exp(x * 0.5) - b
+        return getattr(y, kind)(-1, keepdim=keepdim), y * 2.0
+    x, b = rand(7, 3, 33, dtype=dtype), rand(33, dtype=dtype)
+    c, (got_r, got_y) = compiled_twice(f, x, b)
+    want_r, want_y = f(x, b)
+    assert got_r.shape == want_r.shape
+    close(got_r, want_r, dtype)
+    close(got_y, want_y, dtype)
+    (g, *_) = fused_groups(c)
+    assert g.reduce is not None and g.reduce[0] == kind
+
+
+def test_layer_norm_and_softmax_written_as_ops():
+    def layer_norm(x, w, b):
+        mu = x.mean(-1, keepdim=True)
+        xc = x - mu
+        var = (xc * xc).mean(-1, keepdim=True)
+        return xc / ember.sqrt(var + 1e-5) * w + b
+
+    def softmax(x):
+        e = ember.exp(x - x.amax(-1, keepdim=True))
+        return e / e.sum(-1, keepdim=True)
+    x, w, b = rand(64, 100), rand(100), rand(100)
+    c, got = compiled_twice(layer_norm, x, w, b)
+    close(got, layer_norm(x, w, b), ember.float32)
+    assert any(g.reduce for g in fused_groups(c))
+    c, got = compiled_twice(softmax, x)
+    close(got, softmax(x), ember.float32)
+    assert any(g.reduce for g in fused_groups(c))
+    xg = rand(5, 9, dtype=ember.float64).requires_grad_()
+    wg, bg = rand(9, dtype=ember.float64).requires_grad_(), rand(9, dtype=ember.float64)
+    cl = ember.compile(layer_norm)
+    assert ember.autograd.gradcheck(cl, (xg, wg, bg))
+
+
+def test_reductions_over_other_dims_and_empty_rows_run_as_traced():
+    def f(x):
+        y = x * 2.0 + 1.0
+        return y.sum(0), (y * y).amax(-1)
+    for x in (rand(4, 6), rand(4, 0)):
+        c = ember.compile(f)
+        if x.numel() == 0:
+            with pytest.raises(Exception):
+                f(x)
+            continue
+        c(x)
+        got = c(x)
+        for g, w in zip(got, f(x)):
+            close(g, w, ember.float32)
 
 
 def test_lstm_cell_gates():

@@ -68,10 +68,20 @@ def _substitute(expr, names):
     return re.sub(r"\b[xy]\b", lambda m: f"({names[m.group(0)]})", expr)
 
 
+# a reduction's accumulator type, identity, step and final value, by kind
+# (sums in double, as an accurate bound on eager's float sums)
+_REDUCE = {
+    "sum": ("double", "0.0", "{acc} + {v}", "{acc}"),
+    "mean": ("double", "0.0", "{acc} + {v}", "{acc} / (double)inner"),
+    "amax": ("{t}", "-INFINITY", "FMAX({acc}, {v})", "{acc}"),
+    "amin": ("{t}", "INFINITY", "FMIN({acc}, {v})", "{acc}"),
+}
+
+
 def source(group, inner_kinds):
-    """C source of the group's kernel (function ENTRY).  inner_kinds: per operand
-    (inputs, then outputs) 1, 0 or None (contiguous, broadcast, strided)
-    along the innermost dim."""
+    """C source of the group's kernel (function ENTRY).  inner_kinds: per
+    operand (inputs, full-shape outputs, then a reduction's output) 1, 0 or
+    None (contiguous, broadcast, strided) along the innermost dim."""
     ctype = _CTYPES[group.dtype]
     nin = len(group.inputs)
     slot = {v.id: i for i, v in enumerate(group.inputs)}
@@ -85,7 +95,7 @@ def source(group, inner_kinds):
             return f"p{i}[0]"
         return f"p{i}[j * s{i}]"
 
-    loads = [f"            const {ctype} in{i} = {read(i)};" for i in range(nin)]
+    loads = [f"{' ' * 12}const {ctype} in{i} = {read(i)};" for i in range(nin)]
     local = {}
     for n, (expr, operands) in zip(group.nodes, group.terms):
         names = []
@@ -99,41 +109,60 @@ def source(group, inner_kinds):
         var = f"t{n.outputs[0].id}"
         local[n.outputs[0].id] = var
         text = _substitute(expr, {"x": names[0], "y": names[1] if len(names) > 1 else ""})
-        lines.append(f"            const {ctype} {var} = ({ctype})({text});")
+        lines.append(f"{' ' * 12}const {ctype} {var} = ({ctype})({text});")
     stores = []
     for k, v in enumerate(group.outputs):
         i = nin + k
-        stores.append(f"            p{i}[j{'' if inner_kinds[i] == 1 else ' * s' + str(i)}] = "
+        stores.append(f"{' ' * 12}p{i}[j{'' if inner_kinds[i] == 1 else ' * s' + str(i)}] = "
                       f"{local[v.id]};")
-    nops = nin + len(group.outputs)
+    nfull = nin + len(group.outputs)
+    nops = nfull + (group.reduce is not None)
     setup = []
     for i in range(nops):
         const = "const " if i < nin else ""
         setup.append(f"        {const}{ctype} *restrict p{i} = ({const}{ctype} *)a->ptr[{i}] "
                      f"+ off[{i}];")
-        if inner_kinds[i] not in (0, 1):
+        if i < nfull and inner_kinds[i] not in (0, 1):
             setup.append(f"        const int64_t s{i} = a->strides[{i}][a->ndim - 1];")
-    body = "\n".join(loads + lines + stores)
-    return f"""{_PRELUDE}
+    head = f"""{_PRELUDE}
 {ARGS_CDEF}
 /* {' -> '.join(n.kind for n in group.nodes)} over {group.dtype}: size-generic */
 static void body(int64_t begin, int64_t end, void *ctx) {{
     const ember_fused_args *a = (const ember_fused_args *)ctx;
     const int64_t nd = a->ndim, inner = a->sizes[nd - 1];
-    for (int64_t u = begin; u < end; u++) {{
-        int64_t row = u / a->nblocks, j0 = (u % a->nblocks) * {BLOCK};
-        int64_t j1 = j0 + {BLOCK} < inner ? j0 + {BLOCK} : inner;
-        int64_t off[{nops}];
+    (void)inner;
+    for (int64_t u = begin; u < end; u++) {{"""
+    outer = f"""        int64_t off[{nops}];
         for (int k = 0; k < {nops}; k++) off[k] = j0 * a->strides[k][nd - 1];
         for (int64_t d = nd - 2, rest = row; d >= 0; d--) {{
             int64_t i = rest % a->sizes[d];
             rest /= a->sizes[d];
             for (int k = 0; k < {nops}; k++) off[k] += i * a->strides[k][d];
         }}
-{chr(10).join(setup)}
+{chr(10).join(setup)}"""
+    if group.reduce is None:
+        loop = f"""        int64_t row = u / a->nblocks, j0 = (u % a->nblocks) * {BLOCK};
+        int64_t j1 = j0 + {BLOCK} < inner ? j0 + {BLOCK} : inner;
+{outer}
         for (int64_t j = 0; j < j1 - j0; j++) {{
-{body}
+{chr(10).join(loads + lines + stores)}
+        }}"""
+    else:
+        kind, operand, _ = group.reduce
+        acc_t, identity, step, final = _REDUCE[kind]
+        acc_t = acc_t.format(t=ctype)
+        v = local[operand.id]
+        simd = "        #pragma omp simd reduction(+:acc)\n" if kind in ("sum", "mean") else ""
+        loop = f"""        const int64_t row = u, j0 = 0;
+{outer}
+        {acc_t} acc = {identity};
+{simd}        for (int64_t j = 0; j < inner; j++) {{
+{chr(10).join(loads + lines + stores)}
+            acc = {step.format(acc="acc", v=v)};
         }}
+        p{nfull}[0] = ({ctype})({final.format(acc="acc")});"""
+    return f"""{head}
+{loop}
     }}
 }}
 

@@ -44,19 +44,29 @@ def fusible_ops():
 class Group:
     """One fused kernel's worth of nodes."""
 
-    __slots__ = ("nodes", "terms", "inputs", "outputs", "shape", "dtype")
+    __slots__ = ("nodes", "terms", "inputs", "outputs", "shape", "dtype", "reduce")
 
     def __init__(self, shape, dtype):
-        self.nodes = []     # the graph's nodes, in order
-        self.terms = []     # per node: (expression, operands: Values or numbers)
+        self.nodes = []     # the graph's nodes, in order (a reduction last)
+        self.terms = []     # per element-wise node: (expression, operands)
         self.inputs = []    # Values read from outside the group
-        self.outputs = []   # Values the rest of the program reads
+        self.outputs = []   # Values the rest of the program reads (full shape)
         self.shape, self.dtype = shape, dtype
+        # (kind, operand Value, output Value): the group ends in a reduction
+        # of one of its values over the last dim (sum, mean, amax, amin)
+        self.reduce = None
+
+    def results(self):
+        """The Values the kernel writes: full-shape outputs, then the
+        reduction's."""
+        return self.outputs + ([self.reduce[2]] if self.reduce is not None else [])
 
     def describe(self):
         ops = " -> ".join(n.kind for n in self.nodes)
+        if self.reduce is not None:
+            ops += " (over the last dim)"
         return (f"{len(self.nodes)} ops ({ops}) over {self.dtype}[{', '.join(map(str, self.shape))}]"
-                f", {len(self.inputs)} input(s), {len(self.outputs)} output(s)")
+                f", {len(self.inputs)} input(s), {len(self.results())} output(s)")
 
 
 def _operand(a, dtype):
@@ -103,6 +113,36 @@ def term(node):
     return expr, operands
 
 
+REDUCTIONS = ("sum", "mean", "amax", "amin")
+
+
+def reduction(node, group):
+    """(kind, operand) when node reduces a value of `group` over its last
+    dim (sum, mean, amax, amin; dim given, no dtype=), else None."""
+    if group is None or node.kind not in REDUCTIONS or node.inplace or len(node.outputs) != 1:
+        return None
+    args, kwargs = list(node.args), dict(node.kwargs)
+    if not args or not isinstance(args[0], Value):
+        return None
+    x = args.pop(0)
+    names = ["dim", "keepdim"]
+    for name, a in zip(names, args):
+        if name in kwargs:
+            return None
+        kwargs[name] = a
+    if set(kwargs) - set(names) or x.shape != group.shape or x.dtype != group.dtype:
+        return None
+    if not any(n.outputs[0] is x for n in group.nodes):
+        return None
+    dim = kwargs.get("dim")
+    if isinstance(dim, (tuple, list)) and len(dim) == 1:
+        dim = dim[0]
+    nd = len(group.shape)
+    if not isinstance(dim, int) or isinstance(dim, bool) or nd == 0 or dim % nd != nd - 1:
+        return None
+    return node.kind, x
+
+
 def partition(graph, min_ops=2):
     """The graph's nodes as a list of steps: a Node (run as traced) or a
     Group of at least `min_ops` fusible nodes."""
@@ -123,6 +163,13 @@ def partition(graph, min_ops=2):
         group = None
 
     for node in graph.nodes:
+        red = reduction(node, group)
+        if red is not None:   # the group ends here, in this reduction
+            group.nodes.append(node)
+            group.reduce = (red[0], red[1], node.outputs[0])
+            produced[node.outputs[0].id] = group
+            close()
+            continue
         t = term(node)
         out = node.outputs[0] if t is not None else None
         if t is not None and group is not None and \
@@ -164,4 +211,5 @@ def _wire(steps, graph, produced):
                 if isinstance(o, Value) and produced.get(o.id) is not step and o.id not in seen:
                     seen.add(o.id)
                     step.inputs.append(o)
-        step.outputs = [n.outputs[0] for n in step.nodes if n.outputs[0].id in read_later]
+        elementwise = step.nodes[:len(step.terms)]
+        step.outputs = [n.outputs[0] for n in elementwise if n.outputs[0].id in read_later]

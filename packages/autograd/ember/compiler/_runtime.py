@@ -54,6 +54,15 @@ def _coalesce(shape, strides):
     return out_sizes, out_st
 
 
+def _contiguous(shape):
+    """Row-major element strides of `shape`."""
+    out, step = [], 1
+    for n in reversed(shape):
+        out.insert(0, step)
+        step *= n
+    return out
+
+
 def _broadcast_strides(t, shape):
     """t's element strides when broadcast to `shape` (0 where it repeats)."""
     lead = len(shape) - t.dim()
@@ -146,7 +155,7 @@ class CompiledGraph:
             outs = FusedGroup.apply(_GroupRunner(self, gi, group, plan), *ins)
         else:
             outs = self._launch(group, plan, ins)
-        for v, t in zip(group.outputs, outs):
+        for v, t in zip(group.results(), outs):
             env[v.id] = t
         return True
 
@@ -154,6 +163,8 @@ class CompiledGraph:
         """The group's outputs computed by its kernel (no autograd)."""
         dtype = _DTYPES[group.dtype]
         outs = [ember.empty(group.shape, dtype=dtype) for _ in group.outputs]
+        if group.reduce is not None:
+            outs.append(ember.empty(group.reduce[2].shape, dtype=dtype))
         if plan.units:
             ffi = _toolchain._ffi
             a = ffi.new("ember_fused_args *")
@@ -175,7 +186,7 @@ class CompiledGraph:
             return env[v.id]
         for n in group.nodes:
             self._run_node(n, env, bind)
-        return [env[v.id] for v in group.outputs]
+        return [env[v.id] for v in group.results()]
 
     def _plan(self, gi, group, ins, layouts):
         """The kernel and its argument block (sizes, strides) for inputs of
@@ -183,20 +194,26 @@ class CompiledGraph:
         the group runs eagerly."""
         if any(t.device.type != "cpu" for t in ins):
             return None
-        shape = group.shape
-        n_out = len(group.outputs)
-        contiguous = []   # an output's strides: new contiguous tensors
-        step = 1
-        for n in reversed(shape):
-            contiguous.insert(0, step)
-            step *= n
-        strides = [_broadcast_strides(t, shape) for t in ins] + [contiguous] * n_out
-        sizes, st = _coalesce(list(shape), strides)
+        shape = list(group.shape)
+        reducing = group.reduce is not None
+        if reducing and (not shape or (shape[-1] == 0 and group.reduce[0] in ("amax", "amin"))):
+            return None            # eager says what is wrong (an empty max)
+        strides = [_broadcast_strides(t, shape) for t in ins] + \
+            [_contiguous(shape)] * len(group.outputs)
+        if reducing:               # the reduced output, as kept (N..., 1), broadcast
+            strides.append(_contiguous(shape[:-1] + [1])[:-1] + [0])
+            sizes, st = _coalesce(shape[:-1], [s_[:-1] for s_ in strides])
+            if sizes == [1] and not shape[:-1]:
+                sizes, st = [], [[] for _ in strides]
+            sizes, st = sizes + [shape[-1]], [x + [s_[-1]] for x, s_ in zip(st, strides)]
+        else:
+            sizes, st = _coalesce(shape, strides)
         if len(sizes) > _codegen.MAX_DIMS or len(strides) > _codegen.MAX_OPERANDS:
             return None
-        layout = tuple(1 if s[-1] == 1 else 0 if s[-1] == 0 else None for s in st)
-        kernel = self._kernel(gi, group, layout) if math.prod(shape) else None
-        if kernel is None and math.prod(shape):
+        layout = tuple(1 if s_[-1] == 1 else 0 if s_[-1] == 0 else None for s_ in st)
+        work = math.prod(shape[:-1]) if reducing else math.prod(shape)
+        kernel = self._kernel(gi, group, layout) if work else None
+        if kernel is None and work:
             return None
         ffi = _toolchain._ffi
         args = ffi.new("ember_fused_args *")
@@ -205,10 +222,11 @@ class CompiledGraph:
         args.sizes[0:len(sizes)] = sizes
         args.ndim = len(sizes)
         inner = sizes[-1]
-        args.nblocks = -(-inner // _codegen.BLOCK)
-        plan = _Plan(layouts, kernel, args, ffi.sizeof("ember_fused_args"),
-                     units=math.prod(sizes[:-1]) * args.nblocks if math.prod(shape) else 0,
-                     grain=max(1, 32768 // max(1, min(inner, _codegen.BLOCK))))
+        args.nblocks = 1 if reducing else -(-inner // _codegen.BLOCK)
+        units = math.prod(sizes[:-1]) * args.nblocks if work else 0
+        per_unit = max(1, inner if reducing else min(inner, _codegen.BLOCK))
+        plan = _Plan(layouts, kernel, args, ffi.sizeof("ember_fused_args"), units=units,
+                     grain=max(1, 32768 // per_unit))
         self.plans[gi] = plan
         return plan
 
