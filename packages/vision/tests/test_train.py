@@ -71,6 +71,17 @@ def test_same_seed_same_history(tmp_path):
     assert history_of(first)["train_loss"] != history_of(other)["train_loss"]
 
 
+def test_compile_trains_through_ember_compile(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path / "kernels"))
+    out, state = run(tmp_path, "--compile", name="compiled")
+    printed = capsys.readouterr().out
+    assert "ember.compile:" in printed and "x eager" in printed
+    plain, plain_state = run(tmp_path, name="plain")
+    # the same seed, the same updates: compiled training changes nothing
+    for k, v in plain_state["model"].items():
+        np.testing.assert_allclose(state["model"][k].numpy(), v.numpy(), rtol=1e-4, atol=1e-6)
+
+
 def test_resume_continues_at_the_next_epoch(tmp_path, capsys, monkeypatch):
     options = ["--epochs", "2", "--limit", "48", "--batch-size", "16", "--seed", "5"]
     whole = tmp_path / "whole"
