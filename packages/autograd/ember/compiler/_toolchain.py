@@ -23,8 +23,10 @@ from ._codegen import ARGS_CDEF, ENTRY, ENTRY_CDEF
 
 __all__ = ["CompilerMissing", "compiler", "cache_dir", "load", "stats"]
 
-FLAGS = ("-std=gnu99", "-O3", "-fno-math-errno", "-fPIC", "-shared", "-march=native",
-         "-fopenmp-simd")
+# -ffp-contract=off: no fused multiply-adds, so every operation rounds as
+# eager evaluation (libTH is built in ISO C mode, which implies it)
+FLAGS = ("-std=gnu99", "-O3", "-ffp-contract=off", "-fno-math-errno", "-fPIC", "-shared",
+         "-march=native", "-fopenmp-simd")
 _ffi = cffi.FFI()
 _ffi.cdef(ARGS_CDEF + ENTRY_CDEF)
 _loaded = {}        # key -> (library handle, function)
@@ -106,8 +108,9 @@ def key_of(src):
     return h.hexdigest()
 
 
-def load(src):
-    """The kernel function of `src` (ENTRY): loaded from this process's
+def load(src, ffi=None, entry=ENTRY):
+    """The function `entry` (declared in `ffi`: by default the fusion
+    groups' ENTRY) of `src`: loaded from this process's
     table, from the disk cache, or compiled into it.  Raises
     CompilerMissing, or RuntimeError with the compiler's message."""
     key = key_of(src)
@@ -124,8 +127,8 @@ def load(src):
             stats["compile_s"] += compiled_in
         else:
             stats["loaded"] += 1
-        lib = _ffi.dlopen(path)
-        fn = getattr(lib, ENTRY)
+        lib = (ffi or _ffi).dlopen(path)
+        fn = getattr(lib, entry)
         _loaded[key] = (lib, fn)
         return fn, key, compiled_in
 

@@ -42,6 +42,28 @@ def _grad(p, group, opt):
     return g
 
 
+def _fused_kernels():
+    """ember.compiler's fused steps (the front's; imported on first use)."""
+    from ember.compiler import _optim, _toolchain
+    return _optim, _toolchain
+
+
+_fused_warned = set()
+
+
+def _fused_unavailable(name, why):
+    import warnings
+    if why not in _fused_warned:
+        _fused_warned.add(why)
+        warnings.warn(f"{name}(fused=True): {why}; this step runs unfused", RuntimeWarning,
+                      stacklevel=3)
+
+
+def _check_fused(fused, foreach):
+    if fused and foreach:
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
 class SGD(Optimizer):
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
                  nesterov=False, *, maximize=False, foreach=None, differentiable=False,
@@ -52,6 +74,7 @@ class SGD(Optimizer):
         _check("weight_decay", weight_decay, what="weight_decay value")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        _check_fused(fused, foreach)
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov,
                                       maximize=maximize, foreach=foreach,
@@ -63,6 +86,8 @@ class SGD(Optimizer):
         for group in self.param_groups:
             lr, momentum = group["lr"], group["momentum"]
             dampening, nesterov = group["dampening"], group["nesterov"]
+            if group.get("fused") and self._fused_step(group):
+                continue
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -80,6 +105,45 @@ class SGD(Optimizer):
                     d_p = d_p.add(buf, alpha=momentum) if nesterov else buf
                 p.add_(d_p, alpha=-lr)
         return loss
+
+
+def _sgd_fused(self, group):
+    """The group's step as one generated kernel; False when it cannot run
+    fused (the caller runs the usual loop)."""
+    ps = [p for p in group["params"] if p.grad is not None]
+    if not ps:
+        return True
+    grads = [p.grad for p in ps]
+    _optim, _toolchain = _fused_kernels()
+    if not _optim.supported(ps + grads):
+        return False
+    momentum = group["momentum"]
+    bufs, new = None, []
+    if momentum != 0:
+        bufs = []
+        for p in ps:
+            state = self.state[p]
+            buf = state.get("momentum_buffer")
+            new.append(buf is None)
+            if buf is None:
+                buf = state["momentum_buffer"] = ember.zeros_like(p)
+            bufs.append(buf)
+    else:
+        new = [False] * len(ps)
+    try:
+        _optim.sgd(ps, grads, bufs, new, lr=group["lr"], momentum=momentum,
+                   dampening=group["dampening"], weight_decay=group["weight_decay"],
+                   nesterov=group["nesterov"], maximize=group["maximize"])
+    except (_toolchain.CompilerMissing, RuntimeError) as e:
+        for p, made in zip(ps, new):
+            if made:
+                del self.state[p]["momentum_buffer"]
+        _fused_unavailable("SGD", str(e).splitlines()[0])
+        return False
+    return True
+
+
+SGD._fused_step = _sgd_fused
 
 
 def _sgd_sparse(p, group, state):
@@ -116,6 +180,7 @@ class Adam(Optimizer):
         if not 0.0 <= betas[1] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
         _check("weight_decay", weight_decay, what="weight_decay value")
+        _check_fused(fused, foreach)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize, foreach=foreach,
@@ -130,6 +195,8 @@ class Adam(Optimizer):
         for group in self.param_groups:
             lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
             amsgrad = group["amsgrad"]
+            if group.get("fused") and self._fused_step(group):
+                continue
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -155,6 +222,50 @@ class Adam(Optimizer):
                     denom = (exp_avg_sq.sqrt() / bc2_sqrt).add_(eps)
                 p.addcdiv_(exp_avg, denom, value=-lr / bc1)
         return loss
+
+
+def _adam_fused(self, group):
+    """The group's step as one generated kernel; False when it cannot run
+    fused (the caller runs the usual loop)."""
+    ps = [p for p in group["params"] if p.grad is not None]
+    if not ps:
+        return True
+    grads = [p.grad for p in ps]
+    _optim, _toolchain = _fused_kernels()
+    if not _optim.supported(ps + grads):
+        return False
+    amsgrad = group["amsgrad"]
+    ms, vs, vmax, steps = [], [], [], []
+    for p in ps:
+        state = self.state[p]
+        if "exp_avg" not in state:
+            state["step"] = ember.tensor(0.0)
+            state["exp_avg"] = ember.zeros_like(p)
+            state["exp_avg_sq"] = ember.zeros_like(p)
+            if amsgrad:
+                state["max_exp_avg_sq"] = ember.zeros_like(p)
+        ms.append(state["exp_avg"])
+        vs.append(state["exp_avg_sq"])
+        if amsgrad:
+            vmax.append(state["max_exp_avg_sq"])
+        steps.append(float(state["step"]) + 1)
+    if not _optim.supported(ps + ms + vs + vmax):
+        return False
+    beta1, beta2 = group["betas"]
+    try:
+        _optim.adam(ps, grads, ms, vs, vmax, steps, lr=group["lr"], beta1=beta1, beta2=beta2,
+                    eps=group["eps"], weight_decay=group["weight_decay"],
+                    decoupled=group["decoupled_weight_decay"], maximize=group["maximize"],
+                    amsgrad=amsgrad)
+    except (_toolchain.CompilerMissing, RuntimeError) as e:
+        _fused_unavailable(type(self).__name__, str(e).splitlines()[0])
+        return False
+    for p in ps:
+        self.state[p]["step"].add_(1)
+    return True
+
+
+Adam._fused_step = _adam_fused
 
 
 class AdamW(Adam):
@@ -330,6 +441,7 @@ class Adamax(Optimizer):
         _check("eps", eps, what="epsilon value")
         _check_betas(betas)
         _check("weight_decay", weight_decay, what="weight_decay value")
+        _check_fused(fused, foreach)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, foreach=foreach,
                                       maximize=maximize, differentiable=differentiable,
@@ -416,6 +528,7 @@ class RAdam(Optimizer):
         _check("eps", eps, what="epsilon value")
         _check_betas(betas)
         _check("weight_decay", weight_decay, what="weight_decay value")
+        _check_fused(fused, foreach)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay,
                                       decoupled_weight_decay=decoupled_weight_decay,
