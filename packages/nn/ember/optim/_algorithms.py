@@ -441,7 +441,6 @@ class Adamax(Optimizer):
         _check("eps", eps, what="epsilon value")
         _check_betas(betas)
         _check("weight_decay", weight_decay, what="weight_decay value")
-        _check_fused(fused, foreach)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, foreach=foreach,
                                       maximize=maximize, differentiable=differentiable,
@@ -528,7 +527,6 @@ class RAdam(Optimizer):
         _check("eps", eps, what="epsilon value")
         _check_betas(betas)
         _check("weight_decay", weight_decay, what="weight_decay value")
-        _check_fused(fused, foreach)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay,
                                       decoupled_weight_decay=decoupled_weight_decay,
