@@ -48,6 +48,16 @@ def _fused_kernels():
     return _optim, _toolchain
 
 
+def _fusable(group):
+    """(parameters with a gradient, their gradients), or None when the
+    group's tensors are not ones the fused kernels take."""
+    ps = [p for p in group["params"] if p.grad is not None]
+    grads = [p.grad for p in ps]
+    if ps and not _fused_kernels()[0].supported(ps + grads):
+        return None
+    return ps, grads
+
+
 _fused_warned = set()
 
 
@@ -110,13 +120,13 @@ class SGD(Optimizer):
 def _sgd_fused(self, group):
     """The group's step as one generated kernel; False when it cannot run
     fused (the caller runs the usual loop)."""
-    ps = [p for p in group["params"] if p.grad is not None]
+    found = _fusable(group)
+    if found is None:
+        return False
+    ps, grads = found
     if not ps:
         return True
-    grads = [p.grad for p in ps]
     _optim, _toolchain = _fused_kernels()
-    if not _optim.supported(ps + grads):
-        return False
     momentum = group["momentum"]
     bufs, new = None, []
     if momentum != 0:
@@ -227,13 +237,13 @@ class Adam(Optimizer):
 def _adam_fused(self, group):
     """The group's step as one generated kernel; False when it cannot run
     fused (the caller runs the usual loop)."""
-    ps = [p for p in group["params"] if p.grad is not None]
+    found = _fusable(group)
+    if found is None:
+        return False
+    ps, grads = found
     if not ps:
         return True
-    grads = [p.grad for p in ps]
     _optim, _toolchain = _fused_kernels()
-    if not _optim.supported(ps + grads):
-        return False
     amsgrad = group["amsgrad"]
     ms, vs, vmax, steps = [], [], [], []
     for p in ps:
