@@ -133,6 +133,25 @@ def test_gelu_tanh_chain_matches_eager_and_the_layer():
     assert len(g.nodes) >= 8 and len(g.outputs) == 1
 
 
+def test_gelu_erf_and_a_transformer_mlp_block_forward_and_backward():
+    w1, b1 = rand(32, 64, dtype=ember.float64), rand(64, dtype=ember.float64)
+    w2, b2 = rand(64, 32, dtype=ember.float64), rand(32, dtype=ember.float64)
+
+    def block(x):
+        h = x @ w1 + b1
+        h = 0.5 * h * (1.0 + ember.erf(h * 0.7071067811865476))   # GELU (erf)
+        return x + (h @ w2 + b2) * 0.5
+    x = rand(16, 32, dtype=ember.float64).requires_grad_()
+    c = ember.compile(block)
+    c(x)
+    out = c(x)
+    close(out, block(x), ember.float64)
+    (gx,) = ember.autograd.grad(out.pow(2).sum(), x)
+    (wx,) = ember.autograd.grad(block(x).pow(2).sum(), x)
+    close(gx, wx, ember.float64)
+    assert any("erf" in [n.kind for n in g.nodes] for g in fused_groups(c))
+
+
 @pytest.mark.parametrize("layout", ["broadcast", "transposed", "sliced", "0d", "empty"])
 def test_layouts(layout):
     if layout == "broadcast":
