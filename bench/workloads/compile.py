@@ -8,6 +8,9 @@ forward only (no tensor requires grad):
   sigmoid/tanh of the four gates, the new c and h: ms/op.
 - LayerNorm of (4096, 1024) written as ops (mean, centre, variance,
   normalise, scale and shift): ms/op; its fused groups end in reductions.
+- a Transformer MLP block forward and backward: x (8*128, 256) ->
+  linear 1024 -> GELU written as ops (tanh form) -> linear 256, plus the
+  residual, `.sum().backward()` (weights require grad): ms/op.
 - an AdamW step (weight decay 1e-2) over parameters of ResNet-18's shapes
   (11.7 M floats, 62 tensors) with fixed gradients: `fused=False` (the eager
   rows) against `fused=True` (the compiled rows; Ember: one generated
@@ -123,6 +126,27 @@ def _layer_norm(compiled, lib, mod):
     return Stmt("f(x, w, b)", {"f": fn, "x": x, "w": w, "b": b}, result="f(x, w, b)")
 
 
+def _mlp_block(compiled, lib, mod):
+    if lib == "numpy":
+        raise Unsupported("NumPy has no autograd")
+    m = _module(lib, mod)
+    rows, d, ff = (1024, 256, 1024) if _scale == "full" else (8, 8, 16)
+    rng = np.random.default_rng(7)
+
+    def param(*shape):
+        return m.tensor(rng.standard_normal(shape, dtype=np.float32) * 0.05).requires_grad_()
+    w1, b1, w2, b2 = param(d, ff), param(ff), param(ff, d), param(d)
+    x = m.tensor(rng.standard_normal((rows, d), dtype=np.float32))
+    gelu, _ = _program(lib, m)
+
+    def block(x):
+        return x + gelu(x @ w1 + b1) @ w2 + b2
+    if compiled:
+        block = _compile(lib, m, block)
+    return Stmt("block(x).sum().backward()", {"block": block, "x": x},
+                result="block(x).detach()")
+
+
 def _param_shapes():
     shapes = SIZES[_scale]["shapes"]
     if shapes != "resnet18":
@@ -176,6 +200,10 @@ def cases(scale: str = "full") -> list[Case]:
              lambda lib, mod: _layer_norm(False, lib, mod), rtol=1e-4, atol=1e-5),
         Case(FAMILY, "LayerNorm ops (4096x1024), compiled", "ms/op",
              lambda lib, mod: _layer_norm(True, lib, mod), rtol=1e-4, atol=1e-5),
+        Case(FAMILY, "Transformer MLP block fwd+bwd (1024x256, ff 1024), eager", "ms/op",
+             lambda lib, mod: _mlp_block(False, lib, mod), rtol=1e-4, atol=1e-4),
+        Case(FAMILY, "Transformer MLP block fwd+bwd (1024x256, ff 1024), compiled", "ms/op",
+             lambda lib, mod: _mlp_block(True, lib, mod), rtol=1e-4, atol=1e-4),
         # the checked value drifts with the number of steps each library
         # took (calibration): a loose check that both updated the same way
         Case(FAMILY, "AdamW step (ResNet-18 parameters), eager", "ms/op",

@@ -311,6 +311,22 @@ def test_backward_with_broadcast_inputs_and_an_input_without_grad():
     assert ember.autograd.gradcheck(lambda x, b: c(x, b, s), (x, b))
 
 
+def test_captured_tensors_are_read_live_with_their_gradients():
+    w = rand(8, dtype=ember.float64).requires_grad_()
+
+    def f(x):
+        return ember.tanh(x * w) + w * 2.0
+    c = ember.compile(f)
+    x = rand(4, 8, dtype=ember.float64)
+    c(x)
+    (g,) = ember.autograd.grad(c(x).sum(), w)
+    (want,) = ember.autograd.grad(f(x).sum(), w)
+    close(g, want, ember.float64)
+    with ember.no_grad():
+        w.mul_(-0.5)                    # an in-place update, as an optimizer's
+        close(c(x), f(x), ember.float64)
+
+
 def test_data_dependent_control_flow_runs_eagerly_with_a_warning():
     def f(x):
         if x.sum() > 0:

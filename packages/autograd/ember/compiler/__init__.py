@@ -109,7 +109,8 @@ class CompiledFunction:
                   f"control flow or a value read out of a tensor: {dependent[0].message}); "
                   f"running it eagerly")
             return None, result
-        compiled = CompiledGraph(graph, _constant_reader(consts, self._module), self._name())
+        compiled = CompiledGraph(graph, _constant_reader(graph, consts, self._module),
+                                 self._name())
         if not reproduces(compiled, program, tensors):
             _warn(f"ember.compile: the trace of {self._name()} does not reproduce it on other "
                   f"inputs (it calls an op the trace cannot see, such as a function bound "
@@ -146,7 +147,11 @@ class _Traced:
         return self._program(*ts)
 
 
-def _constant_reader(consts, module):
+def _constant_reader(graph, consts, module):
+    """value -> its tensor on this call: a module's parameters and buffers
+    looked up by name, other captured tensors as they are now (eager code
+    reads them live: an optimizer's in-place update, their autograd
+    history)."""
     def constant(v):
         if v.role in ("param", "buffer") and module is not None:
             owner = module
@@ -154,7 +159,8 @@ def _constant_reader(consts, module):
             for p in path:
                 owner = getattr(owner, p)
             return getattr(owner, last)
-        return consts[v.id]
+        live = graph.captured.get(v.id)
+        return live if live is not None else consts[v.id]
     return constant
 
 

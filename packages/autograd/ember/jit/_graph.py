@@ -118,6 +118,7 @@ class Graph:
         self.constants = []   # Values of role "param", "buffer", "const"
         self.nodes = []
         self.outputs = None   # the output structure, Values inside containers
+        self.captured = {}    # value id -> a captured constant's tensor, in the tracing process
 
     def new_value(self, name, shape, dtype, role, node=None):
         v = Value(len(self.values), name, shape, dtype, role, node)

@@ -64,6 +64,7 @@ class _Trace:
         self.consts = 0
         self.dependent = set()   # ids of the values computed from the inputs
         self.constant_tensors = {}   # value id -> tensor of the graph's constants
+        self.captured = {}   # value id -> a captured constant's own tensor (not a copy)
 
     def value_of(self, t):
         v = self.known.get(id(t))
@@ -87,6 +88,7 @@ class _Trace:
         v = self.graph.new_value(name, t.shape, str(t.dtype).replace("ember.", ""), role)
         # a captured tensor's value as first read (the run may change it in place later)
         if named is None:
+            self.captured[v.id] = t
             self.depth += 1   # the copy is the tracer's own, not the program's
             try:
                 self.constant_tensors[v.id] = t.detach().clone()
@@ -278,6 +280,9 @@ def record(run, inputs, names):
             for container, attr, fn in reversed(patches):
                 _set(container, attr, fn)
         st.graph.outputs = st.encode(out) if _has_tensor(out) else None
+        # the captured tensors themselves, for who replays the graph in this
+        # process and wants their current values (ember.compile); not saved
+        st.graph.captured = st.captured
         if st.graph.outputs is None:
             raise RuntimeError("ember.jit.trace: the traced function returned no tensor")
         _check_outputs(st, out)
