@@ -169,7 +169,7 @@ def build_wheels(build, pyroot):
     thnn_inc = ROOT / "packages" / "thnn" / "include"
     thnn_ext = work / f"_thnn_cffi{EXT_SUFFIX}"
     cross_extension("ember.thnn._thnn_cffi",
-                    build_thnn.cdef_from_header((thnn_inc / "thnn.h").read_text()), "thnn.h",
+                    build_thnn.cdef_from_header(build_thnn.plain_header()), "thnn.h",
                     [thnn_inc, th_inc], [thnn_lib, th_lib], ["THNN", "TH"],
                     ["$ORIGIN/lib", "$ORIGIN/../th/lib"], pyroot, thnn_ext)
     wheels.append(retarget(next(host.glob("ember_thnn-*.whl")), {
