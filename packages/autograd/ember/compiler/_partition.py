@@ -186,7 +186,9 @@ def partition(graph, min_ops=2):
         produced[out.id] = group
     close()
     _wire(steps, graph, produced)
-    return steps
+    # a group nothing reads (a backward graph's recomputed values its
+    # gradients do not need) is dead code: its ops have no effects
+    return [s for s in steps if not isinstance(s, Group) or s.results()]
 
 
 def _wire(steps, graph, produced):

@@ -129,10 +129,12 @@ class CompiledGraph:
                 self._run_node(n, env, bind)
         return substitute(self.graph.outputs, bind)
 
-    def _run_node(self, n, env, bind):
-        fn = self.resolved.get(n.target)
+    def _run_node(self, n, env, bind, cached=True):
+        fn = self.resolved.get(n.target) if cached else None
         if fn is None:
-            fn = self.resolved[n.target] = _points.resolve(n.target)
+            fn = _points.resolve(n.target)
+            if cached:
+                self.resolved[n.target] = fn
         args = substitute(n.args, bind)
         kwargs = substitute(n.kwargs, bind)
         out = fn(*args, **kwargs)
@@ -179,13 +181,15 @@ class CompiledGraph:
 
     def replay_group(self, group, ins):
         """The group's outputs computed by its nodes, as traced (autograd
-        records them like any eager ops)."""
+        records them like any eager ops).  The ops are looked up anew, not
+        from the cache: under a trace (the backward's) they must be the
+        tracer's recording wrappers."""
         env = {v.id: t for v, t in zip(group.inputs, ins)}
 
         def bind(v):
             return env[v.id]
         for n in group.nodes:
-            self._run_node(n, env, bind)
+            self._run_node(n, env, bind, cached=False)
         return [env[v.id] for v in group.results()]
 
     def _plan(self, gi, group, ins, layouts):
