@@ -1,9 +1,9 @@
 """A compiled program: the traced graph run step by step, fusion groups
 through their generated kernels, every other node as traced.
 
-A group runs eagerly instead (its nodes, as traced) when autograd needs it
-(grad mode on and an input requires grad: the compiled backward is not
-built yet) or when its kernel could not be built.
+Under autograd a group is one node (FusedGroup) whose backward is itself a
+compiled graph (traced from the group's nodes and the front's gradient
+rules); a group whose kernel could not be built runs its nodes as traced.
 """
 import math
 import os
@@ -18,7 +18,7 @@ from ember.jit._tracer import flat_tensors
 from . import _codegen, _toolchain
 from ._partition import Group, partition
 
-__all__ = ["CompiledGraph"]
+__all__ = ["CompiledGraph", "FusedGroup", "reproduces", "logs_fusion"]
 
 _DTYPES = {"float32": ember.float32, "float64": ember.float64}
 
