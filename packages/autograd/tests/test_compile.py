@@ -66,11 +66,12 @@ def compiled_twice(fn, *args):
     return c, c(*args)
 
 
-def _vocabulary(family):
+def _vocabulary(family, cls="float"):
     """The fusible ops callable as ember.<name> (trunc_divide is div's
     rounding_mode='trunc', tested below)."""
     from ember.compiler._partition import fusible_ops
-    return sorted(n for n, (f, _) in fusible_ops().items() if f == family and hasattr(ember, n))
+    return sorted(n for n, (f, _) in fusible_ops(cls).items()
+                  if f == family and hasattr(ember, n))
 
 
 @pytest.mark.parametrize("dtype", [ember.float32, ember.float64], ids=["float32", "float64"])
@@ -112,6 +113,39 @@ def test_div_rounding_modes(mode):
     c, got = compiled_twice(f, x, y)
     close(got, f(x, y), ember.float32)
     assert len(fused_groups(c)[0].nodes) == 4
+
+
+@pytest.mark.parametrize("dtype", [ember.int32, ember.int64, ember.uint8, ember.int16],
+                         ids=["int32", "int64", "uint8", "int16"])
+@pytest.mark.parametrize("name", _vocabulary("unary", "int") + _vocabulary("binary", "int"))
+def test_every_integer_op(name, dtype):
+    """Integer groups: the ops that keep the dtype and cannot fail on a
+    value; results equal eager's exactly, wrapping included."""
+    from ember.compiler._partition import fusible_ops
+    binary = fusible_ops("int")[name][0] == "binary"
+    hi = 8 if name.startswith("bitwise_") and "shift" in name else 100
+
+    def f(x, y):
+        a = x * 3 + 7
+        return (getattr(ember, name)(a, y + 1) if binary else getattr(ember, name)(a)) - 2
+    x = ember.tensor(RNG.integers(0 if dtype == ember.uint8 else -100, 100, (9, 13)),
+                     dtype=dtype)
+    y = ember.tensor(RNG.integers(0, hi, (13,)), dtype=dtype)
+    c, got = compiled_twice(f, x, y)
+    want = f(x, y)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert fused_groups(c)
+
+
+def test_integer_ops_that_can_fail_run_as_traced():
+    def f(x, y):
+        return (x + 1) // (y * 1) + (x * 2) % (y + 0)
+    x = ember.tensor([[5, -7], [9, 2]], dtype=ember.int64)
+    c, got = compiled_twice(f, x, ember.tensor([2, 3]))
+    np.testing.assert_array_equal(got.numpy(), f(x, ember.tensor([2, 3])).numpy())
+    with pytest.raises(Exception):
+        c(x, ember.tensor([0, 3]))               # eager's division-by-zero error
 
 
 def test_operators_numbers_and_reflected_forms():

@@ -52,10 +52,15 @@ EMBER_SIMD(erfc)
 #include <tgmath.h> /* after the declarations: float operands call expf, ... */
 """
 
-_CTYPES = {"float32": "float", "float64": "double"}
+_CTYPES = {"float32": "float", "float64": "double", "int8": "int8_t", "uint8": "uint8_t",
+           "int16": "int16_t", "int32": "int32_t", "int64": "int64_t"}
 
 
 def _literal(x, ctype):
+    if isinstance(x, int):
+        # a Python int (within int64: _partition's rule) as the dtype, wrapped
+        # the same way eager converts it
+        return f"(({ctype})INT64_C({x}))"
     if math.isnan(x):
         return f"(({ctype})NAN)"
     if math.isinf(x):
@@ -100,7 +105,7 @@ def source(group, inner_kinds):
     for n, (expr, operands) in zip(group.nodes, group.terms):
         names = []
         for o in operands:
-            if isinstance(o, float):
+            if isinstance(o, (int, float)):
                 names.append(_literal(o, ctype))
             elif o.id in local:
                 names.append(local[o.id])

@@ -2,9 +2,10 @@
 generated kernel computes.
 
 A node is fusible when it is one of the op vocabulary's unary or binary ops
-with a floating-point C expression (not a predicate), or relu; it is not in
-place; its operands are tensors of its own dtype (float32 or float64) or
-Python numbers; and its extra arguments are the defaults (add/sub alpha=1,
+with a C expression for its dtype class (not a predicate; for integers,
+not an op that turns them into floats or checks a divisor or exponent),
+or relu; it is not in place; its operands are tensors of its own dtype
+(float32, float64 or an integer dtype) or Python numbers; and its extra arguments are the defaults (add/sub alpha=1,
 div without rounding_mode).  A group is a run of consecutive fusible nodes
 in program order with one output shape and dtype; its inputs may broadcast
 to that shape.  Everything else (products, convolutions, views, indexing,
@@ -17,6 +18,7 @@ from ember.jit._graph import Value
 __all__ = ["Group", "partition", "fusible_ops"]
 
 FLOAT_DTYPES = ("float32", "float64")
+INT_DTYPES = ("int8", "uint8", "int16", "int32", "int64")
 # reflected operators: the tensor is the right operand
 REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__",
              "__rfloordiv__", "__rmod__"}
@@ -28,17 +30,24 @@ EXTRA_UNARY = {"relu": "FMAX(x, 0)"}
 _ops = None
 
 
-def fusible_ops():
-    """{name: (family, float expression)} of the ops a group may hold."""
+def fusible_ops(cls="float"):
+    """{name: (family, expression)} of the ops a group of dtype class `cls`
+    ("float" or "int") may hold.  Integer groups take the ops whose result
+    keeps the operands' dtype and that cannot fail on a value (no divisor
+    or exponent checks: eager raises there, a kernel cannot)."""
     global _ops
     if _ops is None:
         from ember.th import ops
-        _ops = {o.name: (o.family, o.exprs["float"]) for o in ops()
-                if o.family in ("unary", "binary") and "float" in o.exprs
-                and "predicate" not in o.flags}   # trunc_divide (hidden): div(rounding_mode=)
+        rows = [o for o in ops() if o.family in ("unary", "binary")
+                and "predicate" not in o.flags]   # trunc_divide (hidden): div(rounding_mode=)
+        _ops = {
+            "float": {o.name: (o.family, o.exprs["float"]) for o in rows if "float" in o.exprs},
+            "int": {o.name: (o.family, o.exprs["int"]) for o in rows if "int" in o.exprs
+                    and not o.flags & {"float", "float_only", "divisor", "exponent"}},
+        }
         for name, expr in EXTRA_UNARY.items():
-            _ops[name] = ("unary", expr)
-    return _ops
+            _ops["float"][name] = ("unary", expr)
+    return _ops[cls]
 
 
 class Group:
@@ -70,10 +79,16 @@ class Group:
 
 
 def _operand(a, dtype):
-    """a as a group operand (a Value of dtype, or a real number), else None."""
+    """a as a group operand (a Value of dtype, or a number: a real one in a
+    float group, an integer in an integer group), else None."""
     if isinstance(a, Value):
         return a if a.dtype == dtype else None
-    if isinstance(a, numbers.Real) and not isinstance(a, bool):
+    if isinstance(a, bool):
+        return None
+    if dtype in INT_DTYPES:   # (an int beyond int64 is eager's error to raise)
+        ok = isinstance(a, numbers.Integral) and -2 ** 63 <= a < 2 ** 63
+        return int(a) if ok else None
+    if isinstance(a, numbers.Real):
         return float(a)
     return None
 
@@ -83,9 +98,13 @@ def term(node):
     if node.inplace or node.writes_view or len(node.outputs) != 1:
         return None
     out = node.outputs[0]
-    if out.dtype not in FLOAT_DTYPES:
+    if out.dtype in FLOAT_DTYPES:
+        cls = "float"
+    elif out.dtype in INT_DTYPES:
+        cls = "int"
+    else:
         return None
-    entry = fusible_ops().get(node.kind)
+    entry = fusible_ops(cls).get(node.kind)
     if entry is None:
         return None
     family, expr = entry
@@ -96,7 +115,9 @@ def term(node):
     if mode is not None:
         if node.kind != "div" or mode not in ROUNDING:
             return None
-        family, expr = fusible_ops()[ROUNDING[mode]]
+        if ROUNDING[mode] not in fusible_ops(cls):
+            return None
+        family, expr = fusible_ops(cls)[ROUNDING[mode]]
     kwargs.pop("alpha", None)
     kwargs.pop("rounding_mode", None)
     kwargs.pop("out", None)
@@ -130,7 +151,8 @@ def reduction(node, group):
         if name in kwargs:
             return None
         kwargs[name] = a
-    if set(kwargs) - set(names) or x.shape != group.shape or x.dtype != group.dtype:
+    if set(kwargs) - set(names) or x.shape != group.shape or x.dtype != group.dtype \
+            or group.dtype not in FLOAT_DTYPES:   # integer sums are int64: another dtype
         return None
     if not any(n.outputs[0] is x for n in group.nodes):
         return None

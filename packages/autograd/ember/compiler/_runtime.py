@@ -20,7 +20,8 @@ from ._partition import Group, partition
 
 __all__ = ["CompiledGraph", "FusedGroup", "reproduces", "logs_fusion"]
 
-_DTYPES = {"float32": ember.float32, "float64": ember.float64}
+_DTYPES = {name: getattr(ember, name) for name in
+           ("float32", "float64", "int8", "uint8", "int16", "int32", "int64")}
 
 
 def logs_fusion():
