@@ -15,7 +15,7 @@ def parallel_info():
         f"\tember.get_num_interop_threads() : {ember.get_num_interop_threads()}",
         f"\tusable cores : {len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()}",
     ]
-    for var in ("OMP_NUM_THREADS", "EMBER_SPIN_US"):
+    for var in ("OMP_NUM_THREADS", "EMBER_SPIN_US", "EMBER_LOAD_CHECK"):
         lines.append(f"\tenvironment {var} : {os.environ.get(var, '[not set]')}")
     lines.append(th.parallel_info().rstrip())
     return "\n".join(lines) + "\n"

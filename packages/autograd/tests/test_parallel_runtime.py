@@ -18,10 +18,10 @@ from test_dataloader_workers import alive  # a pid that is running, not a zombie
 START_METHODS = ("fork", "spawn", "forkserver")
 
 
-def run_script(body, timeout=120, args=()):
+def run_script(body, timeout=120, args=(), env=None):
     code = textwrap.dedent(body)
     r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                       timeout=timeout)
+                       timeout=timeout, env=None if env is None else {**os.environ, **env})
     assert r.returncode == 0, f"exit {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}"
     return r.stdout
 
@@ -211,7 +211,7 @@ if pid == 0:
     os._exit(0)
 os.waitpid(pid, 0)
 print(os.read(r, 16).decode(), ember.get_num_threads())
-""", timeout=60)
+""", timeout=60, env={"EMBER_LOAD_CHECK": "0"})  # a busy machine would keep the child on 1
     assert out.split() == ["ok", "2"]
 
 
@@ -271,11 +271,17 @@ def test_same_results_on_one_and_two_threads():
 
 def test_parallel_info_and_interop_threads():
     out = run_script("""
-import ember
+import re, time, ember
 ember.set_num_threads(2)
 info = ember.__config__.parallel_info()
 assert "ember.get_num_threads() : 2" in info, info
 assert "thread pool" in info and "OpenBLAS" in info, info
+x = ember.randn(2_000_000)
+for _ in range(3):      # the pool looks at the machine's load every few ms
+    x = x * 1.0
+    time.sleep(0.005)
+assert re.search(r"other runnable threads on the machine: \d+ \(of \d+ CPUs\)",
+                 ember.__config__.parallel_info()), ember.__config__.parallel_info()
 assert ember.get_num_interop_threads() >= 1
 ember.set_num_interop_threads(3)
 assert ember.get_num_interop_threads() == 3

@@ -7,7 +7,16 @@
  * claim, and the caller has done its share.  It only waits for chunks that
  * a worker claimed and has not finished.
  *
- * No collapse under load: when the caller waited much longer for such a
+ * No collapse under load, first by looking: every few milliseconds a
+ * region's caller reads how many threads the machine has runnable
+ * (/proc/loadavg), and a region uses no more threads than the cores the
+ * other processes leave free (a look costs ~5 us; three looks in a row
+ * must agree, so a daemon waking for a moment, or one of the pool's own
+ * workers still on its way out of sleep, does not narrow the pool; after
+ * an idle spell the first look decides alone).  Then
+ * by noticing what the look misses (a cgroup's CPU quota, load that comes
+ * and goes faster than the looks):
+ * when the caller waited much longer for such a
  * chunk than its own chunks took, and the worker holding it spent much of
  * that wait off the CPU (it was preempted: a chunk that is merely slower,
  * first touching fresh pages say, is not a sign of load), the region
@@ -39,6 +48,7 @@
 #ifndef TH_NO_THREADS
 #include <pthread.h>
 #include <sched.h>
+#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 #endif
@@ -348,9 +358,107 @@ static int acquire_pool(void) {
 
 static void release_pool(void) { __atomic_store_n(&P.busy, 0, __ATOMIC_RELEASE); }
 
-/* Width for the next region: the thread count, halved while backing off. */
+/* ---- the machine's load ---------------------------------------------- */
+
+/* Threads of other processes (and this one's other threads) runnable at
+ * each of the last LOOKS looks, and when each was taken.  A busy process
+ * is runnable at every look; a daemon waking for a moment, or a worker
+ * signalled but not yet running (still counted asleep), at one or two: on
+ * a quiet 2-core VM one look in twenty saw such a thread, two in a row
+ * narrowed a region in a hundred (summing 2^24 floats, 20 of ~300
+ * regions), three in a row none.  Looks older than LOOK_RECENT_NS do not
+ * count: after an idle spell the first look decides alone for one
+ * interval (a training step that starts beside busy processes runs narrow
+ * at once; a daemon seen then narrows 4 ms). */
+#define LOOKS 3
+#define LOAD_INTERVAL_NS 4000000 /* 4 ms: reading costs ~5 us */
+#define LOOK_RECENT_NS (2 * LOOKS * LOAD_INTERVAL_NS)
+static int load_others[LOOKS] = {-1, -1, -1};
+static int64_t load_at[LOOKS];
+static int64_t load_read_ns; /* when /proc/loadavg was last read */
+static int load_check = -1;  /* EMBER_LOAD_CHECK, read on first use */
+
+/* the fewest other runnable threads over the recent looks (-1: none) */
+static int seen_others(int64_t now) {
+    int least = -1;
+    for (int i = 0; i < LOOKS; i++) {
+        int n = __atomic_load_n(&load_others[i], __ATOMIC_RELAXED);
+        int64_t at = __atomic_load_n(&load_at[i], __ATOMIC_RELAXED);
+        if (n >= 0 && now - at <= LOOK_RECENT_NS && (least < 0 || n < least))
+            least = n;
+    }
+    return least;
+}
+
+/* The running count of /proc/loadavg ("0.1 0.2 0.3 R/T last-pid"): the
+ * threads on a CPU or waiting for one, system-wide, right now. */
+static int runnable_now(void) {
+#ifdef __linux__
+    int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char buf[128];
+    ssize_t got = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (got <= 0)
+        return -1;
+    buf[got] = '\0';
+    const char *slash = strchr(buf, '/');
+    if (!slash)
+        return -1;
+    const char *p = slash;
+    while (p > buf && p[-1] >= '0' && p[-1] <= '9')
+        p--;
+    return p < slash ? atoi(p) : -1;
+#else
+    return -1;
+#endif
+}
+
+/* Cores free for this process's pool: the online CPUs (all of them, not
+ * this process's affinity set: /proc/loadavg counts every CPU's threads)
+ * less the runnable threads that are not the pool's.  Looked up at most
+ * every LOAD_INTERVAL_NS by whichever caller finds it due. */
+static int cores_free(int nt) {
+    if (load_check < 0)
+        load_check = env_int("EMBER_LOAD_CHECK", 1) != 0;
+    if (!load_check)
+        return nt;
+    int64_t now = now_ns(), last = __atomic_load_n(&load_read_ns, __ATOMIC_RELAXED);
+    if (now - last >= LOAD_INTERVAL_NS &&
+        __atomic_compare_exchange_n(&load_read_ns, &last, now, 0,
+                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+        int running = runnable_now();
+        /* ours: this thread and the workers not asleep (spinning) */
+        int awake = __atomic_load_n(&P.nworkers, __ATOMIC_RELAXED) -
+                    __atomic_load_n(&P.sleepers, __ATOMIC_RELAXED);
+        int others = running < 0 ? -1 : TH_MAX(0, running - 1 - TH_MAX(0, awake));
+        for (int i = 0; i < LOOKS - 1; i++) {
+            __atomic_store_n(&load_others[i], __atomic_load_n(&load_others[i + 1], __ATOMIC_RELAXED),
+                             __ATOMIC_RELAXED);
+            __atomic_store_n(&load_at[i], __atomic_load_n(&load_at[i + 1], __ATOMIC_RELAXED),
+                             __ATOMIC_RELAXED);
+        }
+        __atomic_store_n(&load_others[LOOKS - 1], others, __ATOMIC_RELAXED);
+        __atomic_store_n(&load_at[LOOKS - 1], now, __ATOMIC_RELAXED);
+    }
+    int others = seen_others(now);
+    if (others < 0)
+        return nt;
+    static int cpus;
+    if (!cpus) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        cpus = c > 0 ? (int)c : 1;
+    }
+    return TH_MAX(1, cpus - others);
+}
+
+/* Width for the next region: the thread count, no more than the cores the
+ * machine's load leaves free, halved while backing off. */
 static int current_width(void) {
     int nt = th_get_num_threads();
+    if (nt > 1)
+        nt = TH_MIN(nt, cores_free(nt));
     int64_t until = __atomic_load_n(&P.backoff_until, __ATOMIC_RELAXED);
     if (until && now_ns() < until)
         nt = TH_MIN(nt, __atomic_load_n(&P.reduced_width, __ATOMIC_RELAXED));
@@ -481,8 +589,9 @@ void th_parallel_for(int64_t n, int64_t grain, th_range_fn fn, void *ctx) {
         return;
     if (grain < 1)
         grain = 1;
-    int width = in_region ? 1 : current_width();
     int64_t max_chunks = n / grain;
+    /* (a region too small to split never reads the clock for the width) */
+    int width = in_region || max_chunks < 2 ? 1 : current_width();
     if (width > max_chunks)
         width = (int)max_chunks;
     int serial = width <= 1;
@@ -664,6 +773,16 @@ int th_parallel_info(char *buf, int64_t size) {
         return th__error(TH_ERR_VALUE, "parallel_info: no buffer");
     int64_t now = now_ns();
     int backing_off = P.backoff_until && now < P.backoff_until;
+    int width = current_width();
+    char load_text[64];
+    int others = seen_others(now);
+    if (!load_check)
+        snprintf(load_text, sizeof load_text, "not looked at (EMBER_LOAD_CHECK=0)");
+    else if (others < 0)
+        snprintf(load_text, sizeof load_text, "not looked at lately");
+    else
+        snprintf(load_text, sizeof load_text, "%d (of %d CPUs)", others,
+                 (int)sysconf(_SC_NPROCESSORS_ONLN));
     snprintf(buf, (size_t)size,
              "libTH %s thread pool\n"
              "\tthreads (th_get_num_threads): %d\n"
@@ -673,12 +792,14 @@ int th_parallel_info(char *buf, int64_t size) {
              "\tregions run serially (pool busy in another thread): %lld\n"
              "\tstalls (a worker preempted mid-chunk): %lld\n"
              "\twidth now: %d%s\n"
+             "\tother runnable threads on the machine: %s\n"
              "\tOpenBLAS: %s\n",
              TH_VERSION_STRING, th_get_num_threads(), P.nworkers,
              (long long)(spin_ns / 1000), (long long)P.regions,
              (long long)P.gangs, (long long)P.serial_busy,
-             (long long)P.stalls, current_width(),
+             (long long)P.stalls, width,
              backing_off ? " (backing off: the cores are busy)" : "",
+             load_text,
 #ifdef TH_NO_BLAS
              "not built in (TH_NO_BLAS)"
 #else

@@ -140,6 +140,47 @@ static long long stall_count(void) {
     return n;
 }
 
+/* the pool's width for the next region, from th_parallel_info */
+static int width_now(void) {
+    char info[2048];
+    int w = -1;
+    if (th_parallel_info(info, sizeof info) != TH_OK)
+        return -1;
+    const char *at = strstr(info, "width now:");
+    if (at)
+        sscanf(at + strlen("width now:"), "%d", &w);
+    return w;
+}
+
+/* the other runnable threads the pool last saw (-1: not looked at) */
+static int others_now(void) {
+    char info[2048];
+    int n = -1;
+    if (th_parallel_info(info, sizeof info) != TH_OK)
+        return -1;
+    const char *at = strstr(info, "other runnable threads on the machine:");
+    if (at)
+        sscanf(at + strlen("other runnable threads on the machine:"), "%d", &n);
+    return n;
+}
+
+/* runs a region every 5 ms (the pool looks at the load at most every 4)
+ * for up to `seconds`, until the pool has seen at least `least` other
+ * runnable threads (or, least < 0, fewer than -least); returns the last
+ * count seen */
+static int wait_for_others(int least, double seconds) {
+    int n = -1;
+    for (int64_t t0 = mono_ns(); mono_ns() - t0 < (int64_t)(seconds * 1e9);) {
+        covers_once(1 << 16, 64);
+        n = others_now();
+        if (least >= 0 ? n >= least : (n >= 0 && n < -least))
+            break;
+        struct timespec gap = {0, 5000000};
+        nanosleep(&gap, NULL);
+    }
+    return n;
+}
+
 /* 1 if a slow worker chunk was counted as a stall (-1: the worker never
  * took part, so nothing was shown) */
 static int slow_region_stalls(int sleep) {
@@ -151,7 +192,63 @@ static int slow_region_stalls(int sleep) {
     return stall_count() > before;
 }
 
+/* The pool looks at the machine's load: with every CPU kept busy by other
+ * processes the next regions run on the caller alone, and the full width
+ * comes back once they have gone.  Run in a child of its own, before the
+ * parent turns the look off for the checks of the pool's mechanics (which
+ * need a given width, whatever else the test machine runs).  Returns the
+ * child's failed checks. */
+static int check_load_look(void) {
+    pid_t child = fork();
+    if (child == 0) {
+        alarm(60);
+        CHECK(th_set_num_threads(2) == TH_OK);
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        pid_t hogs[64];
+        int started = 0;
+        for (long i = 0; i < cpus && i < 64; i++) {
+            pid_t pid = fork();
+            if (pid == 0) {
+                alarm(20); /* ends it if this test dies first */
+                for (volatile unsigned long spin = 0;; spin++)
+                    ;
+            }
+            if (pid > 0)
+                hogs[started++] = pid;
+        }
+        if (started == cpus) {
+            CHECK(wait_for_others(started, 2.0) >= started);
+            CHECK(width_now() == 1);
+        }
+        for (int i = 0; i < started; i++)
+            kill(hogs[i], SIGKILL);
+        for (int i = 0; i < started; i++)
+            waitpid(hogs[i], NULL, 0);
+        /* a busy test machine may keep a core or two taken for a while */
+        int after = wait_for_others(-(int)cpus + 1, 3.0);
+        CHECK(after >= 0 && after < cpus - 1);
+        int width = 0; /* after any back-off the hogs caused (at most 1 s) */
+        for (int i = 0; i < 150 && (width = width_now()) != 2; i++) {
+            struct timespec gap = {0, 10000000};
+            nanosleep(&gap, NULL);
+        }
+        CHECK(width == 2);
+        _exit(check_failures ? 1 : 0);
+    }
+    int status = 0;
+    if (child < 0 || waitpid(child, &status, 0) != child)
+        return 1;
+    return !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(void) {
+    /* the look at the load first, in a child that still has it on (not
+     * under qemu-user, whose /proc/loadavg is the host's) */
+    if (th_has_threads() && !getenv("TH_TEST_QEMU") && !getenv("EMBER_LOAD_CHECK") &&
+        sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+        CHECK(check_load_look() == 0);
+    setenv("EMBER_LOAD_CHECK", "0", 1);
+
     /* settings */
     CHECK(th_get_num_threads() >= 1);
     CHECK(th_set_num_threads(0) == TH_ERR_VALUE);
@@ -245,6 +342,7 @@ int main(void) {
 
     char info[2048];
     CHECK(th_parallel_info(info, sizeof info) == TH_OK);
+    CHECK(strstr(info, th_has_threads() ? "other runnable threads" : "single-threaded") != NULL);
     CHECK(strstr(info, th_has_threads() ? "thread pool" : "single-threaded") != NULL);
     CHECK(th_parallel_info(NULL, 10) == TH_ERR_VALUE);
     return check_report("test_parallel");
