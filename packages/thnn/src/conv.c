@@ -46,36 +46,43 @@ static inline void valid_range(int64_t off, int64_t stride, int64_t W,
 
 /* ---- per-dtype inner loops (X-macro over float, double) --------------- */
 #define DEFINE_IM2COL(T)                                                      \
-    /* output rows [oh0, oh1) of nb samples: col (rows, nb * L_t) */         \
+    /* output rows [oh0, oh1) of nb samples: col (rows, nb * L_t).  The     \
+       geometry is read into locals and each row's valid columns computed  \
+       once (not per output row): with LeNet's 10-wide rows the per-row    \
+       divisions and reloads cost more than the copies. */                 \
     static void im2col_##T(const T *x, T *col, const conv_geom *g,            \
                            int64_t nb, int64_t oh0, int64_t oh1) {            \
-        const int64_t L = (oh1 - oh0) * g->OW, rows = g->C * g->kh * g->kw;   \
-        const int64_t ncols = nb * L;                                         \
+        const int64_t OW = g->OW, H = g->H, W = g->W, sw = g->sw;             \
+        const int64_t kk = g->kh * g->kw, L = (oh1 - oh0) * OW;               \
+        const int64_t rows = g->C * kk, ncols = nb * L;                       \
         for (int64_t r = 0; r < rows; r++) {                                  \
-            const int64_t c = r / (g->kh * g->kw), k = r % (g->kh * g->kw);   \
+            const int64_t c = r / kk, k = r % kk;                             \
             const int64_t ki = k / g->kw, kj = k % g->kw;                     \
+            const int64_t off = kj * g->dw - g->pw;                           \
+            const int64_t ih0 = ki * g->dh - g->ph;                           \
+            int64_t lo, hi;                                                   \
+            valid_range(off, sw, W, OW, &lo, &hi);                            \
             for (int64_t s = 0; s < nb; s++) {                                \
-                const T *xp = x + (s * g->C + c) * g->H * g->W;               \
-                T *cp = col + r * ncols + s * L;                              \
-                for (int64_t oh = oh0; oh < oh1; oh++) {                      \
-                    const int64_t ih = oh * g->sh - g->ph + ki * g->dh;       \
-                    T *dst = cp + (oh - oh0) * g->OW;                         \
-                    if (ih < 0 || ih >= g->H) {                               \
-                        for (int64_t ow = 0; ow < g->OW; ow++) dst[ow] = 0;   \
+                const T *xp = x + (s * g->C + c) * H * W;                     \
+                T *dst = col + r * ncols + s * L;                             \
+                for (int64_t oh = oh0; oh < oh1; oh++, dst += OW) {           \
+                    const int64_t ih = oh * g->sh + ih0;                      \
+                    if (ih < 0 || ih >= H) {                                  \
+                        for (int64_t ow = 0; ow < OW; ow++) dst[ow] = 0;      \
                         continue;                                             \
                     }                                                         \
-                    const T *src = xp + ih * g->W;                            \
-                    const int64_t off = kj * g->dw - g->pw;                   \
-                    int64_t lo, hi;                                           \
-                    valid_range(off, g->sw, g->W, g->OW, &lo, &hi);           \
+                    const T *src = xp + ih * W; /* read at ow * sw + off */   \
                     for (int64_t ow = 0; ow < lo; ow++) dst[ow] = 0;          \
-                    if (g->sw == 1)                                           \
+                    if (sw == 1 && hi - lo >= 16) /* ResNet's 56..14 */     \
                         memcpy(dst + lo, src + lo + off,                      \
                                (size_t)(hi - lo) * sizeof(T));                \
+                    else if (sw == 1) /* LeNet's 10: a call costs more */     \
+                        for (int64_t ow = lo; ow < hi; ow++)                  \
+                            dst[ow] = src[ow + off];                          \
                     else                                                      \
                         for (int64_t ow = lo; ow < hi; ow++)                  \
-                            dst[ow] = src[ow * g->sw + off];                  \
-                    for (int64_t ow = hi; ow < g->OW; ow++) dst[ow] = 0;      \
+                            dst[ow] = src[ow * sw + off];                     \
+                    for (int64_t ow = hi; ow < OW; ow++) dst[ow] = 0;         \
                 }                                                             \
             }                                                                 \
         }                                                                     \
@@ -84,28 +91,29 @@ static inline void valid_range(int64_t off, int64_t stride, int64_t W,
        plane, so no two threads write the same element */                    \
     static void col2im_##T(T *x, const T *col, const conv_geom *g,            \
                            int64_t nb, int64_t oh0, int64_t oh1) {            \
-        const int64_t L = (oh1 - oh0) * g->OW, kk = g->kh * g->kw;            \
+        const int64_t OW = g->OW, H = g->H, W = g->W, sw = g->sw;             \
+        const int64_t kk = g->kh * g->kw, L = (oh1 - oh0) * OW;               \
         const int64_t ncols = nb * L;                                         \
         for (int64_t sc = 0; sc < nb * g->C; sc++) {                          \
             const int64_t s = sc / g->C, c = sc % g->C;                       \
-            T *xp = x + sc * g->H * g->W;                                     \
+            T *xp = x + sc * H * W;                                           \
             for (int64_t k = 0; k < kk; k++) {                                \
                 const int64_t ki = k / g->kw, kj = k % g->kw;                 \
-                const T *cp = col + (c * kk + k) * ncols + s * L;             \
-                for (int64_t oh = oh0; oh < oh1; oh++) {                      \
-                    const int64_t ih = oh * g->sh - g->ph + ki * g->dh;       \
-                    if (ih < 0 || ih >= g->H) continue;                       \
-                    T *dst = xp + ih * g->W;                                  \
-                    const T *src = cp + (oh - oh0) * g->OW;                   \
-                    const int64_t off = kj * g->dw - g->pw;                   \
-                    int64_t lo, hi;                                           \
-                    valid_range(off, g->sw, g->W, g->OW, &lo, &hi);           \
-                    if (g->sw == 1)                                           \
+                const int64_t off = kj * g->dw - g->pw;                       \
+                const int64_t ih0 = ki * g->dh - g->ph;                       \
+                int64_t lo, hi;                                               \
+                valid_range(off, sw, W, OW, &lo, &hi);                        \
+                const T *src = col + (c * kk + k) * ncols + s * L;            \
+                for (int64_t oh = oh0; oh < oh1; oh++, src += OW) {           \
+                    const int64_t ih = oh * g->sh + ih0;                      \
+                    if (ih < 0 || ih >= H) continue;                          \
+                    T *dst = xp + ih * W; /* written at ow * sw + off */      \
+                    if (sw == 1)                                              \
                         for (int64_t ow = lo; ow < hi; ow++)                  \
                             dst[ow + off] += src[ow];                         \
                     else                                                      \
                         for (int64_t ow = lo; ow < hi; ow++)                  \
-                            dst[ow * g->sw + off] += src[ow];                 \
+                            dst[ow * sw + off] += src[ow];                    \
                 }                                                             \
             }                                                                 \
         }                                                                     \
