@@ -263,6 +263,54 @@ def test_layer_norm_and_softmax_written_as_ops():
     assert ember.autograd.gradcheck(cl, (xg, wg, bg))
 
 
+def test_softmax_and_cross_entropy():
+    """log-softmax + NLL written as ops (the max, the exp-sum group, the
+    log, the gather) and nn.functional's losses, compiled: values and
+    gradients as eager; the ops form fuses its exp-sum.  The losses check
+    their class values in the kernels, so tracing them reads no value (it
+    did, and every compiled step with a loss ran eagerly); a bad class in a
+    compiled call is still an error."""
+    import ember.nn.functional as F
+
+    def nll_ops(x, y):
+        z = x - x.amax(-1, keepdim=True)
+        logp = z - ember.exp(z).sum(-1, keepdim=True).log()
+        return -logp.gather(1, y.unsqueeze(1)).mean()
+
+    def library(x, y):
+        return F.nll_loss(F.log_softmax(x, 1), y) + F.cross_entropy(x, y, reduction="sum") / 3
+
+    y = ember.tensor(RNG.integers(0, 10, 32))
+    for fn in (nll_ops, library):
+        for dtype in (ember.float32, ember.float64):
+            x = rand(32, 10, dtype=dtype).requires_grad_()
+            c = ember.compile(fn)
+            c(x, y)
+            got = c(x, y)
+            want = fn(x, y)
+            close(got, want, dtype)
+            (g_got,) = ember.autograd.grad(got, x)
+            (g_want,) = ember.autograd.grad(want, x)
+            close(g_got, g_want, dtype)
+            if fn is nll_ops:
+                assert any(g.reduce is not None for g in fused_groups(c))
+            with pytest.raises((IndexError, RuntimeError), match="out of bounds"):
+                c(x, ember.tensor([10] + [0] * 31))
+    x = rand(6, 5, dtype=ember.float64).requires_grad_()
+    assert ember.autograd.gradcheck(ember.compile(nll_ops), (x, ember.tensor([0, 4, 2, 2, 1, 3])))
+
+
+def test_zero_dim_group():
+    """A group over 0-d values (a loss's arithmetic): its output's inner
+    dim has size 1 (the generated store once named an undeclared stride)."""
+    def f(a, b, c):
+        return (a * 2.0 + b) / c - 1.0
+    a, b, c = rand(), rand(), rand(lo=0.5, hi=2.0)
+    comp, got = compiled_twice(f, a, b, c)
+    close(got, f(a, b, c), ember.float32)
+    assert got.shape == () and fused_groups(comp)
+
+
 def test_reductions_over_other_dims_and_empty_rows_run_as_traced():
     def f(x):
         y = x * 2.0 + 1.0

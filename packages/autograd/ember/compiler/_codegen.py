@@ -115,11 +115,9 @@ def source(group, inner_kinds):
         local[n.outputs[0].id] = var
         text = _substitute(expr, {"x": names[0], "y": names[1] if len(names) > 1 else ""})
         lines.append(f"{' ' * 12}const {ctype} {var} = ({ctype})({text});")
-    stores = []
-    for k, v in enumerate(group.outputs):
-        i = nin + k
-        stores.append(f"{' ' * 12}p{i}[j{'' if inner_kinds[i] == 1 else ' * s' + str(i)}] = "
-                      f"{local[v.id]};")
+    # (an output's inner kind is 0 only where the inner dim has size 1: a
+    # 0-d result, such as a loss's arithmetic)
+    stores = [f"{' ' * 12}{read(nin + k)} = {local[v.id]};" for k, v in enumerate(group.outputs)]
     nfull = nin + len(group.outputs)
     nops = nfull + (group.reduce is not None)
     setup = []

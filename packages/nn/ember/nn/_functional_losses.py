@@ -100,13 +100,10 @@ def _check_class_target(input, target, ignore_index, fn):
         if tuple(target.shape) != expect:
             raise RuntimeError(f"Expected target size {list(expect)}, got "
                                f"{list(target.shape)}")
-    c = input.shape[0] if input.dim() == 1 else input.shape[1]
-    valid = target[target != ignore_index] if target.numel() else target
-    if valid.numel():
-        lo, hi = int(valid.min()), int(valid.max())
-        if lo < 0 or hi >= c:
-            raise IndexError(f"Target {lo if lo < 0 else hi} is out of bounds.")
-    return c
+    # the class values themselves are checked by the nll kernel (libTHNN's
+    # and libTHCUNN's: IndexError "Target k is out of bounds."), not read
+    # here: a read would make every traced or compiled loss data-dependent
+    return input.shape[0] if input.dim() == 1 else input.shape[1]
 
 
 def _check_class_weight(weight, c):
@@ -132,7 +129,13 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     x = _classes_last(input)
     keep = target != ignore_index
     safe = ember.where(keep, target, ember.zeros_like(target))
-    picked = x.gather(-1, safe.unsqueeze(-1)).squeeze(-1)
+    try:   # the gather checks the class values (not read here: see above)
+        picked = x.gather(-1, safe.unsqueeze(-1)).squeeze(-1)
+    except RuntimeError:
+        bad = safe[(safe < 0) | (safe >= c)]
+        if not bad.numel():
+            raise
+        raise IndexError(f"Target {int(bad.reshape(-1)[0])} is out of bounds.") from None
     w = keep.to(input.dtype)
     if weight is not None:
         w = w * weight.index_select(0, safe.reshape(-1)).reshape(safe.shape)
@@ -180,7 +183,6 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             return loss.sum() / (input.numel() // c) if input.numel() else loss.sum() / 0.0
         return _reduce(loss, reduction)
     if label_smoothing == 0:
-        # checked here once: the kernel (log_softmax + nll fused) trusts its target
         c = _check_class_target(input, target, ignore_index, "cross_entropy")
         _check_class_weight(weight, c)
         return _kernels.kernel("cross_entropy")(input, target.long(), weight, reduction,
