@@ -11,6 +11,11 @@ forward only (no tensor requires grad):
 - a Transformer MLP block forward and backward: x (8*128, 256) ->
   linear 1024 -> GELU written as ops (tanh form) -> linear 256, plus the
   residual, `.sum().backward()` (weights require grad): ms/op.
+- softmax + NLL of (4096, 1000) logits written as ops (max, centre,
+  exp-sum, log, gather, mean) against class indices: ms/op, forward.
+- a Transformer encoder layer (d 256, 4 heads, ff 1024, no dropout,
+  batch-first) forward and backward on (8, 128, 256): `nn.TransformerEncoderLayer`
+  itself, `.sum().backward()`: ms/op.
 - an AdamW step (weight decay 1e-2) over parameters of ResNet-18's shapes
   (11.7 M floats, 62 tensors) with fixed gradients: `fused=False` (the eager
   rows) against `fused=True` (the compiled rows; Ember: one generated
@@ -147,6 +152,40 @@ def _mlp_block(compiled, lib, mod):
                 result="block(x).detach()")
 
 
+def _softmax_nll(compiled, lib, mod):
+    if lib == "numpy":
+        raise Unsupported("NumPy has no gather-by-index loss of this form")
+    r, c = (4096, 1000) if _scale == "full" else (8, 10)
+    m = _module(lib, mod)
+    rng = np.random.default_rng(8)
+    x = m.tensor(rng.standard_normal((r, c), dtype=np.float32))
+    y = m.tensor(rng.integers(0, c, r))
+
+    def nll(x, y):
+        z = x - x.amax(-1, keepdim=True)
+        logp = z - m.exp(z).sum(-1, keepdim=True).log()
+        return -logp.gather(1, y.unsqueeze(1)).mean()
+    if compiled:
+        nll = _compile(lib, m, nll)
+    return Stmt("f(x, y)", {"f": nll, "x": x, "y": y}, result="f(x, y)")
+
+
+def _encoder_layer(compiled, lib, mod):
+    if lib == "numpy":
+        raise Unsupported("NumPy has no autograd")
+    m = _module(lib, mod)
+    b, t, d = (8, 128, 256) if _scale == "full" else (2, 4, 8)
+    m.manual_seed(9)
+    layer = m.nn.TransformerEncoderLayer(d, 4, 4 * d, dropout=0.0, batch_first=True)
+    rng = np.random.default_rng(9)
+    with m.no_grad():   # the same weights in every library
+        for p in layer.parameters():
+            p.copy_(m.tensor(rng.standard_normal(tuple(p.shape), dtype=np.float32) * 0.05))
+    x = m.tensor(rng.standard_normal((b, t, d), dtype=np.float32))
+    f = _compile(lib, m, layer) if compiled else layer
+    return Stmt("f(x).sum().backward()", {"f": f, "x": x}, result="f(x).detach()")
+
+
 def _param_shapes():
     shapes = SIZES[_scale]["shapes"]
     if shapes != "resnet18":
@@ -204,6 +243,14 @@ def cases(scale: str = "full") -> list[Case]:
              lambda lib, mod: _mlp_block(False, lib, mod), rtol=1e-4, atol=1e-4),
         Case(FAMILY, "Transformer MLP block fwd+bwd (1024x256, ff 1024), compiled", "ms/op",
              lambda lib, mod: _mlp_block(True, lib, mod), rtol=1e-4, atol=1e-4),
+        Case(FAMILY, "softmax+NLL ops (4096x1000), eager", "ms/op",
+             lambda lib, mod: _softmax_nll(False, lib, mod), rtol=1e-4, atol=1e-5),
+        Case(FAMILY, "softmax+NLL ops (4096x1000), compiled", "ms/op",
+             lambda lib, mod: _softmax_nll(True, lib, mod), rtol=1e-4, atol=1e-5),
+        Case(FAMILY, "Transformer encoder layer fwd+bwd (8x128x256), eager", "ms/op",
+             lambda lib, mod: _encoder_layer(False, lib, mod), rtol=1e-3, atol=1e-4),
+        Case(FAMILY, "Transformer encoder layer fwd+bwd (8x128x256), compiled", "ms/op",
+             lambda lib, mod: _encoder_layer(True, lib, mod), rtol=1e-3, atol=1e-4),
         # the checked value drifts with the number of steps each library
         # took (calibration): a loose check that both updated the same way
         Case(FAMILY, "AdamW step (ResNet-18 parameters), eager", "ms/op",

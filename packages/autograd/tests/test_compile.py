@@ -300,6 +300,28 @@ def test_softmax_and_cross_entropy():
     assert ember.autograd.gradcheck(ember.compile(nll_ops), (x, ember.tensor([0, 4, 2, 2, 1, 3])))
 
 
+def test_a_compiled_call_leaves_no_reference_cycles():
+    """The tensors of a call are freed when it returns, not by the garbage
+    collector later: a cycle per call (the tracer's flattening closure)
+    held a step's outputs for 14 calls, 200 MiB on softmax+NLL of
+    4096x1000, and every call faulted in fresh memory."""
+    import gc
+
+    def f(x):
+        return (ember.exp(x - x.amax(-1, keepdim=True)) * 2.0).sum(-1)
+    x = rand(8, 16)
+    c = ember.compile(f)
+    c(x), c(x)
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        c(x)
+        assert gc.collect() == 0, [type(o).__name__ for o in gc.garbage][:20]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+
+
 def test_zero_dim_group():
     """A group over 0-d values (a loss's arithmetic): its output's inner
     dim has size 1 (the generated store once named an undeclared stride)."""

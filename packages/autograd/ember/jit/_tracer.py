@@ -138,18 +138,20 @@ class _Trace:
 
 
 def flat_tensors(obj):
-    found = []
-
-    def go(x):
+    """The tensors in obj (nested tuples, lists and dict values), in order.
+    A loop, not a recursive closure: a function that refers to itself
+    through its cell is a reference cycle, and each call's cycle held the
+    tensors found (a compiled step's outputs) until the garbage collector
+    ran, 14 steps and 200 MiB later."""
+    found, stack = [], [obj]
+    while stack:
+        x = stack.pop()
         if isinstance(x, Tensor):
             found.append(x)
         elif isinstance(x, (tuple, list)):
-            for y in x:
-                go(y)
+            stack.extend(reversed(x))
         elif isinstance(x, dict):
-            for y in x.values():
-                go(y)
-    go(obj)
+            stack.extend(reversed(list(x.values())))
     return found
 
 
