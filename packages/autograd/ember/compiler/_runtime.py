@@ -91,6 +91,25 @@ class FusedKernel:
         self.group, self.fn, self.key, self.source_path = group, fn, key, source_path
 
 
+def _last_reads(steps, graph):
+    """{step index: ids of the values read last by that step} (the graph's
+    outputs excepted: they are read at the end)."""
+    last = {}
+    for i, step in enumerate(steps):
+        nodes = step.nodes if isinstance(step, Group) else (step,)
+        for n in nodes:
+            for v in n.inputs():
+                last[v.id] = i
+            for v in n.outputs:        # a value nothing reads goes at once
+                last.setdefault(v.id, i)
+    keep = {v.id for v in graph.output_values()}
+    out = {}
+    for vid, i in last.items():
+        if vid not in keep:
+            out.setdefault(i, []).append(vid)
+    return out
+
+
 class CompiledGraph:
     """The steps of one traced signature and the kernels built for them."""
 
@@ -106,6 +125,7 @@ class CompiledGraph:
         self.plans = {}              # group index -> _Plan of the last layout seen
         self.backwards = {}          # (group index, needs, layouts) -> CompiledGraph or None
         self.compile_s = 0.0
+        self.last_reads = _last_reads(self.steps, graph)
 
     # ---- running ---------------------------------------------------------
     def run(self, inputs, fuse=True):
@@ -121,13 +141,15 @@ class CompiledGraph:
             return env[v.id]
         for gi, step in enumerate(self.steps):
             if isinstance(step, Group):
-                if fuse and self._run_group(gi, step, env):
-                    continue
-                nodes = step.nodes
+                if not (fuse and self._run_group(gi, step, env)):
+                    for n in step.nodes:
+                        self._run_node(n, env, bind)
             else:
-                nodes = (step,)
-            for n in nodes:
-                self._run_node(n, env, bind)
+                self._run_node(step, env, bind)
+            # values nothing later reads go now, as eager code drops them
+            # (holding every intermediate to the end raised the peak)
+            for vid in self.last_reads.get(gi, ()):
+                env.pop(vid, None)
         return substitute(self.graph.outputs, bind)
 
     def _run_node(self, n, env, bind, cached=True):
