@@ -23,9 +23,9 @@ _fallbacks.install()
 
 __version__ = "0.1.0"
 
-from ._dtypes import (bfloat16, bool, double, dtype, float, float16, float32,  # noqa: E402
-                      float64, half, int, int8, int16, int32, int64, long, promote_types,
-                      short, uint8)
+from ._dtypes import (bfloat16, bool, double, dtype, finfo, float, float16,  # noqa: E402
+                      float32, float64, half, iinfo, int, int8, int16, int32, int64, long,
+                      promote_types, short, uint8)
 from ._device import device  # noqa: E402
 from ._tensor import Tensor, is_tensor  # noqa: E402
 from . import autograd  # noqa: E402

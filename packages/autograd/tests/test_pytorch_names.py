@@ -339,3 +339,38 @@ def test_distributed_sampler_shuffled_partition_matches_torch(monkeypatch):
                 a.set_epoch(epoch)
                 b.set_epoch(epoch)
                 assert list(a) == list(b) and len(a) == len(b), (n, replicas, epoch, rank)
+
+
+# ---- ember.finfo, ember.iinfo ------------------------------------------------
+def test_finfo_and_iinfo_give_the_dtypes_limits():
+    f32 = ember.finfo(ember.float32)
+    assert (f32.bits, f32.eps, f32.tiny, f32.resolution, f32.dtype) == \
+        (32, 2.0 ** -23, 2.0 ** -126, 1e-06, "float32")
+    assert f32.max == float(np.finfo(np.float32).max) and f32.min == -f32.max
+    assert f32.smallest_normal == f32.tiny
+    assert ember.finfo().dtype == ember.get_default_dtype().name
+    bf = ember.finfo(ember.bfloat16)
+    assert (bf.bits, bf.eps, bf.tiny) == (16, 2.0 ** -7, 2.0 ** -126)
+    assert bf.max == float.fromhex("0x1.fep127")
+    i8, u8, i64 = ember.iinfo(ember.int8), ember.iinfo(ember.uint8), ember.iinfo(ember.int64)
+    assert (i8.bits, i8.min, i8.max, i8.dtype) == (8, -128, 127, "int8")
+    assert (u8.min, u8.max) == (0, 255) and (i64.min, i64.max) == (-2 ** 63, 2 ** 63 - 1)
+    with pytest.raises(TypeError, match="requires a floating point input type"):
+        ember.finfo(ember.int32)
+    with pytest.raises(TypeError, match="requires an integer input type"):
+        ember.iinfo(ember.float32)
+    with pytest.raises(TypeError, match="requires an integer input type"):
+        ember.iinfo(ember.bool)
+
+
+@live
+def test_finfo_and_iinfo_agree_with_torch():
+    for name in ("float32", "float64", "float16", "bfloat16"):
+        e, t = ember.finfo(getattr(ember, name)), torch.finfo(getattr(torch, name))
+        for attr in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution",
+                     "dtype"):
+            assert getattr(e, attr) == getattr(t, attr), (name, attr)
+    for name in ("int8", "uint8", "int16", "int32", "int64"):
+        e, t = ember.iinfo(getattr(ember, name)), torch.iinfo(getattr(torch, name))
+        for attr in ("bits", "max", "min", "dtype"):
+            assert getattr(e, attr) == getattr(t, attr), (name, attr)

@@ -77,6 +77,18 @@ CASES = [
      lambda m, L: m(L.ones(3), L.ones(3)), ValueError, "avg is not a valid value for reduction"),
     ("missing-forward", lambda nn: nn.Module(), lambda m, L: m(1), NotImplementedError,
      'Module [Module] is missing the required "forward" function'),
+    ("prelu-channels", lambda nn: nn.PReLU(3), lambda m, L: m(L.ones(2, 4, 5)), RuntimeError,
+     "Mismatch of parameter numbers and input channel size. Found parameter numbers = 3 and "
+     "channel size = 4."),
+    ("glu-odd", lambda nn: nn.GLU(1), lambda m, L: m(L.ones(2, 5)), RuntimeError,
+     "Halving dimension must be even, but dimension 1 is size 5"),
+    ("softshrink-negative", lambda nn: nn.Softshrink(-0.5), lambda m, L: m(L.ones(2, 3)),
+     RuntimeError, "lambda must be in range [0, 3.40282e+38] for input dtype Float, but found "
+                   "-0.5"),
+    ("rmsnorm-shape", lambda nn: nn.RMSNorm(4), lambda m, L: m(L.ones(2, 5)), RuntimeError,
+     "Given normalized_shape=[4], expected input with shape [*4], but got input of size[2, 5]"),
+    ("softmax2d-rank", lambda nn: nn.Softmax2d(), lambda m, L: m(L.ones(2, 5)), ValueError,
+     "Softmax2d: expected input to be 3D or 4D, got 2D instead"),
 ]
 
 

@@ -1,4 +1,5 @@
-"""ember.nn.functional: activations (relu ... tanhshrink) and softmax."""
+"""ember.nn.functional: activations (relu ... tanhshrink, the shrinks, prelu,
+glu) and softmax."""
 import math
 import warnings
 
@@ -10,7 +11,8 @@ from ._functional_common import _inplace, _softplus1, autocast, follows_autocast
 
 __all__ = ["relu", "relu_", "threshold", "relu6", "leaky_relu", "elu", "celu", "selu", "gelu",
            "silu", "softplus", "hardtanh", "hardswish", "hardsigmoid", "mish", "sigmoid",
-           "tanh", "logsigmoid", "softsign", "tanhshrink", "softmax", "softmin", "log_softmax"]
+           "tanh", "logsigmoid", "softsign", "tanhshrink", "hardshrink", "softshrink", "prelu",
+           "glu", "softmax", "softmin", "log_softmax"]
 
 
 def relu(input, inplace=False):
@@ -119,6 +121,48 @@ def tanhshrink(input):
     return input - input.tanh()
 
 
+def hardshrink(input, lambd=0.5):
+    """x where |x| > lambd, else 0."""
+    return ember.where(input.abs() > lambd, input, input * 0)
+
+
+def softshrink(input, lambd=0.5):
+    """x - lambd above lambd, x + lambd below -lambd, else 0."""
+    if lambd < 0:
+        top = ember.finfo(input.dtype).max if input.is_floating_point() else float("inf")
+        raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
+                           f"{input.dtype._title}, but found {lambd}")
+    return input - input.clamp(-lambd, lambd)
+
+
+def prelu(input, weight):
+    """max(0, x) + weight * min(0, x), weight one value or one per channel
+    (dim 1)."""
+    channels = input.shape[1] if input.dim() >= 2 else 1
+    if weight.numel() != 1 and weight.numel() != channels:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                           f"parameter numbers = {weight.numel()} and channel size = "
+                           f"{channels}.")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.dim()}")
+    if weight.numel() != 1:
+        weight = weight.reshape([channels] + [1] * (input.dim() - 2))
+    return ember.where(input >= 0, input, input * weight)
+
+
+def glu(input, dim=-1):
+    """a * sigmoid(b), a and b the two halves of input along dim."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = dim % input.dim()
+    if input.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
+                           f"{input.shape[d]}")
+    a, b = input.chunk(2, d)
+    return a * b.sigmoid()
+
+
 def _softmax_dim(ndim):
     warnings.warn("Implicit dimension choice for softmax has been deprecated. Change the "
                   "call to include dim=X as an argument.", UserWarning, stacklevel=3)
@@ -174,6 +218,10 @@ SAMPLES = {
     "logsigmoid": [S(T(3, 4))],
     "softsign": [S(T(3, 4))],
     "tanhshrink": [S(T(3, 4))],
+    "hardshrink": [S(T(3, 4, low=-2.0, high=2.0)), S(T(3, 4, low=-2.0, high=2.0), 1.1)],
+    "softshrink": [S(T(3, 4, low=-2.0, high=2.0)), S(T(3, 4, low=-2.0, high=2.0), lambd=0.8)],
+    "prelu": [S(T(2, 3, 4), T(1)), S(T(2, 3, 4, 5), T(3)), S(T(5), T(1), name="1d")],
+    "glu": [S(T(3, 4)), S(T(2, 6, 3), dim=1)],
     "softmax": [S(T(3, 4), dim=1), S(T(2, 3, 4), dim=0)],
     "softmin": [S(T(3, 4), dim=1)],
     "log_softmax": [S(T(3, 4), dim=1), S(T(2, 3, 4), dim=-1)],

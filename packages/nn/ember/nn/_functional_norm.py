@@ -1,4 +1,4 @@
-"""ember.nn.functional: layer, batch, group and instance norm, normalize,
+"""ember.nn.functional: layer, RMS, batch, group and instance norm, normalize,
 cosine_similarity."""
 import numbers
 
@@ -8,8 +8,8 @@ from ember.amp.policy import FP32, INPUT_DTYPE
 from . import _kernels
 from ._functional_common import _check_tensors, autocast, follows_autocast
 
-__all__ = ["layer_norm", "batch_norm", "normalize", "cosine_similarity", "group_norm",
-           "instance_norm"]
+__all__ = ["layer_norm", "rms_norm", "batch_norm", "normalize", "cosine_similarity",
+           "group_norm", "instance_norm"]
 
 
 @follows_autocast
@@ -24,6 +24,29 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
             f"{list(input.shape)}")
     return _kernels.kernel("layer_norm")(input, weight, bias, normalized_shape, eps)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x^2 over the last dims) + eps) (times weight); eps
+    defaults to the dtype's machine epsilon, as PyTorch's."""
+    if isinstance(normalized_shape, numbers.Integral):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    k = len(normalized_shape)
+    if tuple(input.shape[input.dim() - k:]) != normalized_shape or input.dim() < k:
+        raise RuntimeError(
+            f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+            f"[*{', '.join(str(s) for s in normalized_shape)}], but got input of size"
+            f"{list(input.shape)}")
+    if weight is not None and tuple(weight.shape) != normalized_shape:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got "
+                           f"weight of shape {list(weight.shape)} and normalized_shape = "
+                           f"{list(normalized_shape)}")
+    if eps is None:
+        eps = ember.finfo(input.dtype).eps
+    dims = tuple(range(input.dim() - k, input.dim()))
+    y = input * ember.rsqrt((input * input).mean(dims, keepdim=True) + eps) if k else input
+    return y if weight is None else y * weight
 
 
 @follows_autocast
@@ -105,6 +128,7 @@ from ember._ops.samples import S, T  # noqa: E402
 
 SAMPLES = {
     "layer_norm": [S(T(2, 3, 4), (4,)), S(T(2, 3, 4), (3, 4), T(3, 4), T(3, 4))],
+    "rms_norm": [S(T(2, 3, 4), (4,)), S(T(2, 3, 4), (3, 4), T(3, 4), eps=1e-3)],
     "batch_norm": [S(T(4, 3, 2), T(3, grad=False), T(3, low=0.5, high=1.5, grad=False),
                      T(3), T(3)),
                    S(T(4, 3), T(3, grad=False), T(3, low=0.5, high=1.5, grad=False), T(3),

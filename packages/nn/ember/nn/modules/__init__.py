@@ -22,5 +22,5 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
 
 # PyTorch's module paths (ember.nn.modules.linear.Linear, ...): importing them
 # makes each class report its PyTorch-style module, for pickled whole models
-from . import (activation, batchnorm, conv, dropout, flatten, instancenorm,  # noqa: E402,F401
-               linear, normalization, pooling, sparse)
+from . import (activation, batchnorm, conv, distance, dropout, flatten,  # noqa: E402,F401
+               instancenorm, linear, normalization, pooling, sparse)

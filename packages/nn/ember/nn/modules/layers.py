@@ -15,8 +15,9 @@ from .module import Module
 __all__ = ["Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "ReLU", "ReLU6",
            "LeakyReLU", "ELU", "CELU", "SELU", "GELU", "SiLU", "Softplus", "Hardtanh",
            "Hardswish", "Hardsigmoid", "Mish", "Sigmoid", "Tanh", "LogSigmoid", "Softsign",
-           "Tanhshrink", "Threshold", "Softmax", "LogSoftmax", "Softmin", "Dropout",
-           "Embedding", "LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm",
+           "Tanhshrink", "Hardshrink", "Softshrink", "GLU", "PReLU", "Threshold", "Softmax",
+           "LogSoftmax", "Softmin", "Softmax2d", "Dropout", "Embedding", "LayerNorm", "RMSNorm",
+           "CosineSimilarity", "PairwiseDistance", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm",
            "InstanceNorm2d", "Dropout2d", "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d",
            "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d",
            "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "MaxPool3d",
@@ -177,11 +178,84 @@ Tanh = _activation("Tanh", F.tanh)
 LogSigmoid = _activation("LogSigmoid", F.logsigmoid)
 Softsign = _activation("Softsign", F.softsign)
 Tanhshrink = _activation("Tanhshrink", F.tanhshrink)
+
+
+class Hardshrink(Module):
+    """x where |x| > lambd, else 0."""
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
+
+    def extra_repr(self):
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink):
+    """x shrunk towards 0 by lambd (0 within it)."""
+
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
+
+
+GLU = _activation("GLU", F.glu, [("dim", -1)], "a * sigmoid(b), the halves along dim")
 Threshold = _activation("Threshold", F.threshold,
                         [("threshold", None), ("value", None), ("inplace", False)])
 Softmax = _activation("Softmax", F.softmax, [("dim", None)])
 LogSoftmax = _activation("LogSoftmax", F.log_softmax, [("dim", None)])
 Softmin = _activation("Softmin", F.softmin, [("dim", None)])
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of each position of (N, C, H, W) or
+    (C, H, W) input."""
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
+                             f"instead")
+        return F.softmax(input, -3)
+
+
+class PReLU(Module):
+    """max(0, x) + a * min(0, x), a learned: one value, or one per channel."""
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        self.num_parameters, self.init = num_parameters, init
+        self.weight = Parameter(ember.empty(num_parameters, **_factory(device, dtype)))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        with ember.no_grad():
+            self.weight.fill_(self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
+
+class CosineSimilarity(Module):
+    def __init__(self, dim=1, eps=1e-8):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1, x2):
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    def __init__(self, p=2.0, eps=1e-6, keepdim=False):
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1, x2):
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
 class Dropout(Module):
@@ -348,6 +422,35 @@ class LayerNorm(Module):
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
+
+
+class RMSNorm(Module):
+    """x / sqrt(mean(x^2 over the normalized_shape dims) + eps), times a
+    learned weight (elementwise_affine); eps None: the dtype's epsilon."""
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
+                 dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(ember.ones(*self.normalized_shape,
+                                               **_factory(device, dtype)))
+        else:
+            self.register_parameter("weight", None)
+
+    def reset_parameters(self):
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, input):
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
 
 
 class _BatchNorm(Module):
