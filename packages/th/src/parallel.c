@@ -420,9 +420,12 @@ static int runnable_now(void) {
  * less the runnable threads that are not the pool's.  Looked up at most
  * every LOAD_INTERVAL_NS by whichever caller finds it due. */
 static int cores_free(int nt) {
-    if (load_check < 0)
-        load_check = env_int("EMBER_LOAD_CHECK", 1) != 0;
-    if (!load_check)
+    int check = __atomic_load_n(&load_check, __ATOMIC_RELAXED);
+    if (check < 0) { /* (callers on several threads read the same setting) */
+        check = env_int("EMBER_LOAD_CHECK", 1) != 0;
+        __atomic_store_n(&load_check, check, __ATOMIC_RELAXED);
+    }
+    if (!check)
         return nt;
     int64_t now = now_ns(), last = __atomic_load_n(&load_read_ns, __ATOMIC_RELAXED);
     if (now - last >= LOAD_INTERVAL_NS &&
@@ -445,10 +448,12 @@ static int cores_free(int nt) {
     int others = seen_others(now);
     if (others < 0)
         return nt;
-    static int cpus;
+    static int online;
+    int cpus = __atomic_load_n(&online, __ATOMIC_RELAXED);
     if (!cpus) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);
         cpus = c > 0 ? (int)c : 1;
+        __atomic_store_n(&online, cpus, __ATOMIC_RELAXED);
     }
     return TH_MAX(1, cpus - others);
 }
@@ -776,7 +781,7 @@ int th_parallel_info(char *buf, int64_t size) {
     int width = current_width();
     char load_text[64];
     int others = seen_others(now);
-    if (!load_check)
+    if (__atomic_load_n(&load_check, __ATOMIC_RELAXED) == 0)
         snprintf(load_text, sizeof load_text, "not looked at (EMBER_LOAD_CHECK=0)");
     else if (others < 0)
         snprintf(load_text, sizeof load_text, "not looked at lately");
