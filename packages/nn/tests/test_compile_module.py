@@ -81,3 +81,29 @@ def test_training_step_through_the_compiled_module_is_eager_and_right():
         out.backward()
     for (name, p), q in zip(m.named_parameters(), ref.parameters()):
         close(p.grad, q.grad)
+
+
+def test_compiled_losses_match_eager_and_check_classes():
+    """nn.functional's losses, compiled: values and gradients as eager.  The
+    losses check their class values in the kernels, so tracing them reads no
+    value (it did, and every compiled step with a loss ran eagerly); a bad
+    class in a compiled call is still an error."""
+    import ember.nn.functional as F
+
+    def losses(x, y):
+        return F.nll_loss(F.log_softmax(x, 1), y) + F.cross_entropy(x, y, reduction="sum") / 3
+
+    rng = np.random.default_rng(7)
+    y = ember.tensor(rng.integers(0, 10, 32))
+    for dtype, tol in ((ember.float32, 2e-5), (ember.float64, 1e-12)):
+        x = ember.tensor(rng.uniform(-2, 2, (32, 10))).to(dtype).requires_grad_()
+        c = ember.compile(losses)
+        c(x, y)
+        got = c(x, y)
+        want = losses(x, y)
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=tol)
+        (g_got,) = ember.autograd.grad(got, x)
+        (g_want,) = ember.autograd.grad(want, x)
+        np.testing.assert_allclose(g_got.numpy(), g_want.numpy(), rtol=tol, atol=tol)
+        with pytest.raises((IndexError, RuntimeError), match="out of bounds"):
+            c(x, ember.tensor([10] + [0] * 31))
