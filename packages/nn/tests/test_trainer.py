@@ -12,8 +12,8 @@ import ember.nn as nn
 import ember.optim as optim
 from ember.utils.data import DataLoader, TensorDataset
 from ember.utils.trainer import (AccuracyMonitor, Checkpoint, EarlyStopping, Logger, LossMonitor,
-                                 Plugin, ProgressBar, ProgressMonitor, TimeMonitor, Trainer,
-                                 Validation)
+                                 Plugin, ProgressBar, ProgressMonitor, SchedulerStep,
+                                 TimeMonitor, Trainer, Validation)
 
 
 def make_data(n=60, seed=0):
@@ -175,6 +175,56 @@ def test_early_stopping_on_validation():
     trainer.register_plugin(EarlyStopping())
     with pytest.raises(KeyError, match=r"trainer.stats\['validation'\]\['loss'\] is not set"):
         trainer.run(1)
+
+
+def test_scheduler_step_per_update_or_epoch_and_resumed(tmp_path):
+    trainer = make_trainer()                  # 10 batches an epoch
+    sched = optim.lr_scheduler.StepLR(trainer.optimizer, step_size=7, gamma=0.5)
+    trainer.register_plugin(SchedulerStep(sched))
+    trainer.run(2)
+    assert sched.last_epoch == 20 and trainer.optimizer.param_groups[0]["lr"] == 0.05 * 0.5 ** 2
+    trainer = make_trainer()
+    sched = optim.lr_scheduler.StepLR(trainer.optimizer, step_size=1, gamma=0.5)
+    trainer.register_plugin(SchedulerStep(sched, every=2, unit="epoch"))
+    trainer.run(5)
+    assert sched.last_epoch == 2
+    # a checkpoint keeps the scheduler's state: a resumed run goes on from it
+    path = str(tmp_path / "s.ckpt")
+
+    def build():
+        t = make_trainer()
+        s = optim.lr_scheduler.OneCycleLR(t.optimizer, max_lr=0.1, epochs=3,
+                                          steps_per_epoch=10)
+        t.register_plugin(SchedulerStep(s))
+        t.register_plugin(Checkpoint(path))
+        return t, s
+    straight, s1 = build()
+    straight.run(3)
+    first, _ = build()
+    first.run(1)
+    resumed, s2 = build()
+    resumed.load_checkpoint(path)
+    assert s2.last_epoch == 10
+    resumed.run(3)
+    assert s2.last_epoch == s1.last_epoch == 30
+    assert resumed.optimizer.param_groups[0]["lr"] == straight.optimizer.param_groups[0]["lr"]
+    with pytest.raises(ValueError, match="unit must be 'update' or 'epoch'"):
+        SchedulerStep(sched, unit="iteration")
+
+
+def test_validation_of_another_module_keeps_predictions():
+    trainer = make_trainer()
+    data = make_data(30, 1)
+    other = nn.Sequential(nn.Linear(6, 3))
+    validation = trainer.register_plugin(Validation(DataLoader(data, batch_size=8),
+                                                    model=other))
+    trainer.run(1)
+    with ember.no_grad():
+        want = other(data.tensors[0]).argmax(1)
+    assert validation.predictions.tolist() == want.tolist()
+    acc = (want == data.tensors[1]).float().mean().item()
+    assert validation.history[0]["accuracy"] == pytest.approx(acc)
+    assert other.training          # back in training mode
 
 
 # the bar and the PNG themselves are checked in ember-vision's tests, where

@@ -91,8 +91,8 @@ def test_resume_continues_at_the_next_epoch(tmp_path, capsys, monkeypatch):
     # stop the second run right after its first checkpoint, as an interrupt would
     save = train._save_checkpoint
 
-    def save_then_stop(path, model, optimizer, scheduler, epoch, history, args):
-        save(path, model, optimizer, scheduler, epoch, history, args)
+    def save_then_stop(trainer, path):
+        save(trainer, path)
         raise KeyboardInterrupt
 
     parts = tmp_path / "parts"

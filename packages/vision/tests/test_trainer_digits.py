@@ -11,7 +11,7 @@ import ember
 import ember.nn as nn
 import ember.optim as optim
 from ember.utils.data import DataLoader, TensorDataset
-from ember.utils.trainer import (CurvesPlot, LossMonitor, Plugin, ProgressBar, Trainer,
+from ember.utils.trainer import (CurvesPlot, LossMonitor, ProgressBar, SchedulerStep, Trainer,
                                  Validation)
 from ember.vision import datasets, models, train
 
@@ -23,15 +23,6 @@ def tensors(is_train):
     spec = train.DATASETS["digits"]
     x = ((d.data.float() / 255 - spec.mean[0]) / spec.std[0]).unsqueeze(1)
     return TensorDataset(x, d.targets)
-
-
-class StepScheduler(Plugin):
-    def __init__(self, scheduler):
-        super().__init__([(1, "update")])
-        self.scheduler = scheduler
-
-    def update(self, i, model):
-        self.scheduler.step()
 
 
 def test_trainer_reaches_the_command_accuracy_on_digits(tmp_path):
@@ -46,7 +37,7 @@ def test_trainer_reaches_the_command_accuracy_on_digits(tmp_path):
     loader = DataLoader(tensors(True), batch_size=32, shuffle=True)
     opt = optim.Adam(model.parameters(), lr=1e-2)
     trainer = Trainer(model, nn.CrossEntropyLoss(), opt, loader)
-    trainer.register_plugin(StepScheduler(optim.lr_scheduler.OneCycleLR(
+    trainer.register_plugin(SchedulerStep(optim.lr_scheduler.OneCycleLR(
         opt, max_lr=1e-2, epochs=EPOCHS, steps_per_epoch=len(loader))))
     trainer.register_plugin(LossMonitor())
     test_loader = DataLoader(tensors(False), batch_size=256)

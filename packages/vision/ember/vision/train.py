@@ -5,7 +5,9 @@ The default trains a LeNet-style CNN on the 8×8 Digits shipped with the
 package.  Each epoch shows a progress bar, prints the training loss and the
 test accuracy and writes a checkpoint (model, optimizer, scheduler, epoch,
 history, random state); the end writes a PNG of the curves and of labelled
-test images, and prints a summary line.
+test images, and prints a summary line.  The loop is ember.utils.trainer's
+Trainer with its plugins (progress bar, scheduler, validation, checkpoint)
+and the command's own epoch record.
 """
 import argparse
 import os
@@ -20,6 +22,7 @@ import ember
 import ember.nn.functional as F
 import ember.optim as optim
 from ember.utils.data import DataLoader, Subset, TensorDataset
+from ember.utils.trainer import Checkpoint, Plugin, ProgressBar, SchedulerStep, Trainer, Validation
 
 from . import datasets, models
 from . import transforms as T
@@ -255,49 +258,88 @@ def _seed_everything(seed):
     np.random.seed(seed % 2 ** 32)
 
 
-def evaluate(model, loader, device):
-    """(mean loss, accuracy, predictions) over ``loader``."""
-    model.eval()
-    total_loss, correct, count, predictions = 0.0, 0, 0, []
-    with ember.no_grad():
-        for images, labels in loader:
-            images, labels = images.to(device), labels.to(device)
-            logits = model(images)
-            total_loss += float(F.cross_entropy(logits, labels, reduction="sum"))
-            predicted = logits.argmax(1)
-            correct += int((predicted == labels).sum())
-            count += len(labels)
-            predictions.append(predicted.cpu())
-    model.train()
-    return total_loss / count, correct / count, ember.cat(predictions)
+# -- the training loop: ember.utils.trainer and the command's plugins ---------
+
+class _DeviceBatches:
+    """A loader's batches moved to the device.  Each pass notes when it
+    began (an epoch's time counts its loader's start) and, for a
+    distributed sampler, sets the epoch of the trainer it feeds."""
+
+    def __init__(self, loader, device, trainer=None):
+        self.loader, self.device, self.trainer = loader, device, trainer
+        self.started = None
+
+    def __len__(self):
+        return len(self.loader)
+
+    def __iter__(self):
+        self.started = time.perf_counter()
+        if self.trainer is not None and hasattr(self.loader.sampler, "set_epoch"):
+            self.loader.sampler.set_epoch(self.trainer.epoch + 1)
+        for images, labels in self.loader:
+            yield images.to(self.device), labels.to(self.device)
 
 
-def _train_epoch(model, loader, optimizer, scheduler, device, epoch, epochs, ranks=Ranks()):
-    from tqdm import tqdm
-    model.train()
-    total, seen = 0.0, 0
-    if hasattr(loader.sampler, "set_epoch"):
-        loader.sampler.set_epoch(epoch)
-    bar = tqdm(loader, desc=f"epoch {epoch}/{epochs}", unit="batch", leave=False,
-               dynamic_ncols=True, file=sys.stderr, disable=not ranks.main)
-    for images, labels in bar:
-        images, labels = images.to(device), labels.to(device)
-        loss = F.cross_entropy(model(images), labels)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        scheduler.step()
-        value = float(loss)
-        total += value * len(labels)
-        seen += len(labels)
-        bar.set_postfix(loss=f"{value:.4f}")
-    bar.close()
-    if ranks.size > 1:           # the mean over every rank's samples
-        import ember.distributed as dist
-        sums = ember.tensor([total, float(seen)], dtype=ember.float64)
-        dist.all_reduce(sums)
-        total, seen = sums.tolist()
-    return total / seen
+class _EpochRecord(Plugin):
+    """The command's history, one entry per epoch: the training loss over
+    the epoch's samples (over every process's in a distributed run), the
+    Validation plugin's test loss and accuracy, the epoch's seconds; rank 0
+    prints the epoch's line.  Register it after Validation."""
+    _state = ("history",)
+
+    def __init__(self, batches, ranks, epochs, history):
+        super().__init__([(1, "iteration"), (1, "epoch")])
+        self.batches, self.ranks, self.epochs, self.history = batches, ranks, epochs, history
+        self._total, self._seen = 0.0, 0
+
+    def iteration(self, i, images, labels, output, loss):
+        self._total += float(loss) * len(labels)
+        self._seen += len(labels)
+
+    def epoch(self, epoch):
+        total, seen = self._total, float(self._seen)
+        self._total, self._seen = 0.0, 0
+        if self.ranks.size > 1:
+            import ember.distributed as dist
+            sums = ember.tensor([total, seen], dtype=ember.float64)
+            dist.all_reduce(sums)
+            total, seen = sums.tolist()
+        if not self.ranks.main:          # rank 0 alone evaluates, saves and reports
+            return
+        test = self.trainer.stats["validation"]
+        seconds = time.perf_counter() - self.batches.started
+        for key, value in (("train_loss", total / seen), ("test_loss", test["loss"]),
+                           ("test_accuracy", test["accuracy"]), ("seconds", seconds)):
+            self.history[key].append(value)
+        print(f"epoch {epoch}/{self.epochs}: train loss {total / seen:.4f}  test loss "
+              f"{test['loss']:.4f}  test accuracy {100 * test['accuracy']:.2f}%  "
+              f"({seconds:.1f} s)")
+
+
+class _CommandTrainer(Trainer):
+    """The Trainer whose checkpoints are the command's own (what --resume
+    and the models' ``weights=`` read): the module's weights rather than a
+    wrapper's, the scheduler, the history and the run's options."""
+
+    def __init__(self, net, module, optimizer, batches, scheduler, args):
+        super().__init__(net, F.cross_entropy, optimizer, batches)
+        self.module, self.scheduler, self.args = module, scheduler, args
+        self.record = None
+
+    def state_dict(self):
+        return {
+            "model": self.module.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "epoch": self.epoch,
+            "iterations": self.iterations,
+            "history": self.record.history,
+            "args": {k: getattr(self.args, k) for k in _RUN_OPTIONS},
+            "rng_state": ember.get_rng_state(),
+        }
+
+    def save_checkpoint(self, path):
+        return _save_checkpoint(self, path)
 
 
 # -- checkpoints -------------------------------------------------------------
@@ -325,16 +367,9 @@ def _load_checkpoint(parser, path, args):
     return state
 
 
-def _save_checkpoint(path, model, optimizer, scheduler, epoch, history, args):
-    ember.save({
-        "model": model.state_dict(),
-        "optimizer": optimizer.state_dict(),
-        "scheduler": scheduler.state_dict(),
-        "epoch": epoch,
-        "history": history,
-        "args": {k: getattr(args, k) for k in _RUN_OPTIONS},
-        "rng_state": ember.get_rng_state(),
-    }, path)
+def _save_checkpoint(trainer, path):
+    """Written atomically (a temporary file renamed over the last one)."""
+    return Trainer.save_checkpoint(trainer, path)
 
 
 def _scheduler(optimizer, args, steps_per_epoch):
@@ -450,19 +485,33 @@ def run(args, parser):
     elif args.compile:
         net = ember.compile(model)
     optimizer = optim.Adam(model.parameters(), lr=args.lr)
-    scheduler = _scheduler(optimizer, args, len(train_loader))
+    batches = _DeviceBatches(train_loader, device)
+    scheduler = _scheduler(optimizer, args, len(batches))
+    trainer = _CommandTrainer(net, model, optimizer, batches, scheduler, args)
+    batches.trainer = trainer
     history = {"train_loss": [], "test_loss": [], "test_accuracy": [], "seconds": []}
-    first_epoch = 1
     if state is not None:
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         if state["args"].get("epochs") == args.epochs and "scheduler" in state:
             scheduler.load_state_dict(state["scheduler"])
         else:                           # a longer run: replay the schedule to this point
-            for _ in range(state["epoch"] * len(train_loader)):
+            for _ in range(state["epoch"] * len(batches)):
                 scheduler.step()
         history = {k: list(v) for k, v in state["history"].items()}
-        first_epoch = state["epoch"] + 1
+        # before the plugins register: their first due times count from here
+        trainer.epoch = state["epoch"]
+        trainer.iterations = state.get("iterations", state["epoch"] * len(batches))
+
+    trainer.register_plugin(SchedulerStep(scheduler))
+    if ranks.main:
+        trainer.register_plugin(ProgressBar(epochs=args.epochs, dynamic_ncols=True))
+        validation = trainer.register_plugin(
+            Validation(_DeviceBatches(test_loader, device), model=model))
+    trainer.record = trainer.register_plugin(_EpochRecord(batches, ranks, args.epochs, history))
+    if ranks.main:
+        trainer.register_plugin(Checkpoint(checkpoint_path))
+    if state is not None:
         ember.set_rng_state(state["rng_state"])
         say(f"resuming from {resume_path} after epoch {state['epoch']}")
 
@@ -471,20 +520,7 @@ def run(args, parser):
           f"{ember.get_num_threads()} thread(s), device {device}" +
         (f", {ranks.size} processes" if ranks.size > 1 else ""))
     start = time.perf_counter()
-    for epoch in range(first_epoch, args.epochs + 1):
-        epoch_start = time.perf_counter()
-        train_loss = _train_epoch(net, train_loader, optimizer, scheduler, device, epoch,
-                                  args.epochs, ranks)
-        if not ranks.main:       # rank 0 alone evaluates, saves and reports
-            continue
-        test_loss, accuracy, predictions = evaluate(model, test_loader, device)
-        seconds = time.perf_counter() - epoch_start
-        for key, value in (("train_loss", train_loss), ("test_loss", test_loss),
-                           ("test_accuracy", accuracy), ("seconds", seconds)):
-            history[key].append(value)
-        _save_checkpoint(checkpoint_path, model, optimizer, scheduler, epoch, history, args)
-        say(f"epoch {epoch}/{args.epochs}: train loss {train_loss:.4f}  test loss "
-              f"{test_loss:.4f}  test accuracy {100 * accuracy:.2f}%  ({seconds:.1f} s)")
+    trainer.run(args.epochs)
     if ranks.size > 1:
         import ember.distributed as dist
         dist.barrier()
@@ -493,7 +529,8 @@ def run(args, parser):
             return None
     elapsed = sum(history["seconds"])
     report_path = os.path.join(args.out, REPORT)
-    _report(report_path, model, test_set, spec, args, history, elapsed, device, predictions)
+    _report(report_path, model, test_set, spec, args, history, elapsed, device,
+            validation.predictions)
     accuracy = history["test_accuracy"][-1]
     compiled = _compile_summary(model, net, test_loader, device) if args.compile else ""
     print(f"final test accuracy {100 * accuracy:.2f}% on {len(test_set)} images "

@@ -8,10 +8,10 @@ with ``register_plugin`` declare when they run (``trigger_interval``:
 kept in one heap queue per unit, ordered by their next due time.
 """
 from .plugins import (AccuracyMonitor, Checkpoint, CurvesPlot, EarlyStopping, Logger,
-                      LossMonitor, Monitor, Plugin, ProgressBar, ProgressMonitor, TimeMonitor,
-                      Validation)
+                      LossMonitor, Monitor, Plugin, ProgressBar, ProgressMonitor,
+                      SchedulerStep, TimeMonitor, Validation)
 from .trainer import Trainer
 
 __all__ = ["Trainer", "Plugin", "Monitor", "ProgressMonitor", "LossMonitor", "TimeMonitor",
            "AccuracyMonitor", "Logger", "ProgressBar", "Checkpoint", "EarlyStopping",
-           "Validation", "CurvesPlot"]
+           "Validation", "CurvesPlot", "SchedulerStep"]

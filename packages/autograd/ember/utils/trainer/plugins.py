@@ -11,7 +11,7 @@ import ember
 
 __all__ = ["Plugin", "Monitor", "ProgressMonitor", "LossMonitor", "TimeMonitor",
            "AccuracyMonitor", "Logger", "ProgressBar", "Checkpoint", "EarlyStopping",
-           "Validation", "CurvesPlot"]
+           "Validation", "CurvesPlot", "SchedulerStep"]
 
 
 class Plugin:
@@ -190,20 +190,25 @@ class Logger(Plugin):
 
 class ProgressBar(Plugin):
     """A tqdm bar over each epoch's batches showing the batch loss (tqdm is
-    imported when the plugin is made; ``tqdm_args`` go to tqdm)."""
+    imported when the plugin is made; ``tqdm_args`` go to tqdm).  Its label
+    is 'epoch N', or 'epoch N/epochs' when ``epochs`` is given."""
 
-    def __init__(self, file=None, **tqdm_args):
+    def __init__(self, file=None, epochs=None, **tqdm_args):
         super().__init__([(1, "iteration"), (1, "epoch")])
         try:
             from tqdm import tqdm
         except ImportError:
             raise ImportError("ProgressBar needs the tqdm package: pip install tqdm") from None
         self._tqdm, self._file, self._args = tqdm, file, tqdm_args
+        self.epochs = epochs
         self.bar = None
 
     def iteration(self, i, input, target, output, loss):
         if self.bar is None:
-            args = dict(unit="batch", leave=False, desc=f"epoch {self.trainer.epoch + 1}")
+            label = f"epoch {self.trainer.epoch + 1}"
+            if self.epochs is not None:
+                label += f"/{self.epochs}"
+            args = dict(unit="batch", leave=False, desc=label)
             args.update(self._args)
             self.bar = self._tqdm(total=_length(self.trainer.dataset),
                                   file=self._file or sys.stderr, **args)
@@ -228,35 +233,71 @@ class Checkpoint(Plugin):
         self.trainer.request_checkpoint(self.path)
 
 
+class SchedulerStep(Plugin):
+    """Steps a learning-rate scheduler after every ``every`` optimizer
+    updates (``unit='update'``, for per-batch schedules such as OneCycleLR)
+    or every ``every`` epochs (``unit='epoch'``); a checkpoint keeps the
+    scheduler's state.  For schedulers whose ``step()`` takes no argument
+    (ReduceLROnPlateau wants a metric: step it from your own plugin)."""
+
+    def __init__(self, scheduler, every=1, unit="update"):
+        if unit not in ("update", "epoch"):
+            raise ValueError(f"SchedulerStep: unit must be 'update' or 'epoch', got {unit!r}")
+        super().__init__([(every, unit)])
+        self.scheduler = scheduler
+
+    def update(self, i, model):
+        self.scheduler.step()
+
+    def epoch(self, epoch):
+        self.scheduler.step()
+
+    def state_dict(self):
+        return {"scheduler": self.scheduler.state_dict()}
+
+    def load_state_dict(self, state):
+        self.scheduler.load_state_dict(state["scheduler"])
+
+
 class Validation(Plugin):
     """Evaluates the model on ``dataset`` every ``every`` epochs, in eval
     mode without gradients: ``stats['validation']`` holds 'loss' (the
     criterion's batch values weighted by batch size) and 'accuracy' (argmax
-    over dim 1), and ``history`` one entry per evaluation."""
+    over dim 1), and ``history`` one entry per evaluation; ``predictions``
+    holds the last evaluation's argmax per sample (on the CPU).  ``model``
+    is the module evaluated when it is not the trainer's (the module inside
+    a DistributedDataParallel or compiled wrapper, say, evaluated by one
+    process alone)."""
     stat_name = "validation"
     _state = ("history",)
 
-    def __init__(self, dataset, every=1, accuracy=True):
+    def __init__(self, dataset, every=1, accuracy=True, model=None):
         super().__init__([(every, "epoch")])
-        self.dataset, self.with_accuracy = dataset, accuracy
+        self.dataset, self.with_accuracy, self.model = dataset, accuracy, model
         self.history = []
+        self.predictions = None
 
     def epoch(self, epoch):
-        model, criterion = self.trainer.model, self.trainer.criterion
+        model = self.model if self.model is not None else self.trainer.model
+        criterion = self.trainer.criterion
         model.eval()
-        total, correct, count = 0.0, 0, 0
+        total, correct, count, predictions = 0.0, 0, 0, []
         try:
             with ember.no_grad():
                 for input, target in self.dataset:
                     output = model(input)
                     total += float(criterion(output, target)) * len(target)
                     if self.with_accuracy:
-                        correct += int((output.argmax(1) == target).sum())
+                        predicted = output.argmax(1)
+                        correct += int((predicted == target).sum())
+                        predictions.append(predicted.cpu())
                     count += len(target)
         finally:
             model.train()
         if count == 0:
             raise ValueError("Validation: the validation dataset gave no samples")
+        if self.with_accuracy:
+            self.predictions = ember.cat(predictions)
         result = {"epoch": epoch, "loss": total / count}
         if self.with_accuracy:
             result["accuracy"] = correct / count
