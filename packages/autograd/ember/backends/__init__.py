@@ -160,7 +160,7 @@ LINALG_FUNCTIONS = (
 
 #: Which namespace functions beyond NAMESPACE_FUNCTIONS each device type's
 #: backend must provide.
-DEVICE_NAMESPACE_FUNCTIONS = {"cpu": LINALG_FUNCTIONS}
+DEVICE_NAMESPACE_FUNCTIONS = {"cpu": LINALG_FUNCTIONS, "cuda": LINALG_FUNCTIONS}
 
 
 class BackendError(RuntimeError):

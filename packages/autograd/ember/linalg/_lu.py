@@ -16,11 +16,12 @@ LUUnpackResult = collections.namedtuple("lu_unpack", ["P", "L", "U"])
 
 
 def permutation(pivots, m):
-    """The row order of P^T A as an int64 tensor (*, m): LAPACK's pivots
-    (*, k) applied in turn to 0..m-1."""
+    """The row order of P^T A as an int64 tensor (*, m) on the pivots'
+    device: LAPACK's pivots (*, k) applied in turn to 0..m-1 (on the host:
+    a sequential walk over k small swaps)."""
     import numpy as np
     from .._creation import from_numpy
-    piv = pivots.detach().numpy().astype(np.int64) - 1
+    piv = pivots.detach().cpu().numpy().astype(np.int64) - 1
     batch, k = piv.shape[:-1], piv.shape[-1]
     nb = int(np.prod(batch))
     flat = piv.reshape(nb, k)
@@ -29,7 +30,7 @@ def permutation(pivots, m):
     for i in range(k):
         j = flat[:, i]
         perm[rows, i], perm[rows, j] = perm[rows, j], perm[rows, i].copy()
-    return from_numpy(perm.reshape(batch + (m,)))
+    return from_numpy(perm.reshape(batch + (m,))).to(pivots.device)
 
 
 def _rows(X, order):

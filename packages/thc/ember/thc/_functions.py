@@ -16,8 +16,8 @@ from ._lib import check, ffi, lib
 from ._tensor import (Tensor, _check_cuda, default_float, dtype_code, int64_array,
                       parse_shape, upload, wrap)
 from ._tensor import scalar_tensor as _scalar_tensor
-from . import (_tensor_getitem, _tensor_index, _tensor_math, _tensor_ops, _tensor_shape,
-               _tensor_sort)
+from . import (_linalg, _tensor_getitem, _tensor_index, _tensor_math, _tensor_ops,
+               _tensor_shape, _tensor_sort)
 from ._tensor_shape import cat, gen_ptr
 from ._interop import from_cuda_array
 from ._host_memory import is_pinned, pin_memory
@@ -352,7 +352,7 @@ def _namespace():
     """Every public name: the families' functions first, these last."""
     ns = {}
     for m in (_tensor_ops, _tensor_math, _tensor_shape, _tensor_index, _tensor_getitem,
-              _tensor_sort):
+              _tensor_sort, _linalg):
         ns.update(m.functions)
     ns.update(functions)
     return {k: v for k, v in ns.items() if not k.startswith("_")}
