@@ -85,12 +85,16 @@ _REDUCE = {
 
 def source(group, inner_kinds):
     """C source of the group's kernel (function ENTRY).  inner_kinds: per
-    operand (inputs, full-shape outputs, then a reduction's output) 1, 0 or
-    None (contiguous, broadcast, strided) along the innermost dim."""
+    operand (inputs, full-shape outputs, then row outputs) 1, 0 or None
+    (contiguous, broadcast, strided) along the innermost dim."""
     ctype = _CTYPES[group.dtype]
-    nin = len(group.inputs)
+    nin, nfull = len(group.inputs), len(group.inputs) + len(group.outputs)
+    nops = nfull + len(group.row_outputs)
     slot = {v.id: i for i, v in enumerate(group.inputs)}
-    lines = []
+    for k, v in enumerate(group.results()):
+        slot[v.id] = nin + k
+    producer = {node.outputs[0].id: (kind, payload) for kind, node, payload in group.steps}
+    pad = " " * 12
 
     def read(i):
         k = inner_kinds[i]
@@ -100,26 +104,43 @@ def source(group, inner_kinds):
             return f"p{i}[0]"
         return f"p{i}[j * s{i}]"
 
-    loads = [f"{' ' * 12}const {ctype} in{i} = {read(i)};" for i in range(nin)]
-    local = {}
-    for n, (expr, operands) in zip(group.nodes, group.terms):
-        names = []
-        for o in operands:
-            if isinstance(o, (int, float)):
-                names.append(_literal(o, ctype))
-            elif o.id in local:
-                names.append(local[o.id])
-            else:
-                names.append(f"in{slot[o.id]}")
-        var = f"t{n.outputs[0].id}"
-        local[n.outputs[0].id] = var
+    def name(o):
+        """An operand's C name: a literal, a row scalar r<id>, a full value
+        t<id> computed in this loop, or a loaded input in<slot>."""
+        if isinstance(o, (int, float)):
+            return _literal(o, ctype)
+        kind = producer.get(o.id, (None,))[0]
+        if kind in ("reduce", "row"):
+            return f"r{o.id}"
+        if kind == "full":
+            return f"t{o.id}"
+        return f"in{slot[o.id]}"
+
+    def expression(expr, operands):
+        names = [name(o) for o in operands]
         text = _substitute(expr, {"x": names[0], "y": names[1] if len(names) > 1 else ""})
-        lines.append(f"{' ' * 12}const {ctype} {var} = ({ctype})({text});")
-    # (an output's inner kind is 0 only where the inner dim has size 1: a
-    # 0-d result, such as a loss's arithmetic)
-    stores = [f"{' ' * 12}{read(nin + k)} = {local[v.id]};" for k, v in enumerate(group.outputs)]
-    nfull = nin + len(group.outputs)
-    nops = nfull + (group.reduce is not None)
+        return f"({ctype})({text})"
+
+    def element_code(targets):
+        """Lines computing the full values and inputs `targets` at element j:
+        the inputs they read loaded, the full steps they need in order."""
+        needed, stack = set(), list(targets)
+        while stack:
+            vid = stack.pop()
+            if vid in needed:
+                continue
+            needed.add(vid)
+            kind, payload = producer.get(vid, ("input", None))
+            if kind == "full":
+                stack += [o.id for o in payload[1] if not isinstance(o, (int, float))]
+        loads = [f"{pad}const {ctype} in{i} = {read(i)};" for i, v in enumerate(group.inputs)
+                 if v.id in needed]
+        lines = [f"{pad}const {ctype} t{node.outputs[0].id} = {expression(*payload)};"
+                 for kind, node, payload in group.steps
+                 if kind == "full" and node.outputs[0].id in needed]
+        return loads + lines
+
+    stores = [f"{pad}{read(slot[v.id])} = t{v.id};" for v in group.outputs]
     setup = []
     for i in range(nops):
         const = "const " if i < nin else ""
@@ -143,29 +164,19 @@ static void body(int64_t begin, int64_t end, void *ctx) {{
             for (int k = 0; k < {nops}; k++) off[k] += i * a->strides[k][d];
         }}
 {chr(10).join(setup)}"""
-    if group.reduce is None:
-        loop = f"""        int64_t row = u / a->nblocks, j0 = (u % a->nblocks) * {BLOCK};
+    if not group.reduces:
+        body = f"""        int64_t row = u / a->nblocks, j0 = (u % a->nblocks) * {BLOCK};
         int64_t j1 = j0 + {BLOCK} < inner ? j0 + {BLOCK} : inner;
 {outer}
         for (int64_t j = 0; j < j1 - j0; j++) {{
-{chr(10).join(loads + lines + stores)}
+{chr(10).join(element_code([v.id for v in group.outputs]) + stores)}
         }}"""
     else:
-        kind, operand, _ = group.reduce
-        acc_t, identity, step, final = _REDUCE[kind]
-        acc_t = acc_t.format(t=ctype)
-        v = local[operand.id]
-        simd = "        #pragma omp simd reduction(+:acc)\n" if kind in ("sum", "mean") else ""
-        loop = f"""        const int64_t row = u, j0 = 0;
-{outer}
-        {acc_t} acc = {identity};
-{simd}        for (int64_t j = 0; j < inner; j++) {{
-{chr(10).join(loads + lines + stores)}
-            acc = {step.format(acc="acc", v=v)};
-        }}
-        p{nfull}[0] = ({ctype})({final.format(acc="acc")});"""
+        body = "\n".join([f"        const int64_t row = u, j0 = 0;", outer] +
+                         _row_passes(group, ctype, name, element_code, expression, stores,
+                                     slot))
     return f"""{head}
-{loop}
+{body}
     }}
 }}
 
@@ -174,3 +185,42 @@ int {ENTRY}(const ember_fused_args *a, int64_t units, int64_t grain) {{
     return 0;
 }}
 """
+
+
+def _row_passes(group, ctype, name, element_code, expression, stores, slot):
+    """A reducing group's code for one row: a pass over the row per
+    reduction (each element's values recomputed from the inputs: cheap next
+    to reading memory again), the row steps between them once, and the
+    full-shape outputs stored in the last reduction's pass, or in a pass of
+    their own when full steps follow it."""
+    kinds = [kind for kind, _, _ in group.steps]
+    last = max(i for i, k in enumerate(kinds) if k == "reduce")
+    merged = bool(group.outputs) and "full" not in kinds[last + 1:]
+    row_out = {v.id for v in group.row_outputs}
+    code = []
+    for i, (kind, node, payload) in enumerate(group.steps):
+        vid = node.outputs[0].id
+        if kind == "reduce":
+            rkind, operand = payload
+            acc_t, identity, step, final = _REDUCE[rkind]
+            acc_t, acc = acc_t.format(t=ctype), f"acc{vid}"
+            targets = [operand.id] + ([v.id for v in group.outputs] if merged and i == last
+                                      else [])
+            value = name(operand)
+            simd = f"        #pragma omp simd reduction(+:{acc})\n" \
+                if rkind in ("sum", "mean") else ""
+            code.append(f"""        {acc_t} {acc} = {identity};
+{simd}        for (int64_t j = 0; j < inner; j++) {{
+{chr(10).join(element_code(targets) + (stores if merged and i == last else []))}
+            {acc} = {step.format(acc=acc, v=value)};
+        }}
+        const {ctype} r{vid} = ({ctype})({final.format(acc=acc)});""")
+        elif kind == "row":
+            code.append(f"        const {ctype} r{vid} = {expression(*payload)};")
+        if kind in ("reduce", "row") and vid in row_out:
+            code.append(f"        p{slot[vid]}[0] = r{vid};")
+    if group.outputs and not merged:
+        code.append(f"""        for (int64_t j = 0; j < inner; j++) {{
+{chr(10).join(element_code([v.id for v in group.outputs]) + stores)}
+        }}""")
+    return code

@@ -51,29 +51,47 @@ def fusible_ops(cls="float"):
 
 
 class Group:
-    """One fused kernel's worth of nodes."""
+    """One fused kernel's worth of nodes.
 
-    __slots__ = ("nodes", "terms", "inputs", "outputs", "shape", "dtype", "reduce")
+    ``steps`` holds, in program order, one entry per node: ``("full",
+    node, (expression, operands))`` for an element-wise op over the group's
+    shape, ``("reduce", node, (kind, operand))`` for a reduction of a
+    full-shape value over the last dim, and ``("row", node, (expression,
+    operands))`` for an element-wise op over reduced values (one per row).
+    A reduction's result is a row value: full steps after it read it
+    broadcast along the row (kept as (..., 1)), row steps compute from it.
+    The kernel then walks each row once per reduction and once more for
+    what follows the last one."""
+
+    __slots__ = ("nodes", "steps", "inputs", "outputs", "row_outputs", "shape", "dtype")
 
     def __init__(self, shape, dtype):
-        self.nodes = []     # the graph's nodes, in order (a reduction last)
-        self.terms = []     # per element-wise node: (expression, operands)
-        self.inputs = []    # Values read from outside the group
-        self.outputs = []   # Values the rest of the program reads (full shape)
+        self.nodes = []         # the graph's nodes, in order
+        self.steps = []         # (kind, node, payload) per node
+        self.inputs = []        # Values read from outside the group
+        self.outputs = []       # full-shape Values the rest of the program reads
+        self.row_outputs = []   # row Values (reductions' and row steps') read after it
         self.shape, self.dtype = shape, dtype
-        # (kind, operand Value, output Value): the group ends in a reduction
-        # of one of its values over the last dim (sum, mean, amax, amin)
-        self.reduce = None
+
+    @property
+    def reduces(self):
+        return any(kind == "reduce" for kind, _, _ in self.steps)
+
+    @property
+    def terms(self):
+        """(expression, operands) of the full-shape element-wise steps."""
+        return [payload for kind, _, payload in self.steps if kind == "full"]
 
     def results(self):
-        """The Values the kernel writes: full-shape outputs, then the
-        reduction's."""
-        return self.outputs + ([self.reduce[2]] if self.reduce is not None else [])
+        """The Values the kernel writes: full-shape outputs, then row ones."""
+        return self.outputs + self.row_outputs
+
+    def row_shape(self, keepdim=True):
+        return tuple(self.shape[:-1]) + ((1,) if keepdim else ())
 
     def describe(self):
-        ops = " -> ".join(n.kind for n in self.nodes)
-        if self.reduce is not None:
-            ops += " (over the last dim)"
+        ops = " -> ".join(n.kind + (" (over the last dim)" if k == "reduce" else "")
+                          for k, n, _ in self.steps)
         return (f"{len(self.nodes)} ops ({ops}) over {self.dtype}[{', '.join(map(str, self.shape))}]"
                 f", {len(self.inputs)} input(s), {len(self.results())} output(s)")
 
@@ -137,10 +155,11 @@ def term(node):
 REDUCTIONS = ("sum", "mean", "amax", "amin")
 
 
-def reduction(node, group):
-    """(kind, operand) when node reduces a value of `group` over its last
-    dim (sum, mean, amax, amin; dim given, no dtype=), else None."""
-    if group is None or node.kind not in REDUCTIONS or node.inplace or len(node.outputs) != 1:
+def reduction(node):
+    """(kind, operand, keepdim) when node reduces a float tensor over its
+    last dim (sum, mean, amax, amin; dim given, no dtype=), else None."""
+    if node.kind not in REDUCTIONS or node.inplace or node.writes_view or \
+            len(node.outputs) != 1:
         return None
     args, kwargs = list(node.args), dict(node.kwargs)
     if not args or not isinstance(args[0], Value):
@@ -151,18 +170,37 @@ def reduction(node, group):
         if name in kwargs:
             return None
         kwargs[name] = a
-    if set(kwargs) - set(names) or x.shape != group.shape or x.dtype != group.dtype \
-            or group.dtype not in FLOAT_DTYPES:   # integer sums are int64: another dtype
-        return None
-    if not any(n.outputs[0] is x for n in group.nodes):
+    if set(kwargs) - set(names) or x.dtype not in FLOAT_DTYPES:
+        return None   # (integer sums are int64: another dtype)
+    if node.outputs[0].dtype != x.dtype:
         return None
     dim = kwargs.get("dim")
     if isinstance(dim, (tuple, list)) and len(dim) == 1:
         dim = dim[0]
-    nd = len(group.shape)
+    nd = len(x.shape)
     if not isinstance(dim, int) or isinstance(dim, bool) or nd == 0 or dim % nd != nd - 1:
         return None
-    return node.kind, x
+    return node.kind, x, bool(kwargs.get("keepdim", False))
+
+
+def _admit(group, node, t, kinds):
+    """How node joins the open group: ("full" | "row", payload), or None
+    when it cannot.  kinds: value id -> "full" or "row" for the group's
+    values."""
+    out = node.outputs[0]
+    if out.dtype != group.dtype:
+        return None
+    values = [o for o in t[1] if isinstance(o, Value)]
+    if tuple(out.shape) == tuple(group.shape):
+        for v in values:
+            if kinds.get(v.id) == "row" and tuple(v.shape) != group.row_shape() and \
+                    not (len(group.shape) == 1 and tuple(v.shape) == ()):
+                return None   # a (N,) row value would broadcast along the row, not down it
+        return "full", t
+    if group.reduces and tuple(out.shape) in (group.row_shape(), group.row_shape(False)) and \
+            all(kinds.get(v.id) == "row" and tuple(v.shape) == tuple(out.shape) for v in values):
+        return "row", t
+    return None
 
 
 def partition(graph, min_ops=2):
@@ -170,6 +208,7 @@ def partition(graph, min_ops=2):
     Group of at least `min_ops` fusible nodes."""
     steps, group = [], None
     produced = {}   # value id -> the group that computes it
+    kinds = {}      # value id -> "full" or "row", for the open group's values
 
     def close():
         nonlocal group
@@ -183,29 +222,40 @@ def partition(graph, min_ops=2):
                 for v in n.outputs:
                     produced.pop(v.id, None)
         group = None
+        kinds.clear()
+
+    def add(kind, node, payload):
+        nonlocal group
+        group.nodes.append(node)
+        group.steps.append((kind, node, payload))
+        out = node.outputs[0]
+        produced[out.id] = group
+        kinds[out.id] = "row" if kind in ("reduce", "row") else "full"
 
     for node in graph.nodes:
-        red = reduction(node, group)
-        if red is not None:   # the group ends here, in this reduction
-            group.nodes.append(node)
-            group.reduce = (red[0], red[1], node.outputs[0])
-            produced[node.outputs[0].id] = group
-            close()
+        red = reduction(node)
+        if red is not None:
+            kind, x, _ = red
+            # a reduction of a full-shape value of the open group (computed
+            # in it or read from outside), or the start of a new group
+            if group is not None and (tuple(x.shape) != tuple(group.shape) or
+                                      x.dtype != group.dtype or kinds.get(x.id) == "row"):
+                close()
+            if group is None:
+                group = Group(tuple(x.shape), x.dtype)
+            add("reduce", node, (kind, x))
             continue
         t = term(node)
-        out = node.outputs[0] if t is not None else None
-        if t is not None and group is not None and \
-                (out.shape != group.shape or out.dtype != group.dtype):
-            close()
         if t is None:
             close()
             steps.append(node)
             continue
-        if group is None:
-            group = Group(out.shape, out.dtype)
-        group.nodes.append(node)
-        group.terms.append(t)
-        produced[out.id] = group
+        how = _admit(group, node, t, kinds) if group is not None else None
+        if how is None:
+            close()
+            group = Group(tuple(node.outputs[0].shape), node.outputs[0].dtype)
+            how = _admit(group, node, t, kinds)
+        add(how[0], node, how[1])
     close()
     _wire(steps, graph, produced)
     # a group nothing reads (a backward graph's recomputed values its
@@ -230,10 +280,13 @@ def _wire(steps, graph, produced):
         if not isinstance(step, Group):
             continue
         seen = set()
-        for _, operands in step.terms:
+        for kind, _, payload in step.steps:
+            operands = [payload[1]] if kind == "reduce" else payload[1]
             for o in operands:
                 if isinstance(o, Value) and produced.get(o.id) is not step and o.id not in seen:
                     seen.add(o.id)
                     step.inputs.append(o)
-        elementwise = step.nodes[:len(step.terms)]
-        step.outputs = [n.outputs[0] for n in elementwise if n.outputs[0].id in read_later]
+        for kind, node, _ in step.steps:
+            v = node.outputs[0]
+            if v.id in read_later:
+                (step.outputs if kind == "full" else step.row_outputs).append(v)

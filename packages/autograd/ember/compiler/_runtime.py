@@ -187,9 +187,8 @@ class CompiledGraph:
     def _launch(self, group, plan, ins):
         """The group's outputs computed by its kernel (no autograd)."""
         dtype = _DTYPES[group.dtype]
-        outs = [ember.empty(group.shape, dtype=dtype) for _ in group.outputs]
-        if group.reduce is not None:
-            outs.append(ember.empty(group.reduce[2].shape, dtype=dtype))
+        outs = [ember.empty(group.shape, dtype=dtype) for _ in group.outputs] + \
+            [ember.empty(v.shape, dtype=dtype) for v in group.row_outputs]
         if plan.units:
             ffi = _toolchain._ffi
             a = ffi.new("ember_fused_args *")
@@ -222,13 +221,15 @@ class CompiledGraph:
         if any(t.device.type != "cpu" for t in ins):
             return None
         shape = list(group.shape)
-        reducing = group.reduce is not None
-        if reducing and (not shape or (shape[-1] == 0 and group.reduce[0] in ("amax", "amin"))):
+        reducing = group.reduces
+        if reducing and shape[-1] == 0 and any(
+                kind == "reduce" and payload[0] in ("amax", "amin")
+                for kind, _, payload in group.steps):
             return None            # eager says what is wrong (an empty max)
         strides = [_broadcast_strides(t, shape) for t in ins] + \
             [_contiguous(shape)] * len(group.outputs)
-        if reducing:               # the reduced output, as kept (N..., 1), broadcast
-            strides.append(_contiguous(shape[:-1] + [1])[:-1] + [0])
+        if reducing:               # row outputs, as kept (N..., 1), broadcast along the row
+            strides += [_contiguous(shape[:-1] + [1])[:-1] + [0]] * len(group.row_outputs)
             sizes, st = _coalesce(shape[:-1], [s_[:-1] for s_ in strides])
             if sizes == [1] and not shape[:-1]:
                 sizes, st = [], [[] for _ in strides]
