@@ -73,13 +73,22 @@ def _substitute(expr, names):
     return re.sub(r"\b[xy]\b", lambda m: f"({names[m.group(0)]})", expr)
 
 
-# a reduction's accumulator type, identity, step and final value, by kind
-# (sums in double, as an accurate bound on eager's float sums)
+# a reduction's accumulator type, identity, OpenMP reduction clauses, step
+# and final value, by kind.  Sums accumulate in double (an accurate bound on
+# eager's float sums); a max/min is a plain comparison the loop vectorises
+# (the NaN-propagating FMAX did not: a scalar loop, slower than the rest of
+# a softmax together) and a NaN seen anywhere is kept in a flag, so a row
+# holding one gives NaN, as eager's amax/amin.
 _REDUCE = {
-    "sum": ("double", "0.0", "{acc} + {v}", "{acc}"),
-    "mean": ("double", "0.0", "{acc} + {v}", "{acc} / (double)inner"),
-    "amax": ("{t}", "-INFINITY", "FMAX({acc}, {v})", "{acc}"),
-    "amin": ("{t}", "INFINITY", "FMIN({acc}, {v})", "{acc}"),
+    "sum": ("double", "0.0", "reduction(+:{acc})", "{acc} = {acc} + {v};", "{acc}"),
+    "mean": ("double", "0.0", "reduction(+:{acc})", "{acc} = {acc} + {v};",
+             "{acc} / (double)inner"),
+    "amax": ("{t}", "-INFINITY", "reduction(max:{acc}) reduction(|:{acc}_nan)",
+             "{acc} = {v} > {acc} ? {v} : {acc}; {acc}_nan |= {v} != {v};",
+             "{acc}_nan ? NAN : {acc}"),
+    "amin": ("{t}", "INFINITY", "reduction(min:{acc}) reduction(|:{acc}_nan)",
+             "{acc} = {v} < {acc} ? {v} : {acc}; {acc}_nan |= {v} != {v};",
+             "{acc}_nan ? NAN : {acc}"),
 }
 
 
@@ -202,17 +211,16 @@ def _row_passes(group, ctype, name, element_code, expression, stores, slot):
         vid = node.outputs[0].id
         if kind == "reduce":
             rkind, operand = payload
-            acc_t, identity, step, final = _REDUCE[rkind]
+            acc_t, identity, clauses, step, final = _REDUCE[rkind]
             acc_t, acc = acc_t.format(t=ctype), f"acc{vid}"
             targets = [operand.id] + ([v.id for v in group.outputs] if merged and i == last
                                       else [])
-            value = name(operand)
-            simd = f"        #pragma omp simd reduction(+:{acc})\n" \
-                if rkind in ("sum", "mean") else ""
-            code.append(f"""        {acc_t} {acc} = {identity};
-{simd}        for (int64_t j = 0; j < inner; j++) {{
+            flag = f" int {acc}_nan = 0;" if "_nan" in clauses else ""
+            code.append(f"""        {acc_t} {acc} = {identity};{flag}
+        #pragma omp simd {clauses.format(acc=acc)}
+        for (int64_t j = 0; j < inner; j++) {{
 {chr(10).join(element_code(targets) + (stores if merged and i == last else []))}
-            {acc} = {step.format(acc=acc, v=value)};
+            {step.format(acc=acc, v=name(operand))}
         }}
         const {ctype} r{vid} = ({ctype})({final.format(acc=acc)});""")
         elif kind == "row":
