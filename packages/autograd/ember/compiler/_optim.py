@@ -85,6 +85,9 @@ static void body(int64_t begin, int64_t end, void *ctx) {{
         const double *h = a->hyper + 2 * k;
         const int fresh = h[0] != 0;
         (void)v; (void)vmax; (void)m; (void)h; (void)fresh;
+        /* no operand aliases another: without the pragma GCC cannot prove
+           that the stores leave a->lr, a->wd, ... alone and keeps it scalar */
+        #pragma omp simd
         for (int64_t i = lo; i < hi; i++) {{{update}
         }}
     }}
