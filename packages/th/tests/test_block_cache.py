@@ -1,4 +1,4 @@
-"""libTH's block cache (storage.c): a released storage of 256 KiB or more
+"""libTH's block cache (storage.c): a released storage of 64 KiB or more
 is kept for the next one of its size.  Reused blocks must behave like fresh
 ones: zeros are zeros, sizes are not mixed up, threads and forked children
 allocate from it safely, and EMBER_CPU_CACHE_MB=0 turns it off."""
@@ -12,7 +12,7 @@ import pytest
 
 import ember.th as th
 
-BIG = 1 << 18  # float32 elements: 1 MiB, past the cache's 256 KiB minimum
+BIG = 1 << 18  # float32 elements: 1 MiB, past the cache's 64 KiB minimum
 
 
 def cache_line():
