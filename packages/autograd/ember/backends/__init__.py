@@ -134,8 +134,13 @@ SHARING_FUNCTIONS = ("share_memory_", "is_shared", "handle", "rebuild", "stack",
 #: is_pinned; the CUDA backend).
 PINNING_METHODS = ("pin_memory", "is_pinned")
 
+#: ``host_memory()``: True when the device's tensors lie in host memory
+#: (ember-thc's emulated device), so that host code may read and write them
+#: through ``data_ptr()`` (ember.compile's generated C kernels run on them).
+HOST_MEMORY_METHODS = ("host_memory",)
+
 #: Which of the lists above each device type's backend must provide.
-DEVICE_FEATURES = {"cpu": STORAGE_METHODS, "cuda": PINNING_METHODS}
+DEVICE_FEATURES = {"cpu": STORAGE_METHODS, "cuda": PINNING_METHODS + HOST_MEMORY_METHODS}
 
 #: Functions of the backend namespace the front calls.
 NAMESPACE_FUNCTIONS = (

@@ -74,14 +74,31 @@ def _broadcast_strides(t, shape):
     return out
 
 
+_HOST_MEMORY = {"cpu": True}
+
+
+def _host_memory(device_type):
+    """Whether the C kernels may run on this device type's tensors: the
+    CPU's, and those of a backend whose memory is host memory (the
+    emulated CUDA device)."""
+    if device_type not in _HOST_MEMORY:
+        from ember import backends
+        try:
+            probe = getattr(backends.get_backend(device_type), "host_memory", None)
+            _HOST_MEMORY[device_type] = bool(probe and probe())
+        except backends.BackendError:
+            _HOST_MEMORY[device_type] = False
+    return _HOST_MEMORY[device_type]
+
+
 class _Plan:
     """A group's kernel and argument block for one layout of its inputs."""
 
-    __slots__ = ("layouts", "kernel", "args", "nbytes", "units", "grain")
+    __slots__ = ("layouts", "kernel", "args", "nbytes", "units", "grain", "device")
 
-    def __init__(self, layouts, kernel, args, nbytes, units, grain):
+    def __init__(self, layouts, kernel, args, nbytes, units, grain, device):
         self.layouts, self.kernel, self.args, self.nbytes = layouts, kernel, args, nbytes
-        self.units, self.grain = units, grain
+        self.units, self.grain, self.device = units, grain, device
 
 
 class FusedKernel:
@@ -187,8 +204,9 @@ class CompiledGraph:
     def _launch(self, group, plan, ins):
         """The group's outputs computed by its kernel (no autograd)."""
         dtype = _DTYPES[group.dtype]
-        outs = [ember.empty(group.shape, dtype=dtype) for _ in group.outputs] + \
-            [ember.empty(v.shape, dtype=dtype) for v in group.row_outputs]
+        dev = plan.device
+        outs = [ember.empty(group.shape, dtype=dtype, device=dev) for _ in group.outputs] + \
+            [ember.empty(v.shape, dtype=dtype, device=dev) for v in group.row_outputs]
         if plan.units:
             ffi = _toolchain._ffi
             a = ffi.new("ember_fused_args *")
@@ -218,8 +236,9 @@ class CompiledGraph:
         """The kernel and its argument block (sizes, strides) for inputs of
         these layouts (every call of a signature has the same); None when
         the group runs eagerly."""
-        if any(t.device.type != "cpu" for t in ins):
-            return None
+        device = ins[0].device
+        if any(t.device != device for t in ins) or not _host_memory(device.type):
+            return None            # a GPU's tensors: the group runs eagerly
         shape = list(group.shape)
         reducing = group.reduces
         if reducing and shape[-1] == 0 and any(
@@ -254,7 +273,7 @@ class CompiledGraph:
         units = math.prod(sizes[:-1]) * args.nblocks if work else 0
         per_unit = max(1, inner if reducing else min(inner, _codegen.BLOCK))
         plan = _Plan(layouts, kernel, args, ffi.sizeof("ember_fused_args"), units=units,
-                     grain=max(1, 32768 // per_unit))
+                     grain=max(1, 32768 // per_unit), device=device)
         self.plans[gi] = plan
         return plan
 

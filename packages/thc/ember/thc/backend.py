@@ -26,6 +26,11 @@ class CUDABackend:
     def manual_seed(self, seed):
         _thc.manual_seed(seed)
 
+    def host_memory(self):
+        """True on the emulated device, whose memory is host memory (host
+        code, such as ember.compile's C kernels, may use its pointers)."""
+        return _thc.is_emulated()
+
     # ---- page-locked host memory ----------------------------------------
     def pin_memory(self, tensor):
         """A copy of a contiguous CPU raw tensor in page-locked memory."""
