@@ -89,6 +89,22 @@ static inline int64_t select_index(uint64_t m, int64_t k, int64_t bi) {
     return (int64_t)(((uint64_t)k & m) | ((uint64_t)bi & ~m));
 }
 
+#define POOL_CHUNK 128   /* outputs of a row pooled together (vector loop) */
+
+/* tap `tap` (i * kw + j) of a chunk of windows src[t * SW] (maxpool_##T's
+ * interior): the winners' values in best, their tap numbers (int32, the
+ * width of a float's mask: the loop vectorises on SSE2) in win */
+#define POOL_TAPS(T, SW)                                                       \
+    {                                                                          \
+        _Pragma("omp simd")                                                    \
+        for (int64_t t = 0; t < n; t++) {                                      \
+            const T v = src[t * (SW)];                                         \
+            const int take = (v > best[t]) | ((v != v) & (best[t] == best[t])); \
+            best[t] = take ? v : best[t];                                      \
+            win[t] = take ? tap : win[t];                                      \
+        }                                                                      \
+    }
+
 /* one call's data and geometry, for the per-plane range functions */
 typedef struct pool_ctx {
     void *out;    /* output, or grad_output in the backwards */
@@ -144,38 +160,88 @@ typedef struct pool_ctx {
             }                                                                  \
         }                                                                      \
     }                                                                          \
+    /* one output's window, taps in window order, bounds tested */         \
+    static void maxpool_one_##T(const pool_geom *g, const T *xp, int64_t h0,  \
+                                int64_t i0, int64_t i1, int64_t ow, T *o,     \
+                                int64_t *oi) {                                \
+        const int64_t w0 = ow * g->sw - g->pw;                                 \
+        int64_t j0, j1;                                                        \
+        window_range(w0, g->dw, g->kw, g->W, &j0, &j1);                        \
+        T best = -INFINITY;                                                    \
+        int64_t bi = -1;                                                       \
+        for (int64_t i = i0; i < i1; i++) {                                    \
+            const int64_t row = (h0 + i * g->dh) * g->W;                       \
+            for (int64_t j = j0; j < j1; j++) {                                \
+                const int64_t k = row + w0 + j * g->dw;                        \
+                const T v = xp[k];                                             \
+                /* the first NaN wins: later taps do not replace it */         \
+                const uint64_t m = take_mask((v > best) | (bi < 0) |           \
+                                             ((v != v) & (best == best)));     \
+                best = select_##T(m, v, best);                                 \
+                bi = select_index(m, k, bi);                                   \
+            }                                                                  \
+        }                                                                      \
+        *o = best;                                                             \
+        *oi = bi;                                                              \
+    }                                                                          \
+    /* Outputs whose window columns all lie inside the row (ow in [lo, hi))  \
+       go POOL_CHUNK at a time, one tap after another over the chunk: a    \
+       vector loop whose selects are blends.  The rest, one by one. */      \
     static void maxpool_##T(int64_t p0, int64_t p1, void *ctx) {               \
         POOL_LOCALS(T);                                                        \
+        const int64_t OW = g->OW, sw = g->sw, reach = (g->kw - 1) * g->dw;     \
+        int64_t lo = (g->pw + sw - 1) / sw, hi = 0;                            \
+        if (g->W - 1 - reach + g->pw >= 0)                                     \
+            hi = (g->W - 1 - reach + g->pw) / sw + 1;                          \
+        if (hi > OW) hi = OW;                                                  \
+        if (lo > hi || thnn__work(g->kh, g->kw) > INT32_MAX) /* taps: int32 */ \
+            lo = hi;                                                           \
+        T best[POOL_CHUNK];                                                    \
+        int32_t win[POOL_CHUNK];                                               \
         for (int64_t p = p0; p < p1; p++) {                                    \
             const T *xp = x + p * g->H * g->W;                                 \
-            T *op = out + p * g->OH * g->OW;                                   \
-            int64_t *ip = ind + p * g->OH * g->OW;                             \
             for (int64_t oh = 0; oh < g->OH; oh++) {                           \
                 /* window rows i in [i0, i1) fall inside the input */          \
                 const int64_t h0 = oh * g->sh - g->ph;                         \
                 int64_t i0, i1;                                                \
                 window_range(h0, g->dh, g->kh, g->H, &i0, &i1);                \
-                for (int64_t ow = 0; ow < g->OW; ow++) {                       \
-                    const int64_t w0 = ow * g->sw - g->pw;                     \
-                    int64_t j0, j1;                                            \
-                    window_range(w0, g->dw, g->kw, g->W, &j0, &j1);            \
-                    T best = -INFINITY;                                        \
-                    int64_t bi = -1;                                           \
-                    for (int64_t i = i0; i < i1; i++) {                        \
-                        const int64_t row = (h0 + i * g->dh) * g->W;           \
-                        for (int64_t j = j0; j < j1; j++) {                    \
-                            const int64_t k = row + w0 + j * g->dw;            \
-                            const T v = xp[k];                                 \
-                            /* the first NaN wins: later taps do not replace it */ \
-                            const uint64_t m = take_mask((v > best) | (bi < 0) | \
-                                                         ((v != v) & (best == best))); \
-                            best = select_##T(m, v, best);                     \
-                            bi = select_index(m, k, bi);                       \
-                        }                                                      \
+                T *op = out + (p * g->OH + oh) * OW;                           \
+                int64_t *ip = ind + (p * g->OH + oh) * OW;                     \
+                for (int64_t ow = 0; ow < lo; ow++)                            \
+                    maxpool_one_##T(g, xp, h0, i0, i1, ow, op + ow, ip + ow);  \
+                for (int64_t ow = hi; ow < OW; ow++)                           \
+                    maxpool_one_##T(g, xp, h0, i0, i1, ow, op + ow, ip + ow);  \
+                for (int64_t c0 = lo; c0 < hi && i0 < i1; c0 += POOL_CHUNK) {  \
+                    const int64_t n = hi - c0 < POOL_CHUNK ? hi - c0 : POOL_CHUNK; \
+                    const T *first = xp + (h0 + i0 * g->dh) * g->W + c0 * sw - g->pw; \
+                    for (int64_t t = 0; t < n; t++) { /* the first tap */      \
+                        best[t] = first[t * sw];                               \
+                        win[t] = (int32_t)(i0 * g->kw);                        \
                     }                                                          \
-                    op[oh * g->OW + ow] = best;                                \
-                    ip[oh * g->OW + ow] = bi;                                  \
+                    for (int64_t i = i0; i < i1; i++)                          \
+                        for (int64_t j = i == i0; j < g->kw; j++) {            \
+                            const T *restrict src = xp + (h0 + i * g->dh) * g->W + \
+                                                    c0 * sw - g->pw + j * g->dw; \
+                            const int32_t tap = (int32_t)(i * g->kw + j);      \
+                            /* the stride a constant where it is 1 or 2, so \
+                               that the loop vectorises */                  \
+                            if (sw == 2)                                       \
+                                POOL_TAPS(T, 2)                                \
+                            else if (sw == 1)                                  \
+                                POOL_TAPS(T, 1)                                \
+                            else                                               \
+                                POOL_TAPS(T, sw)                               \
+                        }                                                      \
+                    for (int64_t t = 0; t < n; t++) {                          \
+                        const int64_t i = win[t] / g->kw, j = win[t] % g->kw;  \
+                        op[c0 + t] = best[t];                                  \
+                        ip[c0 + t] = (h0 + i * g->dh) * g->W + (c0 + t) * sw - \
+                                     g->pw + j * g->dw;                        \
+                    }                                                          \
                 }                                                              \
+                if (i0 >= i1) /* no window row inside: eager's -inf, -1 */    \
+                    for (int64_t ow = lo; ow < hi; ow++)                       \
+                        maxpool_one_##T(g, xp, h0, i0, i1, ow, op + ow, ip + ow); \
             }                                                                  \
         }                                                                      \
     }                                                                          \
