@@ -1,0 +1,91 @@
+"""conv2d's Winograd F(2x2, 3x3) path (float32, 3x3, stride 1, dilation 1,
+one group, at least 16 channels each way and 36 output positions): the
+forward and the input gradient against float64 NumPy references and
+against the im2col path (EMBER_CONV_WINOGRAD=0), over odd sizes,
+paddings 0-2, batches, bias or none, non-contiguous inputs, chunks of
+tile rows, and 1 or 2 threads; shapes outside the path still take
+im2col."""
+import numpy as np
+import pytest
+
+import ember.th as th
+import ember.thnn as nn
+
+from test_conv import conv2d_ref
+
+CASES = [  # (N, C, H, W), O, padding
+    ((2, 16, 9, 11), 16, (1, 1)),
+    ((3, 24, 14, 14), 32, (1, 1)),
+    ((1, 16, 8, 8), 20, (0, 0)),
+    ((2, 20, 7, 7), 16, (2, 2)),
+    ((1, 17, 13, 6), 18, (1, 0)),      # odd sizes, one padding each way
+    ((4, 64, 30, 31), 64, (1, 1)),     # several chunks of tile rows
+]
+
+
+def grad_input_ref(gy, w, p, shape):
+    """The input gradient as a convolution of gy with the flipped,
+    transposed filters and padding 2 - p (float64)."""
+    wt = np.ascontiguousarray(w[:, :, ::-1, ::-1].transpose(1, 0, 2, 3))
+    gi = conv2d_ref(gy, wt, None, (1, 1), (2 - p[0], 2 - p[1]), (1, 1), 1)
+    return gi[:, :, :shape[2], :shape[3]]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape, o, p", CASES)
+def test_winograd_against_references_and_im2col(shape, o, p, threads, monkeypatch):
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = (rng.standard_normal((o, shape[1], 3, 3)) / (3 * np.sqrt(shape[1]))).astype(np.float32)
+    b = rng.standard_normal(o).astype(np.float32)
+    old = th.get_num_threads()
+    th.set_num_threads(threads)
+    try:
+        y = nn.conv2d_forward(th.from_numpy(x), th.from_numpy(w), th.from_numpy(b), 1, p).numpy()
+        gy = rng.standard_normal(y.shape).astype(np.float32)
+        gi = nn.conv2d_backward_input(th.from_numpy(gy), shape, th.from_numpy(w), 1, p).numpy()
+        monkeypatch.setenv("EMBER_CONV_WINOGRAD", "0")
+        y_im2col = nn.conv2d_forward(th.from_numpy(x), th.from_numpy(w), th.from_numpy(b),
+                                     1, p).numpy()
+        gi_im2col = nn.conv2d_backward_input(th.from_numpy(gy), shape, th.from_numpy(w),
+                                             1, p).numpy()
+    finally:
+        th.set_num_threads(old)
+    want = conv2d_ref(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
+                      (1, 1), p, (1, 1), 1)
+    want_gi = grad_input_ref(gy.astype(np.float64), w.astype(np.float64), p, shape)
+    for got, other, ref in ((y, y_im2col, want), (gi, gi_im2col, want_gi)):
+        scale = np.abs(ref).max()
+        assert np.abs(got - ref).max() <= 2e-6 * scale      # float32 rounding of the transforms
+        assert np.abs(got - other).max() <= 2e-6 * scale
+        assert not np.array_equal(got, other) or got.size < 64   # the other path ran
+
+
+def test_no_bias_and_non_contiguous_input():
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((2, 10, 12, 16)).astype(np.float32)   # (N, H, W, C) memory
+    w = (rng.standard_normal((16, 16, 3, 3)) * 0.1).astype(np.float32)
+    xt = th.from_numpy(x).permute(0, 3, 1, 2)                     # (2, 16, 10, 12), strided
+    y = nn.conv2d_forward(xt, th.from_numpy(w), None, 1, 1).numpy()
+    want = conv2d_ref(x.transpose(0, 3, 1, 2).astype(np.float64), w.astype(np.float64), None,
+                      (1, 1), (1, 1), (1, 1), 1)
+    assert np.abs(y - want).max() <= 2e-6 * np.abs(want).max()
+
+
+@pytest.mark.parametrize("shape, wshape, stride, dilation, groups", [
+    ((1, 8, 10, 10), (16, 8, 3, 3), 1, 1, 1),      # too few input channels
+    ((1, 16, 4, 4), (16, 16, 3, 3), 1, 1, 1),      # too few output positions
+    ((1, 16, 12, 12), (16, 16, 3, 3), 2, 1, 1),    # stride 2
+    ((1, 16, 12, 12), (16, 16, 3, 3), 1, 2, 1),    # dilation 2
+    ((1, 32, 12, 12), (32, 16, 3, 3), 1, 1, 2),    # groups
+])
+def test_other_shapes_take_im2col(shape, wshape, stride, dilation, groups, monkeypatch):
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal(wshape).astype(np.float32)
+    y = nn.conv2d_forward(th.from_numpy(x), th.from_numpy(w), None, stride, 1, dilation,
+                          groups).numpy()
+    monkeypatch.setenv("EMBER_CONV_WINOGRAD", "0")
+    y2 = nn.conv2d_forward(th.from_numpy(x), th.from_numpy(w), None, stride, 1, dilation,
+                           groups).numpy()
+    np.testing.assert_array_equal(y, y2)                 # the same path: the same bits
