@@ -446,7 +446,7 @@ THNN_API int thnn_conv2d_forward(th_tensor *output, const th_tensor *input,
     th_tensor *x = thnn__contig(input), *w = thnn__contig(weight);
     th_tensor *bc = bias ? thnn__contig(bias) : NULL, *col = NULL;
     if (!x || !w || (bias && !bc)) { rc = thnn_last_status(); goto done; }
-    if (thnn__winograd_fits(input->dtype, g.C, g.O, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.G,
+    if (thnn__winograd_fits(input->dtype, g.N, g.C, g.O, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.G,
                             g.ph, g.pw, g.OH, g.OW)) {
         rc = thnn__winograd_conv(thnn__data(output), thnn__data(x), thnn__data(w),
                                  bc ? thnn__data(bc) : NULL, g.N, g.C, g.H, g.W, g.O, g.ph,
@@ -571,7 +571,7 @@ THNN_API int thnn_conv2d_backward_input(th_tensor *grad_input,
     /* stride 1: grad_input is grad_output convolved with the flipped,
        transposed filters and padding 2 - p */
     if (g.ph <= 2 && g.pw <= 2 &&
-        thnn__winograd_fits(weight->dtype, g.O, g.C, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.G,
+        thnn__winograd_fits(weight->dtype, g.N, g.O, g.C, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.G,
                             2 - g.ph, 2 - g.pw, g.H, g.W)) {
         rc = thnn__winograd_conv(thnn__data(grad_input), thnn__data(go), thnn__data(w), NULL,
                                  g.N, g.O, g.OH, g.OW, g.C, 2 - g.ph, 2 - g.pw, g.H, g.W, 1);

@@ -5,11 +5,12 @@
 
 /* 1 when the Winograd path computes this convolution: float32, 3x3,
  * stride 1, dilation 1, one group, padding at most 2, at least 16 input
- * and output channels and 36 output positions; EMBER_CONV_WINOGRAD=0
- * turns it off */
-int thnn__winograd_fits(int dtype, int64_t C, int64_t O, int64_t kh, int64_t kw, int64_t sh,
-                        int64_t sw, int64_t dh, int64_t dw, int64_t groups, int64_t ph,
-                        int64_t pw, int64_t OH, int64_t OW);
+ * and output channels and 36 output positions, and a batch and plane
+ * large enough to repay the filter transform; EMBER_CONV_WINOGRAD=0
+ * turns it off, =1 takes it for every convolution of that form */
+int thnn__winograd_fits(int dtype, int64_t N, int64_t C, int64_t O, int64_t kh, int64_t kw,
+                        int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t groups,
+                        int64_t ph, int64_t pw, int64_t OH, int64_t OW);
 
 /* out (N, O, OH, OW) = the convolution of x (N, C, H, W) with w (O, C, 3,
  * 3), padding (ph, pw), plus bias (NULL: none); with flip, w is (C, O, 3,

@@ -1,10 +1,11 @@
 """conv2d's Winograd F(2x2, 3x3) path (float32, 3x3, stride 1, dilation 1,
-one group, at least 16 channels each way and 36 output positions): the
-forward and the input gradient against float64 NumPy references and
-against the im2col path (EMBER_CONV_WINOGRAD=0), over odd sizes,
-paddings 0-2, batches, bias or none, non-contiguous inputs, chunks of
-tile rows, and 1 or 2 threads; shapes outside the path still take
-im2col."""
+one group, at least 16 channels each way and 36 output positions; taken by
+default when the batch and plane repay the filter transform, always with
+EMBER_CONV_WINOGRAD=1): the forward and the input gradient against
+float64 NumPy references and against the im2col path
+(EMBER_CONV_WINOGRAD=0), over odd sizes, paddings 0-2, batches, bias or
+none, non-contiguous inputs, chunks of tile rows, and 1 or 2 threads;
+shapes outside the path still take im2col."""
 import numpy as np
 import pytest
 
@@ -20,6 +21,7 @@ CASES = [  # (N, C, H, W), O, padding
     ((2, 20, 7, 7), 16, (2, 2)),
     ((1, 17, 13, 6), 18, (1, 0)),      # odd sizes, one padding each way
     ((4, 64, 30, 31), 64, (1, 1)),     # several chunks of tile rows
+    ((6, 16, 28, 28), 16, (1, 1)),     # taken by default (unset)
 ]
 
 
@@ -38,6 +40,8 @@ def test_winograd_against_references_and_im2col(shape, o, p, threads, monkeypatc
     x = rng.standard_normal(shape).astype(np.float32)
     w = (rng.standard_normal((o, shape[1], 3, 3)) / (3 * np.sqrt(shape[1]))).astype(np.float32)
     b = rng.standard_normal(o).astype(np.float32)
+    if shape[0] < 6:      # small: forced (the default takes it from about this size on)
+        monkeypatch.setenv("EMBER_CONV_WINOGRAD", "1")
     old = th.get_num_threads()
     th.set_num_threads(threads)
     try:
@@ -61,12 +65,15 @@ def test_winograd_against_references_and_im2col(shape, o, p, threads, monkeypatc
         assert not np.array_equal(got, other) or got.size < 64   # the other path ran
 
 
-def test_no_bias_and_non_contiguous_input():
+def test_no_bias_and_non_contiguous_input(monkeypatch):
+    monkeypatch.setenv("EMBER_CONV_WINOGRAD", "1")
     rng = np.random.default_rng(12)
     x = rng.standard_normal((2, 10, 12, 16)).astype(np.float32)   # (N, H, W, C) memory
     w = (rng.standard_normal((16, 16, 3, 3)) * 0.1).astype(np.float32)
     xt = th.from_numpy(x).permute(0, 3, 1, 2)                     # (2, 16, 10, 12), strided
     y = nn.conv2d_forward(xt, th.from_numpy(w), None, 1, 1).numpy()
+    monkeypatch.setenv("EMBER_CONV_WINOGRAD", "0")
+    assert not np.array_equal(y, nn.conv2d_forward(xt, th.from_numpy(w), None, 1, 1).numpy())
     want = conv2d_ref(x.transpose(0, 3, 1, 2).astype(np.float64), w.astype(np.float64), None,
                       (1, 1), (1, 1), (1, 1), 1)
     assert np.abs(y - want).max() <= 2e-6 * np.abs(want).max()
@@ -80,6 +87,7 @@ def test_no_bias_and_non_contiguous_input():
     ((1, 32, 12, 12), (32, 16, 3, 3), 1, 1, 2),    # groups
 ])
 def test_other_shapes_take_im2col(shape, wshape, stride, dilation, groups, monkeypatch):
+    monkeypatch.setenv("EMBER_CONV_WINOGRAD", "1")   # even when asked for
     rng = np.random.default_rng(13)
     x = rng.standard_normal(shape).astype(np.float32)
     w = rng.standard_normal(wshape).astype(np.float32)
@@ -89,3 +97,15 @@ def test_other_shapes_take_im2col(shape, wshape, stride, dilation, groups, monke
     y2 = nn.conv2d_forward(th.from_numpy(x), th.from_numpy(w), None, stride, 1, dilation,
                            groups).numpy()
     np.testing.assert_array_equal(y, y2)                 # the same path: the same bits
+
+
+def test_small_batches_and_planes_take_im2col_by_default(monkeypatch):
+    """ResNet-18's 512-channel 7x7 layers at batch 8: the filter transform
+    costs more than the products save."""
+    monkeypatch.delenv("EMBER_CONV_WINOGRAD", raising=False)
+    rng = np.random.default_rng(14)
+    x = th.from_numpy(rng.standard_normal((2, 32, 7, 7)).astype(np.float32))
+    w = th.from_numpy(rng.standard_normal((32, 32, 3, 3)).astype(np.float32))
+    y = nn.conv2d_forward(x, w, None, 1, 1).numpy()
+    monkeypatch.setenv("EMBER_CONV_WINOGRAD", "0")
+    np.testing.assert_array_equal(y, nn.conv2d_forward(x, w, None, 1, 1).numpy())
