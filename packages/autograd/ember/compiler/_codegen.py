@@ -186,7 +186,7 @@ static void body(int64_t begin, int64_t end, void *ctx) {{
 {chr(10).join(element_code([v.id for v in group.outputs]) + stores)}
         }}"""
     else:
-        body = "\n".join([f"        const int64_t row = u, j0 = 0;", outer] +
+        body = "\n".join(["        const int64_t row = u, j0 = 0;", outer] +
                          _row_passes(group, ctype, name, element_code, expression, stores,
                                      slot))
     return f"""{head}

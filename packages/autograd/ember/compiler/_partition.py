@@ -8,7 +8,11 @@ or relu; it is not in place; its operands are tensors of its own dtype
 (float32, float64 or an integer dtype) or Python numbers; and its extra arguments are the defaults (add/sub alpha=1,
 div without rounding_mode).  A group is a run of consecutive fusible nodes
 in program order with one output shape and dtype; its inputs may broadcast
-to that shape.  Everything else (products, convolutions, views, indexing,
+to that shape.  A float group also holds reductions over the last dim
+(sum, mean, amax, amin) of its full-shape values or inputs, and goes on
+after them: later element-wise ops read a kept result broadcast along the
+row, and ops over reduced values alone run once per row (see Group).
+Everything else (products, convolutions, views, indexing, other
 reductions) runs as traced.
 """
 import numbers
@@ -225,7 +229,6 @@ def partition(graph, min_ops=2):
         kinds.clear()
 
     def add(kind, node, payload):
-        nonlocal group
         group.nodes.append(node)
         group.steps.append((kind, node, payload))
         out = node.outputs[0]
