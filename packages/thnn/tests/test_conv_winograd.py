@@ -65,6 +65,26 @@ def test_winograd_against_references_and_im2col(shape, o, p, threads, monkeypatc
         assert not np.array_equal(got, other) or got.size < 64   # the other path ran
 
 
+def test_the_same_bits_on_one_and_two_threads(monkeypatch):
+    """Chunks of tile rows are computed alone, so the thread count changes
+    nothing."""
+    monkeypatch.setenv("EMBER_CONV_WINOGRAD", "1")
+    rng = np.random.default_rng(15)
+    x = th.from_numpy(rng.standard_normal((4, 64, 30, 31)).astype(np.float32))
+    w = th.from_numpy(rng.standard_normal((48, 64, 3, 3)).astype(np.float32))
+    gy = th.from_numpy(rng.standard_normal((4, 48, 30, 31)).astype(np.float32))
+    old, runs = th.get_num_threads(), []
+    try:
+        for n in (1, 2):
+            th.set_num_threads(n)
+            runs.append([nn.conv2d_forward(x, w, None, 1, 1).numpy(),
+                         nn.conv2d_backward_input(gy, tuple(x.shape), w, 1, 1).numpy()])
+    finally:
+        th.set_num_threads(old)
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_no_bias_and_non_contiguous_input(monkeypatch):
     monkeypatch.setenv("EMBER_CONV_WINOGRAD", "1")
     rng = np.random.default_rng(12)
