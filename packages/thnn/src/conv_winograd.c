@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conv_unfold.h"
 #include "conv_winograd.h"
 
 #define CHUNK_BYTES (4 << 20)
@@ -27,17 +28,17 @@
 int thnn__winograd_fits(int dtype, int64_t N, int64_t C, int64_t O, int64_t kh, int64_t kw,
                         int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t groups,
                         int64_t ph, int64_t pw, int64_t OH, int64_t OW) {
+    if (!(dtype == TH_FLOAT32 && kh == 3 && kw == 3 && sh == 1 && sw == 1 && dh == 1 &&
+          dw == 1 && groups == 1 && ph <= 2 && pw <= 2 && C >= MIN_CHANNELS &&
+          O >= MIN_CHANNELS && OH * OW >= MIN_POSITIONS && C <= INT32_MAX / 16 &&
+          O <= INT32_MAX / 16))
+        return 0;
     /* "0": never; "1": every convolution of the right form (tests, and
        measuring); unset: when it pays */
     const char *env = getenv("EMBER_CONV_WINOGRAD");
     if (env && strcmp(env, "0") == 0)
         return 0;
     const int always = env && strcmp(env, "1") == 0;
-    if (!(dtype == TH_FLOAT32 && kh == 3 && kw == 3 && sh == 1 && sw == 1 && dh == 1 &&
-          dw == 1 && groups == 1 && ph <= 2 && pw <= 2 && C >= MIN_CHANNELS &&
-          O >= MIN_CHANNELS && OH * OW >= MIN_POSITIONS && C <= INT32_MAX / 16 &&
-          O <= INT32_MAX / 16))
-        return 0;
     /* multiply-adds saved per (output, input) channel pair against the
        filter transform's fixed cost per pair: ResNet-18's 512-channel 7x7
        layers at batch 8 (1480 saved) ran 1.5x slower, its 256-channel
@@ -169,11 +170,6 @@ static void output_transform(const wg_job *j, const float *M, int64_t r0, int64_
     }
 }
 
-static th_tensor *view2d(th_tensor *t, int64_t offset, int64_t rows, int64_t cols) {
-    int64_t sz[2] = {rows, cols}, st[2] = {cols, 1};
-    return thnn__view(t, offset, 2, sz, st);
-}
-
 /* chunks [c0, c1) of tile rows: each transforms its tiles, runs the 16
  * products, and writes its outputs */
 static void run_chunks(int64_t c0, int64_t c1, void *ctx) {
@@ -189,13 +185,10 @@ static void run_chunks(int64_t c0, int64_t c1, void *ctx) {
         const int64_t nr = r0 + j->chunk_rows <= j->rows ? j->chunk_rows : j->rows - r0;
         const int64_t n = nr * j->tW;
         input_transform(j, thnn__data(V), r0, nr, thnn__data(T));
-        for (int e = 0; e < 16 && ok; e++) {
-            th_tensor *m = view2d(M, e * j->O * n, j->O, n);
-            th_tensor *u = view2d(j->U, e * j->O * j->C, j->O, j->C);
-            th_tensor *v = view2d(V, e * j->C * n, j->C, n);
-            ok = m && u && v && th_gemm_out(m, u, v, 0.0, 1.0) == TH_OK;
-            thnn__release(m); thnn__release(u); thnn__release(v);
-        }
+        for (int e = 0; e < 16 && ok; e++)
+            ok = thnn__gemm_views("conv2d (Winograd)", thnn__mat(M, e * j->O * n, j->O, n, n, 1),
+                                  thnn__mat(j->U, e * j->O * j->C, j->O, j->C, j->C, 1),
+                                  thnn__mat(V, e * j->C * n, j->C, n, n, 1), 0.0) == TH_OK;
         if (ok) output_transform(j, thnn__data(M), r0, nr, thnn__data(T));
     }
     if (!ok) __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);

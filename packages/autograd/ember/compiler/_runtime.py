@@ -272,8 +272,10 @@ class CompiledGraph:
         args.nblocks = 1 if reducing else -(-inner // _codegen.BLOCK)
         units = math.prod(sizes[:-1]) * args.nblocks if work else 0
         per_unit = max(1, inner if reducing else min(inner, _codegen.BLOCK))
+        # outputs on the inputs' device (None: the default CPU, cheapest to make)
         plan = _Plan(layouts, kernel, args, ffi.sizeof("ember_fused_args"), units=units,
-                     grain=max(1, 32768 // per_unit), device=device)
+                     grain=max(1, 32768 // per_unit),
+                     device=None if device.type == "cpu" else device)
         self.plans[gi] = plan
         return plan
 
