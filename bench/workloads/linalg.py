@@ -1,5 +1,6 @@
-"""Dense linear algebra (LAPACK): ember.linalg against torch.linalg and
-numpy.linalg, float32, ms per call.
+"""Dense linear algebra (LAPACK) and the FFT: ember.linalg / ember.fft
+against torch.linalg / torch.fft and numpy.linalg / numpy.fft, float32, ms
+per call.
 
 - solve n=1024: A x = b for a well-conditioned 1024x1024 A and one
   right-hand side (LU with partial pivoting, then two triangular solves).
@@ -9,6 +10,8 @@ numpy.linalg, float32, ms per call.
   singular values are compared).
 - inv 4096x4x4: a batch of 4096 inverses of 4x4 matrices (libTH inverts
   orders 1-4 in registers, in one pass over the batch).
+- rfft 2^22: the one-sided transform of 2^22 float32 samples (complex64
+  result; ember.fft runs NumPy's pocketfft on views of the tensors' memory).
 
 Ember runs through its front (ember.Tensor, no grad required), as a user's
 program does.
@@ -26,8 +29,8 @@ from . import Case, Unsupported
 FAMILY = "linalg"
 
 SIZES = {
-    "full": {"solve": 1024, "cholesky": 2048, "svd": 512, "batch": (4096, 4)},
-    "smoke": {"solve": 16, "cholesky": 16, "svd": 8, "batch": (8, 4)},
+    "full": {"solve": 1024, "cholesky": 2048, "svd": 512, "batch": (4096, 4), "rfft": 1 << 22},
+    "smoke": {"solve": 16, "cholesky": 16, "svd": 8, "batch": (8, 4), "rfft": 64},
 }
 
 
@@ -87,6 +90,16 @@ def _batched_inv(batch, n, lib, mod):
     return Stmt("la.inv(a)", {"la": _la(lib, mod), "a": a}, result="la.inv(a)")
 
 
+def _rfft(n, lib, mod):
+    a = _own(lib, mod, np.random.default_rng(6).standard_normal(n).astype(np.float32))
+    if lib == "ember":
+        import ember.fft
+        fft = ember.fft
+    else:
+        fft = mod.fft
+    return Stmt("fft.rfft(a)", {"fft": fft, "a": a}, result="fft.rfft(a)")
+
+
 def cases(scale: str = "full") -> list[Case]:
     s = SIZES[scale]
     batch, n = s["batch"]
@@ -99,6 +112,8 @@ def cases(scale: str = "full") -> list[Case]:
              rtol=1e-3, atol=1e-3),
         Case(FAMILY, f"inv {batch}x{n}x{n}", "ms/op", partial(_batched_inv, batch, n),
              rtol=1e-4, atol=1e-5),
+        Case(FAMILY, f"rfft n=2^{s['rfft'].bit_length() - 1}", "ms/op",
+             partial(_rfft, s["rfft"]), rtol=1e-3, atol=1e-1),
     ]
 
 

@@ -23,9 +23,9 @@ _fallbacks.install()
 
 __version__ = "0.1.0"
 
-from ._dtypes import (bfloat16, bool, double, dtype, finfo, float, float16,  # noqa: E402
-                      float32, float64, half, iinfo, int, int8, int16, int32, int64, long,
-                      promote_types, short, uint8)
+from ._dtypes import (bfloat16, bool, cdouble, cfloat, complex64, complex128,  # noqa: E402
+                      double, dtype, finfo, float, float16, float32, float64, half, iinfo, int,
+                      int8, int16, int32, int64, long, promote_types, short, uint8)
 from ._device import device  # noqa: E402
 from ._tensor import Tensor, is_tensor  # noqa: E402
 from . import autograd  # noqa: E402
@@ -40,6 +40,8 @@ from ._creation import (Generator, arange, as_tensor, asarray, bernoulli, empty,
                         scalar_tensor, seed, set_default_dtype, set_num_interop_threads,
                         set_num_threads, set_rng_state,
                         tensor, zeros, zeros_like)
+from ._windows import (bartlett_window, blackman_window, hamming_window,  # noqa: E402
+                       hann_window, kaiser_window)
 from . import _ops  # noqa: E402
 from . import amp  # noqa: E402
 from .amp.autocast_mode import (autocast, autocast_decrement_nesting,  # noqa: E402
@@ -103,6 +105,25 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
 
 _LAZY_SUBMODULES = ("serialization", "utils", "multiprocessing", "nn", "optim", "accelerator",
                     "onnx", "distributed", "fft", "jit", "legacy", "compiler")
+
+
+def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
+         pad_mode="reflect", normalized=False, onesided=None, return_complex=None):
+    """The short-time Fourier transform (ember.fft's stft; see there)."""
+    from .fft._stft import stft as _stft
+    return _stft(input, n_fft, hop_length, win_length, window, center, pad_mode, normalized,
+                 onesided, return_complex)
+
+
+def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
+          normalized=False, onesided=None, length=None, return_complex=False):
+    """The inverse short-time Fourier transform (ember.fft's istft)."""
+    from .fft._stft import istft as _istft
+    return _istft(input, n_fft, hop_length, win_length, window, center, normalized, onesided,
+                  length, return_complex)
+
+
+Tensor.stft, Tensor.istft = stft, istft
 
 
 def compile(model=None, **options):

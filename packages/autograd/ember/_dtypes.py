@@ -4,11 +4,12 @@ import builtins as _builtins
 
 import numpy as _np
 
-from ember.th import (bfloat16, bool, double, dtype, float, float16, float32,  # noqa: F401
-                      float64, half, int, int8, int16, int32, int64, long,
-                      promote_types, short, uint8)
+from ember.th import (bfloat16, bool, cdouble, cfloat, complex64, complex128,  # noqa: F401
+                      double, dtype, float, float16, float32, float64, half, int, int8, int16,
+                      int32, int64, long, promote_types, short, uint8)
 
-ALL = (float32, float64, float16, bfloat16, int8, uint8, int16, int32, int64, bool)
+ALL = (float32, float64, float16, bfloat16, int8, uint8, int16, int32, int64, bool, complex64,
+       complex128)
 
 
 # bfloat16 has no NumPy type: its limits written out (8 exponent bits, 8
@@ -28,6 +29,8 @@ class finfo:
         if not isinstance(type, dtype):
             raise TypeError(f"finfo(): argument 'type' must be ember.dtype, not "
                             f"{_builtins.type(type).__name__}")
+        if type.is_complex:  # the limits of its parts, as PyTorch
+            type = type.to_real()
         if not type.is_floating_point:
             raise TypeError(f"ember.finfo() requires a floating point input type. Use "
                             f"ember.iinfo to handle '{type}'")
@@ -58,7 +61,7 @@ class iinfo:
         if not isinstance(type, dtype):
             raise TypeError(f"iinfo(): argument 'type' must be ember.dtype, not "
                             f"{_builtins.type(type).__name__}")
-        if type.is_floating_point or type is bool:
+        if type.is_floating_point or type.is_complex or type is bool:
             raise TypeError(f"ember.iinfo() requires an integer input type. Use ember.finfo "
                             f"to handle '{type}'")
         info = _np.iinfo(type.numpy)

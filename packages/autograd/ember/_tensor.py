@@ -24,7 +24,8 @@ _new = object.__new__
 # PyTorch spells tensor types in messages as torch.FloatTensor
 TYPE_TITLES = {"float32": "Float", "float64": "Double", "float16": "Half",
                "bfloat16": "BFloat16", "int8": "Char", "uint8": "Byte", "int16": "Short",
-               "int32": "Int", "int64": "Long", "bool": "Bool"}
+               "int32": "Int", "int64": "Long", "bool": "Bool", "complex64": "ComplexFloat",
+               "complex128": "ComplexDouble"}
 
 
 class AutogradMeta:
@@ -136,7 +137,7 @@ class Tensor:
         return self._data.dtype.is_floating_point
 
     def is_complex(self):
-        return False
+        return self._data.dtype.is_complex
 
     def data_ptr(self):
         return self._data.data_ptr()
@@ -212,7 +213,8 @@ class Tensor:
                     "to use a computed variable in a subgraph that doesn't require "
                     "differentiation use var_no_grad = var.detach().")
             return self
-        if requires_grad and not self._data.dtype.is_floating_point:
+        if requires_grad and not (self._data.dtype.is_floating_point or
+                                  self._data.dtype.is_complex):
             raise RuntimeError("only Tensors of floating point and complex dtype can "
                                "require gradients")
         self._requires_grad = requires_grad

@@ -14,8 +14,11 @@ def make_tensor(spec, rng, layout="contiguous", dtype=None):
     a wider buffer), an int64 tensor for Index, a bool tensor for Mask."""
     if isinstance(spec, T):
         values = rng.uniform(spec.low, spec.high, size=spec.shape)
+        if spec.complex:  # complex128 (complex64 where the test asks for float32)
+            values = values + 1j * rng.uniform(spec.low, spec.high, size=spec.shape)
+            dtype = ember.complex64 if dtype is ember.float32 else ember.complex128
         if layout == "noncontiguous" and spec.shape:
-            wide = np.zeros(spec.shape + (2,))
+            wide = np.zeros(spec.shape + (2,), dtype=values.dtype)
             wide[..., 0] = values
             t = ember.tensor(wide, dtype=dtype or ember.float64)[..., 0].detach()
             assert t.numel() < 2 or not t.is_contiguous()

@@ -30,7 +30,8 @@ import ember.nn.functional as F
 
 ALLOWED = (ValueError, IndexError, TypeError, RuntimeError, NotImplementedError, MemoryError)
 DTYPES = [ember.float32, ember.float64, ember.float16, ember.bfloat16, ember.int64,
-          ember.int32, ember.int16, ember.int8, ember.uint8, ember.bool]
+          ember.int32, ember.int16, ember.int8, ember.uint8, ember.bool, ember.complex64,
+          ember.complex128]
 FLOATS = [ember.float32, ember.float64]
 # big enough that a non-empty result cannot be allocated (under --max-memory-gib)
 HOSTILE = [2**33, 2**40, 2**62, 2**63 - 1, -2**63, -2**40]
@@ -42,6 +43,8 @@ _watchdog = [WATCHDOG_S]
 def _values(rng, n, dtype):
     if dtype is ember.bool:
         return rng.random(n) < 0.5
+    if dtype.is_complex:
+        return _values(rng, n, ember.float64) + 1j * _values(rng, n, ember.float64)
     if dtype.is_floating_point:
         v = rng.standard_normal(n) * rng.choice([1.0, 1e3])
         if n:

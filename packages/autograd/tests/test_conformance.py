@@ -48,10 +48,12 @@ def test_matches_pytorch(info, sample, layout):
     loss_ours, loss_theirs = 0, 0
     for o, t in zip(ours, theirs):
         assert tuple(o.shape) == tuple(t.shape), info.name
-        np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-6,
-                                   atol=1e-8, err_msg=info.name)
+        np.testing.assert_allclose(o.detach().numpy(), t.detach().resolve_conj().numpy(),
+                                   rtol=1e-6, atol=1e-8, err_msg=info.name)
         if o.requires_grad:
             assert t.requires_grad
+            if o.is_complex():  # a real loss of the (re, im) pairs
+                o, t = ember.view_as_real(o), torch.view_as_real(t.resolve_conj())
             w = rng.standard_normal(tuple(o.shape))
             loss_ours = loss_ours + (o * ember.tensor(w)).sum()
             loss_theirs = loss_theirs + (t * torch.from_numpy(w)).sum()
@@ -72,7 +74,7 @@ def test_matches_pytorch(info, sample, layout):
             assert (a is None or not a.abs().sum().item()) and \
                 (b is None or not b.abs().sum().item())
             continue
-        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-8,
+        np.testing.assert_allclose(a.numpy(), b.resolve_conj().numpy(), rtol=1e-6, atol=1e-8,
                                    err_msg=f"gradient of {info.name}")
 
 

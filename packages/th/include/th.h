@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define TH_ABI_VERSION_MAJOR 1
-#define TH_ABI_VERSION_MINOR 6
+#define TH_ABI_VERSION_MINOR 7
 #define TH_MAX_DIMS 16
 
 /* ---- dtypes -------------------------------------------------------- */
@@ -40,7 +40,9 @@ typedef enum th_dtype {
     TH_INT32 = 7,
     TH_INT64 = 8,
     TH_BOOL = 9,
-    TH_NUM_DTYPES = 10
+    TH_COMPLEX64 = 10,  /* float real part, then float imaginary part */
+    TH_COMPLEX128 = 11, /* the same in double */
+    TH_NUM_DTYPES = 12
 } th_dtype;
 
 /* ---- status codes: each maps to one Python exception type ---------- */
@@ -198,9 +200,12 @@ int64_t th_dtype_itemsize(int dtype);
 const char *th_dtype_name(int dtype);
 int th_dtype_is_floating(int dtype);
 int th_dtype_is_integral(int dtype); /* bool excluded */
+int th_dtype_is_complex(int dtype);
+/* complex64 <-> float32, complex128 <-> float64; -1 for the others */
+int th_complex_part_dtype(int dtype);
 int th_promote_types(int a, int b);
 /* PyTorch's result_type for two tensors: 0-d tensors only raise the
- * category (bool < integer < floating), never the width within it;
+ * category (bool < integer < floating < complex), never the width within it;
  * wrapped numbers rank below 0-d tensors (see TH_TENSOR_WRAPPED_NUMBER). */
 int th_result_type(const th_tensor *a, const th_tensor *b);
 int th_get_default_dtype(void);
@@ -231,7 +236,8 @@ void th_tensor_release(th_tensor *t);
 int64_t th_numel(const th_tensor *t);
 int th_is_contiguous(const th_tensor *t);
 void *th_data_ptr(const th_tensor *t);
-/* Reads element `linear` (row-major order) as double / int64. */
+/* Reads element `linear` (row-major order) as double / int64 (of a complex
+ * element: its real part; th_get_complex reads both). */
 int th_get_double(const th_tensor *t, int64_t linear, double *out);
 int th_get_int64(const th_tensor *t, int64_t linear, int64_t *out);
 
@@ -275,6 +281,22 @@ th_tensor *th_contiguous(const th_tensor *t);  /* new ref, maybe same t */
 th_tensor *th_clone(const th_tensor *t);       /* always a fresh copy */
 th_tensor *th_to_dtype(const th_tensor *t, int dtype); /* always fresh */
 int th_copy(th_tensor *dst, const th_tensor *src); /* broadcasts, converts */
+
+/* ---- complex numbers ----------------------------------------------- */
+/* Element `linear` (row-major order) as real and imaginary parts (real
+ * dtypes: im = 0). */
+int th_get_complex(const th_tensor *t, int64_t linear, double *re, double *im);
+th_tensor *th_scalar_complex(double re, double im, int dtype); /* 0-d */
+int th_fill_complex(th_tensor *t, double re, double im);     /* complex t */
+/* A complex tensor as its real dtype with a last dim of 2 (re, im), and
+ * back (last dim of size 2 and stride 1, other strides and the offset
+ * even); both are views sharing the storage. */
+th_tensor *th_view_as_real(const th_tensor *t);
+th_tensor *th_view_as_complex(const th_tensor *t);
+/* arg z in the real dtype (abs is th_unary(TH_ABS)); conj: a fresh tensor
+ * (a clone for real dtypes) */
+th_tensor *th_complex_angle(const th_tensor *t);
+th_tensor *th_conj(const th_tensor *t);
 
 /* ---- elementwise --------------------------------------------------- */
 th_tensor *th_unary(int op, const th_tensor *a);

@@ -44,7 +44,8 @@ const char *th_shape_str(int ndim, const int64_t *sizes, char *buf);
 int th_wrap_dim(int dim, int ndim);
 
 /* ---- dtypes -------------------------------------------------------- */
-/* 0 bool, 1 integer, 2 floating (the categories of type promotion). */
+/* 0 bool, 1 integer, 2 floating, 3 complex (the categories of type
+ * promotion). */
 int th_dtype_category(int dtype);
 /* PyTorch's scalar type names: "Float", "Long", ... */
 const char *th_dtype_title(int dtype);

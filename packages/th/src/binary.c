@@ -68,6 +68,11 @@ static const int op_flag_table[TH_NUM_BINARY_OPS] = {
 };
 static inline int op_flags(int op) { return op_flag_table[op]; }
 
+/* the loop for op in compute dtype ct, NULL where the op has none */
+static th_loop_fn binary_loop(int op, int ct) {
+    return th_dtype_is_complex(ct) ? th__complex_binary_loop(op, ct) : loops[op][ct];
+}
+
 /* ---- helpers shared with the other element-wise files -------------- */
 int th__can_cast(int from, int to) {
     int cf = th__dtype_category(from), ct = th__dtype_category(to);
@@ -116,6 +121,14 @@ static int binary_types(int op, const th_tensor *a, const th_tensor *b,
         return th__error(TH_ERR_VALUE, "invalid binary op code %d", op);
     int rt = th_result_type(a, b);
     int flags = op_flags(op);
+    if (th_dtype_is_complex(rt)) {
+        if (!binary_loop(op, rt))
+            return th__error(TH_ERR_TYPE, "\"%s_cpu\" not implemented for '%s'",
+                             th__op_name(TH_OP_BINARY, op), th__dtype_title(rt));
+        *compute = rt;
+        *result = (flags & TH_OPF_PREDICATE) ? TH_BOOL : rt;
+        return TH_OK;
+    }
     if ((flags & TH_OPF_FLOAT_ONLY) && !th_dtype_is_floating(rt))
         return th__error(TH_ERR_TYPE, "\"%s_cpu\" not implemented for '%s'",
                          th__op_name(TH_OP_BINARY, op), th__dtype_title(rt));
@@ -238,7 +251,7 @@ int th_binary_out(int op, th_tensor *out, const th_tensor *a,
     if (th_dtype_is_integral(ct) && check_integer_rhs(op, b, ct))
         return th_last_status();
     int lt = (op_flags(op) & TH_OPF_PREDICATE) ? TH_BOOL : ct;
-    return binary_driver(loops[op][ct], NULL, ct, lt, out, a, b);
+    return binary_driver(binary_loop(op, ct), NULL, ct, lt, out, a, b);
 }
 
 static th_tensor *new_result(int rt, const th_tensor *a, const th_tensor *b) {
@@ -292,6 +305,15 @@ int th_add_scaled_out(th_tensor *out, const th_tensor *a, const th_tensor *b,
     if (check_out(out, rt, a, b)) return th_last_status();
     if (th_numel(alpha) != 1)
         return th__error(TH_ERR_RUNTIME, "alpha must be a single number");
+    if (th_dtype_is_complex(rt)) { /* out = a + (alpha * b): two passes */
+        th_tensor *scaled = th_binary(TH_MUL, b, alpha);
+        int rc = scaled ? th_binary_out(TH_ADD, out, a, scaled) : th_last_status();
+        th_tensor_release(scaled);
+        return rc;
+    }
+    if (th_dtype_is_complex(alpha->dtype))
+        return th__error(TH_ERR_RUNTIME, "For non-complex input tensors, argument alpha "
+                         "must not be a complex number.");
     alpha_ctx ac = {th__scalar_double(alpha), th__scalar_int64(alpha)};
     if (th_dtype_is_floating(alpha->dtype) && !th_dtype_is_floating(rt))
         return th__error(TH_ERR_RUNTIME,

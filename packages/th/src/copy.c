@@ -1,5 +1,5 @@
 /* Copies between any dtypes and layouts, fills, contiguous/clone. */
-#include "th_internal.h"
+#include "elementwise.h"
 
 #define NATIVE2(X, ...)                   \
     X(TH_FLOAT32, float, f32, __VA_ARGS__)  \
@@ -96,11 +96,24 @@ COPY_BYTES(16)
 COPY_BYTES(32)
 COPY_BYTES(64)
 
+/* complex128 elements: two 64-bit words */
+static void copy_128(char **d, const int64_t *s, int64_t n, void *ctx) {
+    (void)ctx;
+    if (s[0] == 16 && s[1] == 16) {
+        memcpy(d[0], d[1], (size_t)n * 16);
+    } else {
+        char *o = d[0];
+        const char *x = d[1];
+        for (int64_t i = 0; i < n; i++, o += s[0], x += s[1]) memcpy(o, x, 16);
+    }
+}
+
 static th_loop_fn copy_loop(int64_t itemsize) {
     switch (itemsize) {
     case 1: return copy_8;
     case 2: return copy_16;
     case 4: return copy_32;
+    case 16: return copy_128;
     default: return copy_64;
     }
 }
@@ -167,6 +180,8 @@ static int copy_impl(th_tensor *dst, const th_tensor *src) {
     int dts[2] = {e->dtype, dst->dtype};
     if (e->dtype == dst->dtype) {
         th__iter_run(&it, copy_loop(th_dtype_itemsize(dst->dtype)), NULL, 1);
+    } else if (th_dtype_is_complex(e->dtype) || th_dtype_is_complex(dst->dtype)) {
+        th__iter_run(&it, th__complex_cast_loop(e->dtype, dst->dtype), dts, 1);
     } else if (th__is_half(e->dtype) && dst->dtype == TH_FLOAT32) {
         th__iter_run(&it, half_to_f32, dts, 1);
     } else if (e->dtype == TH_FLOAT32 && th__is_half(dst->dtype)) {
@@ -219,6 +234,13 @@ int th_fill(th_tensor *t, const th_tensor *value) {
         return th__error(TH_ERR_RUNTIME,
                          "fill_ only supports 0-dimension value tensor but "
                          "got tensor with %d dimensions.", value->ndim);
+    if (th_dtype_is_complex(value->dtype) && !th_dtype_is_complex(t->dtype)) {
+        double re, im;
+        th_get_complex(value, 0, &re, &im);
+        if (im != 0) /* a real tensor cannot hold it (PyTorch's words) */
+            return th__error(TH_ERR_RUNTIME, "value cannot be converted to type %s "
+                             "without overflow", th__dtype_title(t->dtype));
+    }
     th_tensor *v = th_empty(0, NULL, t->dtype);
     if (!v) return th_last_status();
     th_tensor *one = th_view(value, 0, NULL);

@@ -1,10 +1,10 @@
 /* Dtype facts, PyTorch's type promotion, and half-precision conversion. */
 #include "th_internal.h"
 
-static const int64_t itemsizes[TH_NUM_DTYPES] = {4, 8, 2, 2, 1, 1, 2, 4, 8, 1};
+static const int64_t itemsizes[TH_NUM_DTYPES] = {4, 8, 2, 2, 1, 1, 2, 4, 8, 1, 8, 16};
 static const char *names[TH_NUM_DTYPES] = {
-    "float32", "float64", "float16", "bfloat16", "int8",
-    "uint8",   "int16",   "int32",   "int64",    "bool"};
+    "float32", "float64", "float16", "bfloat16", "int8",      "uint8",
+    "int16",   "int32",   "int64",   "bool",     "complex64", "complex128"};
 
 /* process-wide, read by any thread: accessed atomically */
 static int default_dtype = TH_FLOAT32;
@@ -22,8 +22,28 @@ int th_dtype_is_integral(int dtype) {
     return dtype >= TH_INT8 && dtype <= TH_INT64;
 }
 
+int th_dtype_is_complex(int dtype) {
+    return dtype == TH_COMPLEX64 || dtype == TH_COMPLEX128;
+}
+
+int th_complex_part_dtype(int dtype) {
+    switch (dtype) {
+    case TH_COMPLEX64: return TH_FLOAT32;
+    case TH_COMPLEX128: return TH_FLOAT64;
+    case TH_FLOAT32: return TH_COMPLEX64;
+    case TH_FLOAT64: return TH_COMPLEX128;
+    }
+    return -1;
+}
+
+/* the complex dtype holding values of floating dtype d (halves: complex64) */
+static int to_complex(int d) {
+    return th_dtype_is_complex(d) ? d : d == TH_FLOAT64 ? TH_COMPLEX128 : TH_COMPLEX64;
+}
+
 int th__dtype_category(int dtype) {
     if (dtype == TH_BOOL) return 0;
+    if (th_dtype_is_complex(dtype)) return 3;
     return th_dtype_is_floating(dtype) ? 2 : 1;
 }
 TH_EXPORT_AS(th_dtype_category, th__dtype_category);
@@ -32,7 +52,8 @@ TH_EXPORT_AS(th_dtype_category, th__dtype_category);
 const char *th__dtype_title(int dtype) {
     static const char *t[TH_NUM_DTYPES] = {"Float", "Double", "Half",
                                            "BFloat16", "Char", "Byte",
-                                           "Short", "Int", "Long", "Bool"};
+                                           "Short", "Int", "Long", "Bool",
+                                           "ComplexFloat", "ComplexDouble"};
     return valid(dtype) ? t[dtype] : "Invalid";
 }
 TH_EXPORT_AS(th_dtype_title, th__dtype_title);
@@ -47,6 +68,10 @@ int th_promote_types(int a, int b) {
     if (a == b) return a;
     if (a == TH_BOOL) return b;
     if (b == TH_BOOL) return a;
+    if (th_dtype_is_complex(a) || th_dtype_is_complex(b)) /* the wider part */
+        return a == TH_COMPLEX128 || b == TH_COMPLEX128 || a == TH_FLOAT64 ||
+                       b == TH_FLOAT64
+                   ? TH_COMPLEX128 : TH_COMPLEX64;
     int fa = th_dtype_is_floating(a), fb = th_dtype_is_floating(b);
     if (fa && fb) {
         if (th__is_half(a) && th__is_half(b)) return TH_FLOAT32;
@@ -65,6 +90,9 @@ int th_promote_types(int a, int b) {
 static int combine_categories(int higher, int lower) {
     if (higher < 0) return lower;
     if (lower < 0) return higher;
+    if (th_dtype_is_complex(higher)) return higher;
+    if (th_dtype_is_complex(lower)) /* a complex 0-d operand: keep the width */
+        return th_dtype_is_floating(higher) ? to_complex(higher) : lower;
     if (th_dtype_is_floating(higher)) return higher;
     if (higher == TH_BOOL || th_dtype_is_floating(lower))
         return th_promote_types(higher, lower);
@@ -81,6 +109,7 @@ int th_result_type_of(int a_dtype, int a_ndim, int a_flags, int b_dtype,
         if (ndim == 0 && (parts[i][2] & TH_TENSOR_WRAPPED_NUMBER)) {
             slot = &wrapped_res;
             if (th_dtype_is_floating(d)) d = th_get_default_dtype();
+            if (th_dtype_is_complex(d)) d = to_complex(th_get_default_dtype());
         } else if (ndim == 0) {
             slot = &zero_res;
         }
@@ -183,6 +212,8 @@ double th__load_double(const char *p, int dtype) {
     case TH_INT32: return *(const int32_t *)p;
     case TH_INT64: return (double)*(const int64_t *)p;
     case TH_BOOL: return *(const uint8_t *)p != 0;
+    case TH_COMPLEX64: return *(const float *)p;   /* the real part */
+    case TH_COMPLEX128: return *(const double *)p;
     }
     return 0;
 }
@@ -212,6 +243,8 @@ void th__store_double(char *p, int dtype, double v) {
     case TH_INT16: *(int16_t *)p = (int16_t)(int64_t)v; break;
     case TH_INT32: *(int32_t *)p = (int32_t)(int64_t)v; break;
     case TH_INT64: *(int64_t *)p = (int64_t)v; break;
+    case TH_COMPLEX64: { float z[2] = {(float)v, 0.0f}; memcpy(p, z, sizeof z); break; }
+    case TH_COMPLEX128: { double z[2] = {v, 0.0}; memcpy(p, z, sizeof z); break; }
     case TH_BOOL: *(uint8_t *)p = v != 0; break;
     }
 }

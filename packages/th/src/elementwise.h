@@ -38,6 +38,11 @@ int th__partial_overlap(const th_tensor *a, const th_tensor *b);
 /* Math loops compiled with vector math (unary_math.c); NULL if op is not
  * a transcendental op.  dtype is TH_FLOAT32 or TH_FLOAT64. */
 th_loop_fn th__unary_math_loop(int op, int dtype);
+/* complex.c's loops for a complex dtype; NULL where the op has none.
+ * The cast loop's ctx points at {source dtype, destination dtype}. */
+th_loop_fn th__complex_unary_loop(int op, int dtype);
+th_loop_fn th__complex_binary_loop(int op, int dtype);
+th_loop_fn th__complex_cast_loop(int src, int dst);
 /* 1 if the op maps integers to the default float dtype. */
 int th__unary_is_float_op(int op);
 

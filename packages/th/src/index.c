@@ -2,7 +2,7 @@
  * put_) and advanced (integer tensor) indexing; gathers, scatters and
  * masks are in index_scatter.c, the shared checks in index_internal.h.
  *
- * Pure data movement goes by element size, so all 10 dtypes share one path.
+ * Pure data movement goes by element size, so all 12 dtypes share one path.
  * Arithmetic (scatter reductions, index_add_, accumulating puts) runs per
  * native dtype; float16/bfloat16 are computed in float32 on a temporary
  * copy that is converted back.  Every index is checked, and negative ones
@@ -62,6 +62,7 @@ static void gather_range(int64_t b, int64_t e, void *vctx) {
         case 1: GATHER_ELEMS(uint8_t); return;
         case 2: GATHER_ELEMS(uint16_t); return;
         case 4: GATHER_ELEMS(uint32_t); return;
+        case 16: GATHER_ELEMS(th_u128); return;
         default: GATHER_ELEMS(uint64_t); return;
         }
     }
@@ -92,6 +93,7 @@ static void put_range(int64_t b, int64_t e, void *vctx) {
         case 1: PUT_ELEMS(uint8_t); return;
         case 2: PUT_ELEMS(uint16_t); return;
         case 4: PUT_ELEMS(uint32_t); return;
+        case 16: PUT_ELEMS(th_u128); return;
         default: PUT_ELEMS(uint64_t); return;
         }
     }
@@ -120,6 +122,7 @@ static void fill_range(int64_t b, int64_t e, void *vctx) {
     case 1: FILL_ELEMS(uint8_t); return;
     case 2: FILL_ELEMS(uint16_t); return;
     case 4: FILL_ELEMS(uint32_t); return;
+    case 16: FILL_ELEMS(th_u128); return;
     default: FILL_ELEMS(uint64_t); return;
     }
 }
@@ -241,6 +244,8 @@ enum { MODE_COPY, MODE_ADD, MODE_FILL };
 static int index_slices(th_tensor *self, int dim, const th_tensor *index,
                         const th_tensor *src, const th_tensor *value,
                         int mode) {
+    if (mode == MODE_ADD && th__refuse_complex("index_add", self->dtype))
+        return th_last_status();
     int64_t outer, size, inner;
     split_at(self, dim, &outer, &size, &inner);
     th_tensor *idx = checked_index(index, size, dim,
@@ -348,6 +353,7 @@ int th_put_(th_tensor *self, const th_tensor *index, const th_tensor *src,
                          "number of elements, but got source.numel() = %lld, "
                          "index.numel() = %lld", (long long)th_numel(src),
                          (long long)th_numel(index));
+    if (accumulate && th__refuse_complex("put", self->dtype)) return th_last_status();
     th_tensor *idx = checked_index_ro(index, th_numel(self), 0, IDX_FLAT, self);
     if (!idx) return th_last_status();
     int cdt = accumulate ? compute_dtype(self->dtype) : self->dtype;
@@ -533,6 +539,8 @@ th_tensor *th_index(const th_tensor *a, int first_dim, int n,
 int th_index_put_(th_tensor *self, int first_dim, int n,
                   th_tensor *const *indices, const th_tensor *values,
                   int accumulate) {
+    if (accumulate && th__refuse_complex("index_put_with_accumulate", self->dtype))
+        return th_last_status();
     adv_plan p;
     if (adv_prepare(self, first_dim, n, indices, &p) != TH_OK)
         return th_last_status();

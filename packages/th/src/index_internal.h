@@ -12,12 +12,7 @@
 /* ---- small helpers -------------------------------------------------- */
 
 /* PyTorch's scalar type names, as its messages spell them. */
-IDX_SHARED const char *title(int dtype) {
-    static const char *names[TH_NUM_DTYPES] = {
-        "Float", "Double", "Half", "BFloat16", "Char",
-        "Byte",  "Short",  "Int",  "Long",     "Bool"};
-    return dtype >= 0 && dtype < TH_NUM_DTYPES ? names[dtype] : "Invalid";
-}
+IDX_SHARED const char *title(int dtype) { return th__dtype_title(dtype); }
 
 /* 0-d tensors behave like shape [1] for dim-wise ops. */
 IDX_SHARED int ne_dim(const th_tensor *t) { return t->ndim ? t->ndim : 1; }

@@ -93,6 +93,7 @@ static void sg_gather_range(int64_t b, int64_t e, void *vctx) {
     case 1: SG_GATHER(uint8_t); break;
     case 2: SG_GATHER(uint16_t); break;
     case 4: SG_GATHER(uint32_t); break;
+    case 16: SG_GATHER(th_u128); break;
     default: SG_GATHER(uint64_t); break;
     }
 }
@@ -210,6 +211,7 @@ static void sg_put(const sg_ctx *c) {
     case 1: SG_PUT(uint8_t); break;
     case 2: SG_PUT(uint16_t); break;
     case 4: SG_PUT(uint32_t); break;
+    case 16: SG_PUT(th_u128); break;
     default: SG_PUT(uint64_t); break;
     }
 }
@@ -220,6 +222,8 @@ int th_scatter_(th_tensor *self, int dim, const th_tensor *index,
         return th__error(TH_ERR_VALUE, "scatter(): unknown reduce code %d",
                          reduce);
     if (th__check_internal_overlap(self)) return th_last_status();
+    if (reduce != TH_SCATTER_NONE && th__refuse_complex("scatter_reduce", self->dtype))
+        return th_last_status();
     if (reduce == TH_SCATTER_MEAN && self->dtype == TH_BOOL)
         return th__error(TH_ERR_TYPE, "\"scatter_gather_tensor_cpu_reduce_mean\" "
                          "not implemented for 'Bool'");
@@ -322,6 +326,11 @@ MFILL(16)
 MFILL(32)
 MFILL(64)
 
+static void mfill_128(char **d, const int64_t *s, int64_t n, void *ctx) {
+    for (int64_t i = 0; i < n; i++)
+        if (*(const uint8_t *)(d[1] + i * s[1])) memcpy(d[0] + i * s[0], ctx, 16);
+}
+
 static int has_zero_stride(const th_tensor *t) {
     for (int i = 0; i < t->ndim; i++)
         if (t->sizes[i] > 1 && t->strides[i] == 0) return 1;
@@ -355,9 +364,10 @@ int th_masked_fill_(th_tensor *self, const th_tensor *mask,
     const th_tensor *ops[2] = {self, m};
     th_iter it;
     th__iter_init(&it, 2, ops);
-    static const th_loop_fn loops[9] = {NULL, mfill_8, mfill_16, NULL,
-                                        mfill_32, NULL, NULL, NULL, mfill_64};
-    th__iter_run(&it, loops[th_dtype_itemsize(self->dtype)], th__ptr(v),
+    int64_t item = th_dtype_itemsize(self->dtype);
+    th_loop_fn fill = item == 16 ? mfill_128 : item == 8 ? mfill_64 : item == 4 ? mfill_32
+                      : item == 2 ? mfill_16 : mfill_8;
+    th__iter_run(&it, fill, th__ptr(v),
                  !has_zero_stride(self));
     th_tensor_release(m);
     th_tensor_release(v);
@@ -385,6 +395,7 @@ static void compress(char *dst, const char *src, const uint8_t *m, int64_t n,
     case 1: COMPRESS(uint8_t); break;
     case 2: COMPRESS(uint16_t); break;
     case 4: COMPRESS(uint32_t); break;
+    case 16: COMPRESS(th_u128); break;
     default: COMPRESS(uint64_t); break;
     }
 }
@@ -458,6 +469,7 @@ int th_masked_scatter_(th_tensor *self, const th_tensor *mask,
     case 1: EXPAND_MASKED(uint8_t); break;
     case 2: EXPAND_MASKED(uint16_t); break;
     case 4: EXPAND_MASKED(uint32_t); break;
+    case 16: EXPAND_MASKED(th_u128); break;
     default: EXPAND_MASKED(uint64_t); break;
     }
     rc = work_end(self, work);
@@ -483,6 +495,14 @@ static void nonzero_flags(const char *p, int dtype, int64_t n, uint8_t *m) {
     }
         TH_FOR_NATIVE_DTYPES(NZ_CASE)
 #undef NZ_CASE
+    case TH_COMPLEX64:
+    case TH_COMPLEX128: { /* either part nonzero */
+        int f64 = dtype == TH_COMPLEX128;
+        for (int64_t i = 0; i < n; i++)
+            m[i] = f64 ? ((const double *)p)[2 * i] != 0 || ((const double *)p)[2 * i + 1] != 0
+                       : ((const float *)p)[2 * i] != 0 || ((const float *)p)[2 * i + 1] != 0;
+        break;
+    }
     default: { /* float16 / bfloat16: any bit but the sign's */
         const th_half_t *x = (const th_half_t *)p;
         for (int64_t i = 0; i < n; i++) m[i] = (x[i] & 0x7fff) != 0;

@@ -37,12 +37,7 @@ LAPACK_DECL(double, d)
 #endif
 
 /* ---- messages and checks ------------------------------------------- */
-static inline const char *scalar_name(int dtype) {
-    static const char *names[TH_NUM_DTYPES] = {
-        "Float", "Double", "Half", "BFloat16", "Char",
-        "Byte",  "Short",  "Int",  "Long",     "Bool"};
-    return dtype >= 0 && dtype < TH_NUM_DTYPES ? names[dtype] : "invalid";
-}
+static inline const char *scalar_name(int dtype) { return th__dtype_title(dtype); }
 
 /* Error unless `a` is a float32/float64 batch of matrices (square when
  * asked) whose size LAPACK's 32-bit indices can address. */
@@ -54,6 +49,9 @@ static inline int check_matrix(const char *fn, const char *name, const th_tensor
     if (a->dtype == TH_FLOAT16 || a->dtype == TH_BFLOAT16)
         return th__error(TH_ERR_RUNTIME, "%s: Low precision dtypes not "
                          "supported. Got %s", fn, scalar_name(a->dtype));
+    if (th_dtype_is_complex(a->dtype)) /* LAPACK's complex routines are not bound */
+        return th__error(TH_ERR_TYPE, "%s: complex matrices (%s) are not "
+                         "supported yet", fn, scalar_name(a->dtype));
     if (a->dtype != TH_FLOAT32 && a->dtype != TH_FLOAT64)
         return th__error(TH_ERR_RUNTIME, "%s: Expected a floating point or "
                          "complex tensor as input. Got %s", fn,

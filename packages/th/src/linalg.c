@@ -46,17 +46,13 @@ static const char *cpp_name(int dtype) {
     static const char *names[TH_NUM_DTYPES] = {
         "float",       "double",        "c10::Half", "c10::BFloat16",
         "signed char", "unsigned char", "short int", "int",
-        "long int",    "bool"};
+        "long int",    "bool",          "c10::complex<float>",
+        "c10::complex<double>"};
     return dtype >= 0 && dtype < TH_NUM_DTYPES ? names[dtype] : "invalid";
 }
 
 /* ... and as ScalarType names in others. */
-static const char *title_name(int dtype) {
-    static const char *names[TH_NUM_DTYPES] = {
-        "Float", "Double", "Half", "BFloat16", "Char",
-        "Byte",  "Short",  "Int",  "Long",     "Bool"};
-    return dtype >= 0 && dtype < TH_NUM_DTYPES ? names[dtype] : "invalid";
-}
+static const char *title_name(int dtype) { return th__dtype_title(dtype); }
 
 static int check_mm_dtypes(const th_tensor *a, const th_tensor *b) {
     if (a->dtype == b->dtype) return TH_OK;
@@ -152,6 +148,7 @@ static void scale_half(char **d, const int64_t *st, int64_t n, void *vctx) {
 }
 
 static int scale_(th_tensor *c, double beta) {
+    if (th__refuse_complex("addmm_impl_cpu_", c->dtype)) return th_last_status();
     if (beta == 1 || th_numel(c) == 0) return TH_OK;
     if (beta == 0) return th_zero(c);
     if (c->dtype == TH_BOOL) return TH_OK; /* nonzero beta keeps the value */
@@ -527,6 +524,9 @@ static int gemm_half(th_tensor *C, const th_tensor *A, const th_tensor *B,
 static int gemm_nd(th_tensor *C, const th_tensor *A, const th_tensor *B,
                    double beta, double alpha) {
     int nd = C->ndim;
+    if (th__refuse_complex("addmm_impl_cpu_", C->dtype) ||
+        th__refuse_complex("addmm_impl_cpu_", A->dtype))
+        return th_last_status();
     if (th_numel(C) == 0) return TH_OK;
     if (A->sizes[nd - 1] == 0 || alpha == 0) return scale_(C, beta);
     if (th__is_half(C->dtype)) return gemm_half(C, A, B, beta, alpha);

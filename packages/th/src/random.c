@@ -561,6 +561,7 @@ static const th_range_fn randint_fns[TH_NUM_DTYPES] = {ALL_DTYPES(RANDINT_ENTRY)
 
 int th_bernoulli_(th_tensor *t, const th_tensor *p, double p_scalar,
                   th_generator *g) {
+    if (th__refuse_complex("bernoulli_scalar", t->dtype)) return th_last_status();
     rng_ctx c = {0};
     th_tensor *pf = NULL;
     if (p) {
@@ -613,6 +614,7 @@ static void exact_range(int dtype, int64_t *lo, int64_t *hi) {
 }
 
 int th_randint_(th_tensor *t, int64_t low, int64_t high, th_generator *g) {
+    if (th__refuse_complex("random_from_to", t->dtype)) return th_last_status();
     if (low >= high)
         return th__error(TH_ERR_RUNTIME, "random_ expects 'from' to be less "
                          "than 'to', but got from=%lld >= to=%lld",
@@ -661,6 +663,7 @@ static void perm_draws(int64_t b0, int64_t b1, void *vctx) {
 th_tensor *th_randperm(int64_t n, int dtype, th_generator *g) {
     if (dtype < 0 || dtype >= TH_NUM_DTYPES)
         return th__error_null(TH_ERR_TYPE, "invalid dtype code %d", dtype);
+    if (th__refuse_complex("randperm", dtype)) return NULL;
     if (n < 0)
         return th__error_null(TH_ERR_RUNTIME, "n must be non-negative, got %lld",
                               (long long)n);

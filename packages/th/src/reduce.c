@@ -54,12 +54,7 @@ static int out_shape(const th_tensor *a, const int *mask, int keepdim,
     return n;
 }
 
-static const char *dtype_title(int dtype) {
-    static const char *t[TH_NUM_DTYPES] = {"Float", "Double", "Half",
-                                           "BFloat16", "Char", "Byte",
-                                           "Short", "Int", "Long", "Bool"};
-    return dtype >= 0 && dtype < TH_NUM_DTYPES ? t[dtype] : "invalid";
-}
+static const char *dtype_title(int dtype) { return th__dtype_title(dtype); }
 
 /* ---- layout: the dense block (A, K1, M, K2) ------------------------- */
 /* In some dense order the data is A kept x K1 reduced x M kept x K2
@@ -308,11 +303,11 @@ static int run_kernel(const layout *L, int kop, const kparam *kp, void *acc) {
     c.row = th__red_row_fns[kop][L->dtype];
     c.col = th__red_col_fns[kop][L->dtype];
     int64_t nout = L->A * L->M, K = L->K1 * L->K2;
-    init_acc(kop, c.kind, acc, nout);
-    if (nout == 0 || K == 0) return TH_OK;
-    if (!c.row || !c.col)
+    if (!c.row || !c.col) /* before any early return: its accumulators are unset */
         return th__error(TH_ERR_TYPE, "reduction not supported for %s",
                          th_dtype_name(L->dtype));
+    init_acc(kop, c.kind, acc, nout);
+    if (nout == 0 || K == 0) return TH_OK;
     /* How the work is split (and so the order of float additions) depends
      * on the shape only, never on the thread count, so results are the
      * same bits on any number of threads. */
@@ -504,6 +499,9 @@ th_tensor *th_reduce(int op, const th_tensor *a, int ndims, const int *dims,
     if (dtype >= TH_NUM_DTYPES)
         return th__error_null(TH_ERR_TYPE, "invalid dtype code %d", dtype);
     const char *name = th__op_name(TH_OP_REDUCE, op);
+    /* complex sum/mean are the binding's (over the real pairs) */
+    if (th__refuse_complex(name, a->dtype) || (dtype >= 0 && th__refuse_complex(name, dtype)))
+        return NULL;
     int takes_dtype = (th__op_flags(TH_OP_REDUCE, op) & TH_OPF_TAKES_DTYPE) != 0;
     if (dtype >= 0 && !takes_dtype)
         return th__error_null(TH_ERR_TYPE, "%s() got an unexpected keyword "
@@ -612,6 +610,7 @@ th_tensor *th_var(const th_tensor *a, int ndims, const int *dims,
 th_tensor *th_norm(const th_tensor *a, double p, int ndims, const int *dims,
                    int keepdim) {
     plan P;
+    if (th__refuse_complex("linalg_vector_norm", a->dtype)) return NULL;
     if (make_plan(a, ndims, dims, keepdim, &P)) return NULL;
     if (!th_dtype_is_floating(a->dtype))
         return th__error_null(TH_ERR_RUNTIME, "linalg.vector_norm: Expected a "

@@ -209,6 +209,7 @@ static th_tensor *split_dim(const th_tensor *a, int dim, int cast_to,
 static int minmax_impl(const th_tensor *a, int dim, int keepdim, int is_max,
                        int want_values, const char *name, th_tensor **values,
                        th_tensor **indices) {
+    if (th__refuse_complex(name, a->dtype)) return th_last_status();
     int flat = dim < -TH_MAX(a->ndim, 1);
     const th_tensor *src = a;
     th_tensor *flat_view = NULL;
@@ -353,6 +354,8 @@ static th_tensor *cumulative(const th_tensor *a, int dim, int dtype,
     const char *name = is_prod ? "cumprod" : "cumsum";
     if (dtype >= TH_NUM_DTYPES)
         return th__error_null(TH_ERR_TYPE, "invalid dtype code %d", dtype);
+    if (th__refuse_complex(name, a->dtype) || (dtype >= 0 && th__refuse_complex(name, dtype)))
+        return NULL;
     if ((dim = th__wrap_dim(dim, a->ndim)) < 0) return NULL;
     if (dtype == TH_BOOL)
         return th__error_null(TH_ERR_NOT_IMPLEMENTED, "\"%s_out_cpu\" not "

@@ -118,6 +118,7 @@ static void flip_range(int64_t b, int64_t e, void *vctx) {
         case 1: REVERSE_ROW(uint8_t); break;
         case 2: REVERSE_ROW(uint16_t); break;
         case 4: REVERSE_ROW(uint32_t); break;
+        case 16: REVERSE_ROW(th_u128); break;
         default: REVERSE_ROW(uint64_t); break;
         }
     }

@@ -322,6 +322,7 @@ static th_tensor *sortable(const th_tensor *a) {
  * [start, start + count); outputs have a's shape with count along dim. */
 static int sort_core(const th_tensor *a, int dim, int desc, int64_t start,
                      int64_t count, th_tensor **values, th_tensor **indices) {
+    if (th__refuse_complex("sort", a->dtype)) return th_last_status();
     int64_t L = a->ndim ? a->sizes[dim] : 1;
     int64_t outer = a->ndim ? th__prod(dim, a->sizes) : 1;
     int64_t inner = a->ndim ? th__prod(a->ndim - dim - 1, a->sizes + dim + 1) : 1;
@@ -462,6 +463,7 @@ static void mode_range(int64_t b, int64_t e, void *vctx) {
 
 int th_mode(const th_tensor *a, int dim, int keepdim, th_tensor **values,
             th_tensor **indices) {
+    if (th__refuse_complex("mode", a->dtype)) return th_last_status();
     if ((dim = th__wrap_dim(dim, a->ndim)) < 0) return th_last_status();
     int64_t L = a->ndim ? a->sizes[dim] : 1;
     if (L == 0)
@@ -521,6 +523,7 @@ TH_FOR_NATIVE_DTYPES(GROUP_FN)
 
 int th_unique(const th_tensor *a, int sorted, th_tensor **values,
               th_tensor **inverse, th_tensor **counts) {
+    if (th__refuse_complex("unique", a->dtype)) return th_last_status();
     (void)sorted; /* output is always sorted */
     th_tensor *x = sortable(a), *sv = NULL, *si = NULL, *inv = NULL;
     th_tensor *v = NULL, *cn = NULL;
@@ -641,6 +644,7 @@ th_tensor *th_searchsorted(const th_tensor *seq, const th_tensor *v,
                               th__shape_str(seq->ndim, seq->sizes, b1),
                               th__shape_str(v->ndim, v->sizes, b2));
     int ct = th_promote_types(seq->dtype, v->dtype);
+    if (th__refuse_complex("searchsorted", ct)) return NULL;
     if (th__is_half(ct)) ct = TH_FLOAT32;
     th_tensor *sc = seq->dtype == ct ? th_contiguous(seq) : th_to_dtype(seq, ct);
     th_tensor *vc = !sc ? NULL
@@ -665,6 +669,7 @@ th_tensor *th_searchsorted(const th_tensor *seq, const th_tensor *v,
 /* ---- bincount / histc ----------------------------------------------- */
 th_tensor *th_bincount(const th_tensor *a, const th_tensor *weights,
                        int64_t minlength) {
+    if (weights && th__refuse_complex("bincount", weights->dtype)) return NULL;
     if (!th_dtype_is_integral(a->dtype))
         return th__error_null(TH_ERR_TYPE, "bincount: expected an integral "
                               "input tensor, but got %s",

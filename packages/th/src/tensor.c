@@ -197,6 +197,7 @@ th_tensor *th_scalar_int64(int64_t v, int dtype) {
 }
 
 th_tensor *th_arange(double start, double end, double step, int dtype) {
+    if (th__refuse_complex("arange", dtype)) return NULL;
     if (step == 0)
         return th__error_null(TH_ERR_RUNTIME, "step must be nonzero");
     if (!isfinite(start) || !isfinite(end))

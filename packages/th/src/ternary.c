@@ -127,6 +127,7 @@ int th_lerp_out(th_tensor *out, const th_tensor *a, const th_tensor *b,
     int nd = broadcast3(a, b, w, shape);
     if (nd < 0) return th_last_status();
     if (th__check_out_shape(out, nd, shape)) return th_last_status();
+    if (th__refuse_complex("lerp", w->dtype)) return th_last_status();
     if (!th_dtype_is_floating(a->dtype) || a->dtype != b->dtype)
         return th__error(TH_ERR_RUNTIME,
                          "lerp: expected floating tensors of the same dtype "
@@ -183,6 +184,14 @@ WHERE(16)
 WHERE(32)
 WHERE(64)
 
+/* complex128: two 64-bit words per element */
+static void where_128(char **d, const int64_t *s, int64_t n, void *c) {
+    (void)c;
+    for (int64_t i = 0; i < n; i++)
+        memcpy(d[0] + i * s[0], *(const th_bool_t *)(d[1] + i * s[1])
+                                    ? d[2] + i * s[2] : d[3] + i * s[3], 16);
+}
+
 int th_where_out(th_tensor *out, const th_tensor *cond, const th_tensor *a,
                  const th_tensor *b) {
     if (cond->dtype != TH_BOOL && cond->dtype != TH_UINT8)
@@ -212,8 +221,9 @@ int th_where_out(th_tensor *out, const th_tensor *cond, const th_tensor *a,
         if (!dst) rc = th_last_status();
     }
     if (rc == TH_OK) {
-        th_loop_fn fns[9] = {0, where_8, where_16, 0, where_32, 0, 0, 0, where_64};
-        run4(fns[th_dtype_itemsize(rt)], dst, cond, ca, cb);
+        int64_t item = th_dtype_itemsize(rt);
+        run4(item == 16 ? where_128 : item == 8 ? where_64 : item == 4 ? where_32
+             : item == 2 ? where_16 : where_8, dst, cond, ca, cb);
         if (dst != out) {
             th__bump_version(out);
             rc = th_copy(out, dst);
@@ -255,6 +265,7 @@ TH_FLOATS_A(N2N, 0)
 int th_nan_to_num_out(th_tensor *out, const th_tensor *a, double nan,
                       double posinf, double neginf) {
     if (th__check_out_shape(out, a->ndim, a->sizes)) return th_last_status();
+    if (th__refuse_complex("nan_to_num", a->dtype)) return th_last_status();
     if (!th_dtype_is_floating(a->dtype)) return th_copy(out, a);
     int ct = th__is_half(a->dtype) ? TH_FLOAT32 : a->dtype;
     /* NaN arguments ("not given") become the dtype's finite extremes */

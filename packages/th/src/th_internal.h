@@ -39,6 +39,8 @@
 
 typedef uint8_t th_bool_t;  /* bool elements are stored as 0/1 bytes */
 typedef uint16_t th_half_t; /* float16 and bfloat16 bit patterns */
+/* a complex128 element, for the kernels that only move elements */
+typedef struct { uint64_t lo, hi; } th_u128;
 
 /* ---- errors (error.c) ---------------------------------------------- */
 /* Set the thread-local message and return `status`. */
@@ -92,7 +94,7 @@ int th__check_internal_overlap(const th_tensor *out);
 static inline void th__bump_version(th_tensor *t) {
     __atomic_add_fetch(&t->storage->version, 1, __ATOMIC_RELAXED);
 }
-/* Category for type promotion: 0 bool, 1 integer, 2 floating. */
+/* Category for type promotion: 0 bool, 1 integer, 2 floating, 3 complex. */
 int th__dtype_category(int dtype);
 /* PyTorch spells dtypes in messages as Float, Long, ... */
 const char *th__dtype_title(int dtype);
@@ -100,6 +102,13 @@ const char *th__dtype_title(int dtype);
 double th__load_double(const char *p, int dtype);
 void th__store_double(char *p, int dtype, double v);
 int64_t th__load_int64(const char *p, int dtype);
+/* TH_ERR_TYPE "\"<op>_cpu\" not implemented for 'ComplexFloat'" when
+ * dtype is complex (the ops with no complex loop refuse at their entry),
+ * else TH_OK */
+int th__refuse_complex(const char *op, int dtype);
+/* complex.c: any dtype as (re, im); real destinations keep re */
+void th__load_complex(const char *p, int dtype, double *re, double *im);
+void th__store_complex(char *p, int dtype, double re, double im);
 /* Value of a 0-d (or one-element) tensor. */
 double th__scalar_double(const th_tensor *t);
 int64_t th__scalar_int64(const th_tensor *t);

@@ -65,6 +65,7 @@ static int is_predicate(int op) {
 
 /* the loop for op in compute dtype ct, NULL where the op has none */
 static th_loop_fn unary_loop(int op, int ct) {
+    if (th_dtype_is_complex(ct)) return th__complex_unary_loop(op, ct);
     th_loop_fn f = ct == TH_FLOAT32 || ct == TH_FLOAT64
                        ? th__unary_math_loop(op, ct) : NULL;
     return f ? f : loops[op][ct];
@@ -74,6 +75,15 @@ static th_loop_fn unary_loop(int op, int ct) {
 static int unary_types(int op, int dtype, int *compute, int *result) {
     if (op < 0 || op >= TH_NUM_UNARY_OPS)
         return th__error(TH_ERR_VALUE, "invalid unary op code %d", op);
+    if (th_dtype_is_complex(dtype)) { /* complex.c's few loops */
+        *result = op == TH_ABS ? th_complex_part_dtype(dtype)
+                  : is_predicate(op) ? TH_BOOL : dtype;
+        *compute = dtype;
+        if (!unary_loop(op, dtype))
+            return th__error(TH_ERR_TYPE, "\"%s_cpu\" not implemented for '%s'",
+                             th__op_name(TH_OP_UNARY, op), th__dtype_title(dtype));
+        return TH_OK;
+    }
     int fl = th_dtype_is_floating(dtype);
     if (th__unary_is_float_op(op)) {
         *result = fl ? dtype : th_get_default_dtype();
@@ -109,6 +119,7 @@ int th_unary_out(int op, th_tensor *out, const th_tensor *a) {
                          th__dtype_title(out->dtype));
     th_loop_fn fn = unary_loop(op, ct);
     int lt = is_predicate(op) ? TH_BOOL : ct; /* what the loop writes */
+    if (op == TH_ABS && th_dtype_is_complex(ct)) lt = rt;  /* |z| is real */
     th_tensor *in = th__cast(a, ct);
     if (!in) return th_last_status();
     th_tensor *dst = out;

@@ -52,13 +52,24 @@ static thc_tensor *new_tensor(int rc, const th_meta *m) {
     return t;
 }
 
+/* libTH's dtype codes past THC's (complex64, complex128) have no kernels
+ * here: refused at creation, so no kernel ever sees one */
+static int unsupported_dtype(int dtype) {
+    if (dtype < THC_NUM_DTYPES || dtype >= TH_NUM_DTYPES) return 0; /* others: th_meta */
+    thc__error(THC_ERR_NOT_IMPLEMENTED, "%s tensors are not supported by ember-thc yet",
+               th_dtype_name(dtype));
+    return 1;
+}
+
 THC_API thc_tensor *thc_empty(int ndim, const int64_t *sizes, int dtype) {
+    if (unsupported_dtype(dtype)) return NULL;
     th_meta m;
     return new_tensor(th_meta_new(&m, ndim, sizes, NULL, dtype), &m);
 }
 
 THC_API thc_tensor *thc_empty_strided(int ndim, const int64_t *sizes,
                                       const int64_t *strides, int dtype) {
+    if (unsupported_dtype(dtype)) return NULL;
     th_meta m;
     return new_tensor(th_meta_new(&m, ndim, sizes, strides, dtype), &m);
 }
@@ -67,6 +78,7 @@ THC_API thc_tensor *thc_tensor_from_storage(thc_storage *s, int64_t offset, int 
                                             const int64_t *sizes, const int64_t *strides,
                                             int dtype) {
     if (!s) return thc__error_null(THC_ERR_VALUE, "storage is NULL");
+    if (unsupported_dtype(dtype)) return NULL;
     th_meta m;
     return wrap_meta(s, th_meta_on_storage(&m, s->nbytes, offset, ndim, sizes,
                                            strides, dtype), &m);

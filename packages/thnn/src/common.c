@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "th_meta.h" /* th_dtype_title */
 #include "thnn_internal.h"
 
 #ifndef THNN_VERSION_STRING
@@ -80,12 +81,7 @@ const char *thnn__shape(const th_tensor *t, char *buf) {
 }
 
 /* PyTorch's scalar type names, as its messages use them */
-const char *thnn__dtype_name(int dtype) {
-    static const char *names[] = {"Float", "Double", "Half", "BFloat16",
-                                  "Char", "Byte", "Short", "Int", "Long",
-                                  "Bool"};
-    return dtype >= 0 && dtype < TH_NUM_DTYPES ? names[dtype] : "?";
-}
+const char *thnn__dtype_name(int dtype) { return th_dtype_title(dtype); }
 
 int thnn__check_float(const char *fn, const char *name, const th_tensor *t) {
     if (!t) return thnn__error(TH_ERR_VALUE, "%s: %s must not be NULL", fn, name);

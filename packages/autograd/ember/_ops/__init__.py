@@ -3,6 +3,7 @@
 to ember.Tensor and fills ``NAMESPACE`` with the ``ember.<name>``
 functions."""
 from . import pointwise, reduction, linalg, shape, indexing, conversion, composite  # noqa: F401
+from . import complex as _complex  # noqa: F401,E402
 from . import lapack  # noqa: F401,E402  (classic names on ember.linalg)
 from .define import NAMESPACE, OPS  # noqa: F401
 from . import out as _out  # noqa: E402

@@ -1,6 +1,8 @@
 """Dtype and device conversion (to, float(), type_as, cpu/cuda) and the
 in-place writes that replace values: copy_, fill_, zero_ and the random
 samplers (uniform_, normal_, ...), whose gradient for the old values is 0."""
+import warnings
+
 from .. import backends
 from .._creation import zeros_like
 from .._device import device as _device, device_of
@@ -21,6 +23,8 @@ class _to_dtype:
         return (input.dtype,)
 
     def backward(g, dtype):
+        if g.is_complex() and not dtype.is_complex:
+            g = g.real  # the gradient of a real tensor made complex: its real part
         return g.to(dtype)
 
 
@@ -82,7 +86,10 @@ def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False,
             return moved if dtype is None else to(moved, dtype)
     if dtype is None or dtype is self._data.dtype:
         return self.clone() if copy else self
-    if self._requires_grad and _mode.enabled and dtype.is_floating_point:
+    if self._data.dtype.is_complex and not dtype.is_complex:
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      UserWarning, stacklevel=2)
+    if self._requires_grad and _mode.enabled and (dtype.is_floating_point or dtype.is_complex):
         return _to_dtype(self, dtype)
     return _make(self._data.to(dtype))
 
@@ -101,7 +108,7 @@ def _as(dtype_name):
 for _method, _dtype in (("float", "float32"), ("double", "float64"), ("half", "float16"),
                         ("bfloat16", "bfloat16"), ("long", "int64"), ("int", "int32"),
                         ("short", "int16"), ("char", "int8"), ("byte", "uint8"),
-                        ("bool", "bool")):
+                        ("bool", "bool"), ("cfloat", "complex64"), ("cdouble", "complex128")):
     setattr(Tensor, _method, dispatch_point(_as(_dtype), _method))
 
 

@@ -362,7 +362,7 @@ _PLAIN_NUMBERS = (int, float, bool)
 
 
 def _is_number(x):
-    return isinstance(x, numbers.Number) and not isinstance(x, complex)
+    return isinstance(x, numbers.Number)
 
 
 def _number(name, x, position):

@@ -17,6 +17,13 @@ def _samples(low=-2.0, high=2.0):
     return [S(T(*s, low=low, high=high)) for s in _SHAPES]
 
 
+def _abs_grad(g, x):
+    if x.is_complex():  # d|z| = Re(conj(z)/|z| dz): the gradient g z/|z|, 0 at z = 0
+        r = x.abs()
+        return g * x / r.masked_fill(r == 0, 1)
+    return g * x.sign()
+
+
 def _zero(g, x, y):
     return zeros_like(g)
 
@@ -30,7 +37,7 @@ _SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2.0
 # name, formula(g, x, y), what it saves, domain of the samples
 for _name, _formula, _saves, _domain in (
     ("neg", lambda g, x, y: -g, "", None),
-    ("abs", lambda g, x, y: g * x.sign(), "x", None),
+    ("abs", lambda g, x, y: _abs_grad(g, x), "x", None),
     ("exp", lambda g, x, y: g * y, "y", None),
     ("exp2", lambda g, x, y: g * y * _LN2, "y", None),
     ("expm1", lambda g, x, y: g * (y + 1), "y", None),
@@ -122,7 +129,7 @@ def _pow_base(g, a, b, y):
 
 def _pow_exponent(g, a, b, y):
     if isinstance(a, Tensor):
-        return (g * y * a.log()).masked_fill((a == 0) & (b >= 0), 0)
+        return (g * y * a.log()).masked_fill((a == 0) & (b.real >= 0), 0)
     return zeros_like(g) if a == 0 else g * y * math.log(a)
 
 

@@ -10,19 +10,21 @@ class T:
     """A floating-point tensor argument that requires grad.
 
     `low`/`high` bound its values (for ops defined on part of the line);
-    `grad=False` makes it a constant.
+    `grad=False` makes it a constant; `complex=True` a complex one (real
+    and imaginary parts each in [low, high)).
     """
 
-    __slots__ = ("shape", "low", "high", "grad")
+    __slots__ = ("shape", "low", "high", "grad", "complex")
 
-    def __init__(self, *shape, low=-2.0, high=2.0, grad=True):
+    def __init__(self, *shape, low=-2.0, high=2.0, grad=True, complex=False):
         self.shape = shape
         self.low = low
         self.high = high
         self.grad = grad
+        self.complex = complex
 
     def __repr__(self):
-        return f"T{self.shape}"
+        return f"{'C' if self.complex else 'T'}{self.shape}"
 
 
 class Index:

@@ -47,6 +47,9 @@ def _root_grads(outputs, grads, create_graph):
             d = t._data
             if d.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if d.dtype.is_complex:
+                raise RuntimeError("grad can be implicitly created only for real scalar "
+                                   "outputs")
             g = _tensor._make(namespace(d.device).ones(d.shape, dtype=d.dtype))
         elif not isinstance(g, Tensor):
             raise TypeError(f"gradient for output {i} must be a Tensor or None, got "

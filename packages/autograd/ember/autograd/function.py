@@ -234,7 +234,8 @@ def _connect(ctx, args, outs, is_tuple):
             meta.append(((), None, None))
             continue
         meta.append((o.shape, o.dtype, o.device))
-        if id(o) in non_diff or not o._data.dtype.is_floating_point:
+        if id(o) in non_diff or not (o._data.dtype.is_floating_point or
+                                     o._data.dtype.is_complex):
             if id(o) in inputs and id(o) not in dirty:
                 o = _tensor._make(o._data)
             result.append(o)

@@ -18,6 +18,22 @@ def _tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
+def _as_real(func, inputs):
+    """func and inputs with complex tensors as (re, im) pairs: the check then
+    runs on real numbers, and a complex gradient is checked in PyTorch's
+    convention (dL/dx + i dL/dy) through view_as_real / view_as_complex."""
+    from .._ops.complex import view_as_complex, view_as_real
+    was_complex = [isinstance(x, Tensor) and x.is_complex() for x in inputs]
+    real_inputs = tuple(view_as_real(x.detach()).clone().requires_grad_(x._requires_grad)
+                        if c else x for x, c in zip(inputs, was_complex))
+
+    def as_real(*args):
+        args = tuple(view_as_complex(a) if c else a for a, c in zip(args, was_complex))
+        return tuple(view_as_real(o) if isinstance(o, Tensor) and o.is_complex() else o
+                     for o in _tuple(func(*args)))
+    return as_real, real_inputs
+
+
 def _float_outputs(outputs):
     return [o for o in outputs if isinstance(o, Tensor) and o.dtype.is_floating_point]
 
@@ -90,7 +106,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
               masked=None):
     """True when the backward of `func` at `inputs` matches finite
     differences for every input that requires grad."""
-    inputs = _tuple(inputs)
+    func, inputs = _as_real(func, _tuple(inputs))
     diff = [x for x in inputs if isinstance(x, Tensor) and x._requires_grad]
     if not diff:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, "
@@ -123,7 +139,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   check_rev_over_rev=True, fast_mode=False, masked=False):
     """gradcheck of the gradient of `func`: checks double backward."""
     from .._creation import randn
-    inputs = _tuple(inputs)
+    func, inputs = _as_real(func, _tuple(inputs))
     outputs = _float_outputs(_tuple(func(*inputs)))
     if grad_outputs is None:
         grad_outputs = tuple(randn(tuple(o.shape), dtype=o.dtype, device=o.device,

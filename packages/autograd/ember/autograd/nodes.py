@@ -64,13 +64,24 @@ class SavingNode(Node):
         return tuple(v for v in self._values() if isinstance(v, Tensor))
 
 
+def _conjugated(formula, g, *saved):
+    """The element-wise formulas are g * f'(x) for an op f; with complex
+    values the gradient (PyTorch's convention: the conjugate Wirtinger
+    derivative) is g * conj(f'(z)) = conj(conj(g) f'(z)) for the ops with a
+    complex loop (holomorphic all but abs, whose formula handles it)."""
+    return formula(g.conj(), *saved).conj()
+
+
 class UnaryNode(SavingNode):
     __slots__ = ()
     formula = None
 
     def _run(self, grads):
         x, y = self._values()
-        return (self.formula(grads[0], x, y),)
+        g = grads[0]
+        if g._data.dtype.is_complex:  # see _conjugated
+            return (_conjugated(self.formula, g, x, y),)
+        return (self.formula(g, x, y),)
 
 
 class BinaryNode(SavingNode):
@@ -81,8 +92,12 @@ class BinaryNode(SavingNode):
         g = grads[0]
         a, b, y = self._values()
         ea, eb = self.next_functions
-        ga = None if ea[0] is None else self.formula_a(g, a, b, y)
-        gb = None if eb[0] is None else self.formula_b(g, a, b, y)
+        if g._data.dtype.is_complex:  # see _conjugated
+            ga = None if ea[0] is None else _conjugated(self.formula_a, g, a, b, y)
+            gb = None if eb[0] is None else _conjugated(self.formula_b, g, a, b, y)
+        else:
+            ga = None if ea[0] is None else self.formula_a(g, a, b, y)
+            gb = None if eb[0] is None else self.formula_b(g, a, b, y)
         fit = self._fit
         if fit is not None:
             ga, gb = fit_grad(ga, fit[0]), fit_grad(gb, fit[1])
@@ -112,6 +127,8 @@ def fit_grad(g, target):
     if shape is not None:
         g = g.sum_to_size(shape)
     if dtype is not None:
+        if g._data.dtype.is_complex and not dtype.is_complex:
+            g = g.real  # a real operand of a complex op: PyTorch keeps the real part
         g = g.to(dtype)
     return g
 

@@ -13,11 +13,12 @@ import os as _os
 
 from ._lib import ffi as _ffi, lib as _lib
 from . import dtypes as _dtypes
-from .dtypes import (bfloat16, bool_, double, dtype, float16, float32, float64,
-                     get_default_dtype, half, int8, int16, int32, int64, long,
+from .dtypes import (bfloat16, bool_, cdouble, cfloat, complex64, complex128, double, dtype,
+                     float16, float32, float64, get_default_dtype, half, int8, int16, int32,
+                     int64, long,
                      promote_types, set_default_dtype, short, uint8)
 from ._core import Size, Tensor
-from . import _elementwise, _views, _convert, _printing, _indexing
+from . import _elementwise, _views, _convert, _printing, _indexing, _complex
 
 bool = bool_  # noqa: A001 - PyTorch's name, ember.th.bool
 float = float32  # noqa: A001
@@ -26,7 +27,7 @@ int = int32  # noqa: A001
 __version__ = _ffi.string(_lib.th_version()).decode()
 
 _namespace = {}
-for _m in (_elementwise, _views, _convert, _printing):
+for _m in (_elementwise, _views, _convert, _printing, _complex):
     _namespace.update(_m.functions)
 
 # optional families: present once their C parts are built

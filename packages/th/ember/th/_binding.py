@@ -229,6 +229,8 @@ def scalar_operands(C, wrap, raise_last):
     cache = {}
     scalar_int64, scalar_double, release = C.scalar_int64, C.scalar_double, C.tensor_release
     BOOL, INT64, FLOAT64, WRAPPED = C.BOOL, C.INT64, C.FLOAT64, C.TENSOR_WRAPPED_NUMBER
+    scalar_complex = getattr(C, "scalar_complex", None)
+    COMPLEX128 = getattr(C, "COMPLEX128", None)
     # Uncached scalars live until their thread has made 32 to 64 more.  The
     # list is per thread: the caller lends the pointer to a C call that runs
     # without the GIL, so another thread must never be the one to release it.
@@ -258,7 +260,10 @@ def scalar_operands(C, wrap, raise_last):
         elif isinstance(v, numbers.Real):
             p = scalar_double(float(v), FLOAT64)
         elif isinstance(v, numbers.Complex):
-            raise TypeError("complex numbers are not supported by ember tensors")
+            if scalar_complex is None:
+                raise TypeError(f"complex numbers are not supported by {C.prefix} tensors")
+            v = complex(v)
+            p = scalar_complex(v.real, v.imag, COMPLEX128)
         else:
             raise TypeError(f"expected a Tensor or a number, but got {type(v).__name__}")
         if not p:

@@ -28,6 +28,23 @@ def _default_float():
     return lib.th_get_default_dtype()
 
 
+def _default_complex():
+    """complex128 when the default dtype is float64, else complex64 (as
+    PyTorch's default complex dtype follows the default float one)."""
+    return _DTYPES[_default_float()].to_complex()
+
+
+def _number_dtype(v):
+    """The dtype PyTorch gives a tensor made from the Python number v."""
+    if isinstance(v, bool):
+        return _dt.bool_
+    if isinstance(v, numbers.Integral):
+        return _dt.int64
+    if isinstance(v, numbers.Real):
+        return _DTYPES[_default_float()]
+    return _default_complex()
+
+
 # ---- NumPy exchange --------------------------------------------------
 def from_numpy(ndarray):
     """A tensor sharing memory with a NumPy array (any strides)."""
@@ -144,7 +161,7 @@ def _infer_dtype(arr, data):
     if kind == "f":
         return _DTYPES[_default_float()]
     if kind == "c":
-        raise TypeError("complex numbers are not supported by ember tensors")
+        return _default_complex()
     raise TypeError(f"Could not infer dtype of {type(data).__name__}")
 
 
@@ -166,9 +183,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         t = data.clone()
         return t if dtype is None else t.to(dtype)
     if isinstance(data, numbers.Number) and not isinstance(data, np.generic):
-        d = dtype or (_dt.bool_ if isinstance(data, bool) else _dt.int64
-                      if isinstance(data, numbers.Integral) else _DTYPES[_default_float()])
-        return _scalar_new(data, d)
+        return _scalar_new(data, dtype or _number_dtype(data))
     _check_nesting(data)
     try:
         arr = np.asarray(data)
@@ -198,7 +213,12 @@ def _first_bad(data):
 
 
 def _scalar_new(v, d):
-    if isinstance(v, (bool, numbers.Integral)) and not d.is_floating_point:
+    if d.is_complex:
+        v = complex(v)
+        p = lib.th_scalar_complex(v.real, v.imag, d.code)
+    elif not isinstance(v, numbers.Real):
+        raise TypeError(f"can't convert complex to {d._title.lower()}")
+    elif isinstance(v, (bool, numbers.Integral)) and not d.is_floating_point:
         p = lib.th_scalar_int64(int(v), d.code)
     else:
         p = lib.th_scalar_double(float(v), d.code)
@@ -247,9 +267,7 @@ def ones(*size, dtype=None, device=None, requires_grad=False, out=None):
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None):
     if dtype is None:
-        dtype = _dt.bool_ if isinstance(fill_value, bool) else \
-            _dt.int64 if isinstance(fill_value, numbers.Integral) else \
-            _DTYPES[_default_float()]
+        dtype = fill_value.dtype if isinstance(fill_value, Tensor) else _number_dtype(fill_value)
     t = empty(size, dtype=dtype)
     check(lib.th_fill(t._p, operand(fill_value)))
     return t
@@ -350,7 +368,7 @@ Tensor.type_as = type_as
 for _name, _d in (("float", _dt.float32), ("double", _dt.float64), ("half", _dt.float16),
                   ("bfloat16", _dt.bfloat16), ("long", _dt.int64), ("int", _dt.int32),
                   ("short", _dt.int16), ("char", _dt.int8), ("byte", _dt.uint8),
-                  ("bool", _dt.bool_)):
+                  ("bool", _dt.bool_), ("cfloat", _dt.complex64), ("cdouble", _dt.complex128)):
     setattr(Tensor, _name, (lambda d: lambda self, memory_format=None: self.to(d))(_d))
 Tensor.cpu = lambda self, memory_format=None: self
 
@@ -360,6 +378,10 @@ def item(self):
     if lib.th_numel(p) != 1:
         raise RuntimeError(f"a Tensor with {lib.th_numel(p)} elements cannot be converted to Scalar")
     d = p.dtype
+    if lib.th_dtype_is_complex(d):
+        re, im = ffi.new("double *"), ffi.new("double *")
+        check(lib.th_get_complex(p, 0, re, im))
+        return complex(re[0], im[0])
     if d == lib.TH_BOOL:
         v = ffi.new("int64_t *")
         check(lib.th_get_int64(p, 0, v))

@@ -80,8 +80,11 @@ def scalar_tensor(v, dtype=None):
     if isinstance(v, Tensor):
         return v if dtype is None or v.dtype is dtype else wrap(lib.th_to_dtype(v._p, dtype.code))
     p = scalar_ptr(v)
-    if dtype is None:
-        dtype = _dt.BY_CODE[lib.th_get_default_dtype()] if p.dtype == lib.TH_FLOAT64 \
-            else _DTYPES[p.dtype]
+    if dtype is None:  # wrapped numbers: floats take the default dtype
+        dtype = _DTYPES[p.dtype]
+        if p.dtype == lib.TH_FLOAT64:
+            dtype = _dt.BY_CODE[lib.th_get_default_dtype()]
+        elif p.dtype == lib.TH_COMPLEX128:
+            dtype = _dt.BY_CODE[lib.th_get_default_dtype()].to_complex()
     code = dtype.code
     return wrap(lib.th_to_dtype(p, code))

@@ -48,6 +48,22 @@ class _Formatter:
         return self._fmt(v).rjust(self.width)
 
 
+class _ComplexFormatter:
+    """re+imj with the real and imaginary parts formatted each on its own
+    (as PyTorch prints complex tensors: 1.0000+2.j)."""
+
+    def __init__(self, values):
+        self.re = _Formatter(values.real, True)
+        self.im = _Formatter(np.abs(values.imag), True)
+        self.width = 1
+        self.width = max((len(self.format(v)) for v in values.ravel().tolist()), default=1)
+
+    def format(self, v):
+        v = complex(v)
+        sign = "-" if math.copysign(1.0, v.imag) < 0 else "+"
+        return (self.re._fmt(v.real) + sign + self.im._fmt(abs(v.imag)) + "j").rjust(self.width)
+
+
 def _rows(arr, fmt, indent, summarize):
     """Recursive body text for an n-d array."""
     if arr.ndim == 0:
@@ -85,14 +101,17 @@ def tensor_repr(t, prefix="tensor(", extra=()):
     if d is _dt.float16:
         arr = arr.astype(np.float32)
     suffix = list(extra)
-    default = {_dt.get_default_dtype(), _dt.int64, _dt.bool_}
+    default = {_dt.get_default_dtype(), _dt.get_default_dtype().to_complex(), _dt.int64,
+               _dt.bool_}
     if t.numel() == 0:
         body = "[]"
         if tuple(t.shape) != (0,):
             suffix.insert(0, f"size={tuple(t.shape)}")
     else:
         floating = d.is_floating_point
-        if d is _dt.bool_:
+        if d.is_complex:
+            fmt = _ComplexFormatter(_summary_values(arr))
+        elif d is _dt.bool_:
             fmt = _Formatter(np.zeros(1, dtype=np.int64), False)
             fmt.width = 5 if arr.any() and not arr.all() else (4 if arr.all() else 5)
             fmt.format = lambda v, w=fmt: str(bool(v)).rjust(w.width)

@@ -175,7 +175,8 @@ def random_(self, from_=0, to=None, *, generator=None, **kw):
     from_ = kw.pop("from", from_)
     if to is None:
         if from_ == 0 and not kw:
-            to = 1 << 24 if self.dtype.is_floating_point else _max_for(self.dtype)
+            to = 1 << 24 if self.dtype.is_floating_point or self.dtype.is_complex \
+                else _max_for(self.dtype)  # complex: libTH refuses it
         else:
             from_, to = 0, from_
     check(lib.th_randint_(self._p, int(from_), int(to), _gen(generator)))

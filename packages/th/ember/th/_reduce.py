@@ -2,12 +2,33 @@
 (ember.th._binding_math's, over libTH), norm, cumsum/cumprod."""
 from ._binding import registrar
 from ._binding_math import define_reductions, dims_arg, norm_args
+from ._complex import complex_reduction
 from ._core import C, Tensor, dtype_code, int_array, wrap
 from ._lib import check, lib
 
 _functions = {}
 _register = registrar(Tensor, _functions)
-define_reductions(_register, Tensor, C, wrap, check, int_array)
+_reducers = define_reductions(_register, Tensor, C, wrap, check, int_array)
+
+
+def _with_complex(name):
+    """sum/mean that take complex tensors through their real view."""
+    real_fn = _reducers[name]
+    complex_fn = complex_reduction(real_fn)
+    COMPLEX64 = lib.TH_COMPLEX64
+
+    def fn(input, dim=None, keepdim=False, *, dtype=None, **kwargs):
+        if input._p.dtype >= COMPLEX64:  # the complex codes are the last ones
+            r = complex_fn(input, dim, keepdim, dtype=dtype)
+            out = kwargs.get("out")
+            return r if out is None else out.copy_(r)
+        return real_fn(input, dim, keepdim, dtype=dtype, **kwargs)
+    fn.__name__ = name
+    return fn
+
+
+for _name in ("sum", "mean"):
+    _register(_with_complex(_name))
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, out=None):

@@ -9,7 +9,7 @@ from ._lib import lib
 class dtype:
     """A tensor element type.  Compare with `is` or `==`."""
 
-    __slots__ = ("name", "code", "itemsize", "is_floating_point", "is_signed",
+    __slots__ = ("name", "code", "itemsize", "is_floating_point", "is_complex", "is_signed",
                  "numpy", "_title")
 
     def __init__(self, name, code, np_dtype, title):
@@ -17,6 +17,7 @@ class dtype:
         self.code = code
         self.itemsize = lib.th_dtype_itemsize(code)
         self.is_floating_point = builtins.bool(lib.th_dtype_is_floating(code))
+        self.is_complex = builtins.bool(lib.th_dtype_is_complex(code))
         self.is_signed = name not in ("uint8", "bool")
         self.numpy = np_dtype  # None where NumPy has no such type
         self._title = title
@@ -27,12 +28,20 @@ class dtype:
     def __reduce__(self):
         return (_by_name, (self.name,))
 
-    @property
-    def is_complex(self):
-        return False
-
     def to_real(self):
-        return self
+        """The dtype of a complex dtype's parts (float32 for complex64);
+        real dtypes give themselves."""
+        return BY_CODE[lib.th_complex_part_dtype(self.code)] if self.is_complex else self
+
+    def to_complex(self):
+        """The complex dtype holding values of this floating dtype
+        (complex128 for float64, complex64 for the narrower ones)."""
+        if self.is_complex:
+            return self
+        if not self.is_floating_point:
+            raise RuntimeError(f"to_complex is only supported for floating point dtypes, "
+                               f"got {self!r}")
+        return complex128 if self is float64 else complex64
 
 
 _MODULE_NAME = "ember"  # how reprs spell the namespace, as torch.float32
@@ -47,6 +56,8 @@ int16 = dtype("int16", lib.TH_INT16, np.dtype(np.int16), "Short")
 int32 = dtype("int32", lib.TH_INT32, np.dtype(np.int32), "Int")
 int64 = dtype("int64", lib.TH_INT64, np.dtype(np.int64), "Long")
 bool_ = dtype("bool", lib.TH_BOOL, np.dtype(np.bool_), "Bool")
+complex64 = dtype("complex64", lib.TH_COMPLEX64, np.dtype(np.complex64), "ComplexFloat")
+complex128 = dtype("complex128", lib.TH_COMPLEX128, np.dtype(np.complex128), "ComplexDouble")
 
 # PyTorch's aliases
 float = float32
@@ -56,8 +67,11 @@ short = int16
 int = int32
 long = int64
 bool = bool_
+cfloat = complex64
+cdouble = complex128
 
-ALL = (float32, float64, float16, bfloat16, int8, uint8, int16, int32, int64, bool_)
+ALL = (float32, float64, float16, bfloat16, int8, uint8, int16, int32, int64, bool_,
+       complex64, complex128)
 BY_CODE = {d.code: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL}
 _FROM_NUMPY = {d.numpy: d for d in ALL if d.numpy is not None}
@@ -73,8 +87,8 @@ def from_numpy_dtype(np_dtype):
     except KeyError:
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype)}. The "
-            "only supported types are: float64, float32, float16, int64, "
-            "int32, int16, int8, uint8, and bool.") from None
+            "only supported types are: float64, float32, float16, complex64, "
+            "complex128, int64, int32, int16, int8, uint8, and bool.") from None
 
 
 def get_default_dtype():

@@ -335,7 +335,8 @@ for _name in ("set_num_threads", "get_num_threads", "promote_types", "Size", "dt
               "broadcast_shapes"):
     functions[_name] = getattr(_th, _name)
 for _d in _dt.ALL:
-    functions[_d.name] = _d
+    if not _d.is_complex:  # ember-thc has no complex tensors
+        functions[_d.name] = _d
 for _alias in ("float", "double", "half", "short", "int", "long", "bool"):
     functions[_alias] = getattr(_dt, _alias)
 functions["Generator"] = Generator

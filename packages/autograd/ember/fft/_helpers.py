@@ -1,18 +1,7 @@
-"""ember.fft: PyTorch's ``torch.fft``, as far as Ember's dtypes allow.
-
-Ember has no complex dtypes yet.  Every transform of torch.fft either
-returns a complex tensor (fft, ifft, rfft, fft2, ifft2, rfft2, fftn,
-ifftn, rfftn, ihfft) or reads one (irfft, irfft2, irfftn, hfft), so the
-transforms wait for complex64/complex128 storage; they raise
-NotImplementedError saying so, rather than returning real tensors in a
-layout PyTorch does not have.  The helpers that need no complex numbers
-are here: fftfreq, rfftfreq, fftshift and ifftshift (differentiable)."""
-from ._creation import arange, get_default_dtype
-from ._tensor import Tensor
-
-__all__ = ["fftfreq", "rfftfreq", "fftshift", "ifftshift", "fft", "ifft", "rfft", "irfft",
-           "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfft",
-           "ihfft"]
+"""The frequency helpers of ember.fft: fftfreq, rfftfreq, fftshift and
+ifftshift (differentiable)."""
+from .._creation import arange, get_default_dtype
+from .._tensor import Tensor
 
 
 def _freq(name, n, d):
@@ -66,19 +55,3 @@ def fftshift(input, dim=None):
 def ifftshift(input, dim=None):
     """The inverse of fftshift: a roll by -(n // 2)."""
     return _shift("ifftshift", input, dim, -1)
-
-
-def _complex_transform(name):
-    def transform(input, *args, **kwargs):
-        raise NotImplementedError(
-            f"ember.fft.{name}: Ember has no complex dtypes yet, and {name} returns or "
-            "reads a complex tensor; the transforms of ember.fft wait for complex64/"
-            "complex128 support (fftfreq, rfftfreq, fftshift and ifftshift are available)")
-    transform.__name__ = transform.__qualname__ = name
-    transform.__doc__ = f"Not available yet: {name} needs complex dtypes."
-    return transform
-
-
-for _name in ("fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn",
-              "ifftn", "rfftn", "irfftn", "hfft", "ihfft"):
-    globals()[_name] = _complex_transform(_name)
