@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define TH_ABI_VERSION_MAJOR 1
-#define TH_ABI_VERSION_MINOR 7
+#define TH_ABI_VERSION_MINOR 8
 #define TH_MAX_DIMS 16
 
 /* ---- dtypes -------------------------------------------------------- */
@@ -493,6 +493,10 @@ int th_linalg_svd(const th_tensor *A, int full_matrices, int compute_uv,
  * symmetric matrix in A's lower (upper) triangle. */
 int th_linalg_eigh(const th_tensor *A, int upper, int compute_v,
                    th_tensor **W, th_tensor **V);
+/* Eigenvalues W (*, n) and right eigenvectors V (columns, unit 2-norm,
+ * largest component real) of a general real matrix, both complex
+ * (complex64 for float32); LAPACK's order (conjugate pairs together). */
+int th_linalg_eig(const th_tensor *A, int compute_v, th_tensor **W, th_tensor **V);
 /* Minimum-norm least squares through the SVD (gelsd): X (*, n, k), the
  * effective rank (*) int64 (singular values <= rcond * largest are
  * dropped; rcond < 0: machine precision) and the singular values

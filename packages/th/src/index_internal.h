@@ -117,8 +117,17 @@ IDX_SHARED th_tensor *input_copy(const th_tensor *t, int dtype,
     return th_to_dtype(t, dtype);
 }
 
-/* A 0-d tensor of `dtype` holding the value of a 0-d (or 1-element) t. */
+/* A 0-d tensor of `dtype` holding the value of a 0-d (or 1-element) t.
+ * A complex value with an imaginary part has no real-dtype equivalent:
+ * refused in PyTorch's words (as th_fill), never silently dropped. */
 IDX_SHARED th_tensor *scalar_as(const th_tensor *t, int dtype) {
+    if (th_dtype_is_complex(t->dtype) && !th_dtype_is_complex(dtype)) {
+        double re, im;
+        if (th_get_complex(t, 0, &re, &im) != TH_OK) return NULL;
+        if (im != 0)
+            return th__error_null(TH_ERR_RUNTIME, "value cannot be converted to "
+                                  "type %s without overflow", th__dtype_title(dtype));
+    }
     th_tensor *r = th_empty(0, NULL, dtype);
     th_tensor *one = r ? th_view(t, 0, NULL) : NULL;
     if (!one || th_copy(r, one) != TH_OK) {

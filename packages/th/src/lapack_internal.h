@@ -24,6 +24,8 @@ enum { CB_LEFT = 141, CB_UPPER = 121, CB_LOWER = 122, CB_NOTRANS = 111,
                                       T *, int, T *, int, T *, int, int *);   \
     int scipy_LAPACKE_##P##syevd_work(int, char, char, int, T *, int, T *,    \
                                       T *, int, int *, int);                  \
+    int scipy_LAPACKE_##P##geev_work(int, char, char, int, T *, int, T *, T *, \
+                                     T *, int, T *, int, T *, int);           \
     int scipy_LAPACKE_##P##gelsd_work(int, int, int, int, T *, int, T *, int, \
                                       T *, T, int *, T *, int, int *);        \
     int scipy_LAPACKE_##P##sytrf_work(int, char, int, T *, int, int *, T *,    \

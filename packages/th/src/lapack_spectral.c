@@ -23,6 +23,10 @@ int th_linalg_lstsq(const th_tensor *A, const th_tensor *B, double rcond,
     (void)A; (void)B; (void)rcond; (void)X; (void)rank; (void)S;
     return no_lapack("linalg.lstsq");
 }
+int th_linalg_eig(const th_tensor *A, int compute_v, th_tensor **W, th_tensor **V) {
+    (void)A; (void)compute_v; (void)W; (void)V;
+    return no_lapack("linalg.eig");
+}
 #else
 
 static void set_identity(int f64, char *a, int rows, int cols) {
@@ -198,6 +202,93 @@ int th_linalg_eigh(const th_tensor *A, int upper, int compute_v,
     th_tensor_release(t[2]);
     *W = t[1];
     if (compute_v) *V = t[0]; else th_tensor_release(t[0]);
+    return TH_OK;
+}
+
+/* ---- general eigendecomposition -------------------------------------- */
+/* Slots: 0 A (destroyed), 1 eigenvalues (complex), 2 eigenvectors
+ * (complex, column-major).  f[0]: jobvr.  The workspace holds geev's own
+ * (lwork - 2n - n^2 elements), then wr, wi and the real vectors. */
+static int eig_one(lp_job *j, int64_t b, void *work, int *iwork) {
+    (void)iwork;
+    int f64 = is_f64(j), n = j->n;
+    char *a = mat(j, 0, b), jobvr = (char)j->f[0];
+    if (n == 0) return 0;
+    if (has_nonfinite(f64, a, (int64_t)n * n)) return NONFINITE;
+    int64_t nn = (int64_t)n * n, lw = j->lwork - 2 * n - nn, item = f64 ? 8 : 4;
+    char *wr = (char *)work + lw * item, *wi = wr + n * item, *vr = wi + n * item;
+    int info = f64 ? scipy_LAPACKE_dgeev_work(COLMAJOR, 'N', jobvr, n, (double *)a, n,
+                                              (double *)wr, (double *)wi, NULL, 1,
+                                              (double *)vr, n, work, (int)lw)
+                   : scipy_LAPACKE_sgeev_work(COLMAJOR, 'N', jobvr, n, (float *)a, n,
+                                              (float *)wr, (float *)wi, NULL, 1,
+                                              (float *)vr, n, work, (int)lw);
+    if (info) return info;
+#define PART(p, i) (f64 ? ((const double *)(p))[i] : (double)((const float *)(p))[i])
+    char *w = mat(j, 1, b), *v = jobvr == 'V' ? mat(j, 2, b) : NULL;
+    for (int c = 0; c < n; c++) {
+        double re = PART(wr, c), im = PART(wi, c);
+        th__store_complex(w + c * 2 * item, f64 ? TH_COMPLEX128 : TH_COMPLEX64, re, im);
+        if (!v) continue;
+        /* a real eigenvalue: column c; a pair (im > 0 first): columns c and
+         * c + 1 hold the real and imaginary parts of the first vector, the
+         * second is its conjugate */
+        for (int r = 0; r < n; r++) {
+            int64_t at = (int64_t)c * n + r;
+            double x = PART(vr, at), y = 0;
+            if (im > 0 && c + 1 < n) y = PART(vr, at + n);
+            else if (im < 0 && c > 0) { x = PART(vr, at - n); y = -PART(vr, at); }
+            th__store_complex(v + at * 2 * item, f64 ? TH_COMPLEX128 : TH_COMPLEX64, x, y);
+        }
+    }
+#undef PART
+    return 0;
+}
+
+int th_linalg_eig(const th_tensor *A, int compute_v, th_tensor **W, th_tensor **V) {
+    const char *fn = "linalg.eig";
+    if (!W || (compute_v && !V))
+        return th__error(TH_ERR_VALUE, "%s: outputs must not be NULL", fn);
+    int rc = check_matrix(fn, "A", A, 1);
+    if (rc) return rc;
+    int nb = A->ndim - 2, f64 = A->dtype == TH_FLOAT64;
+    int ct = f64 ? TH_COMPLEX128 : TH_COMPLEX64;
+    int64_t n = A->sizes[nb];
+    th_tensor *t[4] = {colmajor(nb, A->sizes, n, n, A->dtype, A),
+                       batched(nb, A->sizes, 1, &n, ct),
+                       colmajor(nb, A->sizes, compute_v ? n : 0, compute_v ? n : 0, ct,
+                                NULL),
+                       batched(nb, A->sizes, 0, NULL, TH_INT32)};
+    if (!t[0] || !t[1] || !t[2] || !t[3]) {
+        release_all(t, 4);
+        return th_last_status();
+    }
+    char jobvr = compute_v ? 'V' : 'N';
+    lp_job j = {.dtype = A->dtype, .nbatch = th_numel(t[3]), .n = (int)n,
+                .f = {jobvr}, .fn = eig_one, .info = (int32_t *)th__ptr(t[3])};
+    if (n > 0) {
+        double wq = 0, dummy[1];
+        float wqs = 0, dummys[1];
+        if (f64) scipy_LAPACKE_dgeev_work(COLMAJOR, 'N', jobvr, (int)n, dummy, (int)n,
+                                          dummy, dummy, NULL, 1, dummy, (int)n, &wq, -1);
+        else scipy_LAPACKE_sgeev_work(COLMAJOR, 'N', jobvr, (int)n, dummys, (int)n,
+                                      dummys, dummys, NULL, 1, dummys, (int)n, &wqs, -1);
+        /* n <= 46340 here (n * n fits in int: check_matrix) */
+        j.lwork = (int64_t)(f64 ? wq : wqs) + 1 + 2 * n + n * n;
+    }
+    bind(&j, 0, t[0], 2);
+    bind(&j, 1, t[1], 1);
+    if (compute_v) bind(&j, 2, t[2], 2);
+    rc = run(&j, fn, 25.0 * n * n * n);
+    if (!rc) rc = convergence_error(fn, t[3], A->ndim, "eigenvalues");
+    if (rc) {
+        release_all(t, 4);
+        return rc;
+    }
+    th_tensor_release(t[0]);
+    th_tensor_release(t[3]);
+    *W = t[1];
+    if (compute_v) *V = t[2]; else th_tensor_release(t[2]);
     return TH_OK;
 }
 

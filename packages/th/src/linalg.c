@@ -148,7 +148,7 @@ static void scale_half(char **d, const int64_t *st, int64_t n, void *vctx) {
 }
 
 static int scale_(th_tensor *c, double beta) {
-    if (th__refuse_complex("addmm_impl_cpu_", c->dtype)) return th_last_status();
+    if (th__refuse_complex("addmm_impl", c->dtype)) return th_last_status();
     if (beta == 1 || th_numel(c) == 0) return TH_OK;
     if (beta == 0) return th_zero(c);
     if (c->dtype == TH_BOOL) return TH_OK; /* nonzero beta keeps the value */
@@ -524,8 +524,8 @@ static int gemm_half(th_tensor *C, const th_tensor *A, const th_tensor *B,
 static int gemm_nd(th_tensor *C, const th_tensor *A, const th_tensor *B,
                    double beta, double alpha) {
     int nd = C->ndim;
-    if (th__refuse_complex("addmm_impl_cpu_", C->dtype) ||
-        th__refuse_complex("addmm_impl_cpu_", A->dtype))
+    if (th__refuse_complex("addmm_impl", C->dtype) ||
+        th__refuse_complex("addmm_impl", A->dtype))
         return th_last_status();
     if (th_numel(C) == 0) return TH_OK;
     if (A->sizes[nd - 1] == 0 || alpha == 0) return scale_(C, beta);

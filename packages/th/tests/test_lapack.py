@@ -251,6 +251,7 @@ def test_large_batch_threads(rng):
 @pytest.mark.skipif(LAPACK, reason="checks the TH_NO_BLAS build")
 @pytest.mark.parametrize("fn,args", [("linalg_svd", (th.ones(2, 2),)),
                                      ("linalg_eigh", (th.ones(2, 2),)),
+                                     ("linalg_eig", (th.ones(2, 2),)),
                                      ("linalg_lstsq", (th.ones(2, 2), th.ones(2, 1)))])
 def test_no_blas_reports_missing_routines(fn, args):
     name = fn[7:]

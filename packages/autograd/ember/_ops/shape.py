@@ -198,8 +198,10 @@ class permute:
 
 Tensor.T = property(lambda self: permute(self, list(reversed(range(self.ndim)))))
 Tensor.mT = property(lambda self: transpose(self, -2, -1))
-Tensor.H = Tensor.T
-Tensor.mH = Tensor.mT
+# the conjugate transposes: the transposes themselves for real tensors
+Tensor.H = property(lambda self: self.T.conj() if self.is_complex() else self.T)
+Tensor.mH = property(lambda self: self.mT.conj() if self.is_complex() else self.mT)
+Tensor.adjoint = lambda self: self.mH
 
 
 def movedim(input, source, destination):

@@ -20,7 +20,7 @@ from ._matfun import householder_product, matrix_exp
 from ._tensor_ops import diagonal, matmul, tensorinv, tensorsolve, vander, vecdot
 
 __all__ = ["solve", "solve_ex", "inv", "inv_ex", "det", "slogdet", "cholesky", "cholesky_ex",
-           "qr", "svd", "svdvals", "eigh", "eigvalsh", "lstsq", "lu", "lu_factor",
+           "qr", "svd", "svdvals", "eigh", "eigvalsh", "eig", "eigvals", "lstsq", "lu", "lu_factor",
            "lu_factor_ex", "lu_solve", "solve_triangular", "matrix_rank", "pinv", "matrix_power",
            "matrix_norm", "vector_norm", "norm", "cond", "cross", "multi_dot", "householder_product",
            "matrix_exp", "vander", "vecdot", "diagonal", "matmul", "tensorinv", "tensorsolve",
@@ -35,6 +35,7 @@ SlogdetResult = collections.namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 QRResult = collections.namedtuple("linalg_qr", ["Q", "R"])
 SVDResult = collections.namedtuple("linalg_svd", ["U", "S", "Vh"])
 EighResult = collections.namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
+EigResult = collections.namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
 LstsqResult = collections.namedtuple("linalg_lstsq",
                                      ["solution", "residuals", "rank", "singular_values"])
 LUFactorResult = collections.namedtuple("linalg_lu_factor", ["LU", "pivots"])
@@ -232,6 +233,23 @@ def eigh(A, UPLO="L", *, out=None):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     W, V = F.Eigh.apply(A, UPLO)
     return _out(EighResult(W, V), out)
+
+
+def eig(A, *, out=None):
+    """Eigenvalues and right eigenvectors of general real square matrices,
+    complex (conjugate pairs together, vectors of unit norm); differentiable
+    for losses that do not depend on each vector's phase."""
+    _tensor("eig", A)
+    from ._eig import Eig
+    W, V = Eig.apply(A)
+    return _out(EigResult(W, V), out)
+
+
+def eigvals(A, *, out=None):
+    _tensor("eigvals", A)
+    if _grad(A):
+        return _out(eig(A)[0], out)
+    return _out(_make(raw_call("linalg_eig", A, compute_v=False)[0]), out)
 
 
 def eigvalsh(A, UPLO="L", *, out=None):

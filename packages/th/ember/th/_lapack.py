@@ -28,6 +28,7 @@ SlogdetResult = collections.namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 QRResult = collections.namedtuple("linalg_qr", ["Q", "R"])
 SVDResult = collections.namedtuple("linalg_svd", ["U", "S", "Vh"])
 EighResult = collections.namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
+EigResult = collections.namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
 LstsqResult = collections.namedtuple("linalg_lstsq", ["solution", "rank", "singular_values"])
 
 
@@ -160,6 +161,15 @@ def linalg_eigh(A, UPLO="L", *, compute_v=True):
     return EighResult(W, wrap(v[0]) if compute_v else None)
 
 
+def linalg_eig(A, *, compute_v=True):
+    """Eigenvalues and right eigenvectors of general real matrices (LAPACK
+    geev), both complex."""
+    _check("linalg_eig", A=A)
+    w, v = _outs(2)
+    _call(lib.th_linalg_eig(A._p, bool(compute_v), w, v))
+    return EigResult(wrap(w[0]), wrap(v[0]) if compute_v else None)
+
+
 def linalg_lstsq(A, B, rcond=None):
     """Minimum-norm least squares through the SVD (LAPACK gelsd)."""
     _check("linalg_lstsq", A=A, B=B)
@@ -209,13 +219,13 @@ def linalg_ldl_solve(LD, pivots, B, *, hermitian=False):
 
 def has_lapack():
     """False in the TH_NO_BLAS build, which has LU, solve, inverse, det,
-    Cholesky, QR and triangular solves but no SVD, eigh or lstsq."""
+    Cholesky, QR and triangular solves but no SVD, eigh, eig or lstsq."""
     return bool(lib.th_has_lapack())
 
 
 for _f in (linalg_lu_factor_ex, linalg_lu_solve, linalg_solve_ex, linalg_inv_ex,
            linalg_det, linalg_slogdet, linalg_cholesky_ex, linalg_solve_triangular,
-           linalg_qr, linalg_svd, linalg_eigh, linalg_lstsq, linalg_householder_product,
+           linalg_qr, linalg_svd, linalg_eigh, linalg_eig, linalg_lstsq, linalg_householder_product,
            linalg_geqrf, linalg_ldl_factor_ex, linalg_ldl_solve, has_lapack):
     _functions[_f.__name__] = _f
 _functions["LinAlgError"] = LinAlgError

@@ -5,6 +5,9 @@
 #include "th.h"
 #include "th_check.h"
 
+/* the real dtypes (float32 .. bool) come before complex64 and complex128 */
+#define TH_NUM_REAL_DTYPES (TH_BOOL + 1)
+
 /* 1 if t has the given shape and values (NaN matches NaN). */
 static inline int same(const th_tensor *t, int ndim, const int64_t *sizes,
                        const double *vals) {

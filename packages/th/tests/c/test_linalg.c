@@ -211,7 +211,7 @@ static void test_mm_layouts(void) {
 
 static void test_addmm(void) {
     const double av[] = {1, 2, 3, 4, 5, 6}, bv[] = {1, 0, 0, 1, 2, 3};
-    for (int dt = 0; dt < TH_NUM_DTYPES - 1; dt++) {
+    for (int dt = 0; dt < TH_BOOL; dt++) { /* the numeric real dtypes */
         th_tensor *a = from_f64(2, (int64_t[]){2, 3}, av, dt);
         th_tensor *b = from_f64(2, (int64_t[]){3, 2}, bv, dt);
         /* a row vector input broadcasts over rows */
@@ -386,7 +386,7 @@ static void test_mm_errors(void) {
 static void test_mv(void) {
     /* [[1,2,3],[4,5,6]] @ [1,-1,2] = [5, 11] */
     const double av[] = {1, 2, 3, 4, 5, 6}, xv[] = {1, -1, 2};
-    for (int dt = 0; dt < TH_NUM_DTYPES - 1; dt++) {
+    for (int dt = 0; dt < TH_BOOL; dt++) { /* the numeric real dtypes */
         th_tensor *a = from_f64(2, (int64_t[]){2, 3}, av, dt);
         th_tensor *x = from_f64(1, (int64_t[]){3}, xv, dt);
         th_tensor *r = th_mv(a, x);
@@ -468,7 +468,7 @@ static void test_mv(void) {
 
 static void test_dot(void) {
     const double xv[] = {1, 2, 3}, yv[] = {4, -5, 6};
-    for (int dt = 0; dt < TH_NUM_DTYPES - 1; dt++) {
+    for (int dt = 0; dt < TH_BOOL; dt++) { /* the numeric real dtypes */
         th_tensor *x = from_f64(1, (int64_t[]){3}, xv, dt);
         th_tensor *y = from_f64(1, (int64_t[]){3}, yv, dt);
         th_tensor *r = th_dot(x, y);
@@ -590,7 +590,7 @@ static double bmm_err(const th_tensor *r, const th_tensor *a,
 }
 
 static void test_bmm(void) {
-    for (int dt = 0; dt < TH_NUM_DTYPES; dt++) {
+    for (int dt = 0; dt < TH_NUM_REAL_DTYPES; dt++) {
         th_tensor *a = ints(3, (int64_t[]){3, 4, 5}, 1, dt);
         th_tensor *b = ints(3, (int64_t[]){3, 5, 2}, 2, dt);
         th_tensor *r = th_bmm(a, b);
@@ -631,7 +631,7 @@ static void test_bmm(void) {
     }
     /* addbmm: beta * input + alpha * sum_t a[t] @ b[t] */
     const double av[] = {1, 2, 3, 4}, bv[] = {1, 0, 0, 1, 2, 0, 0, 2};
-    for (int dt = 0; dt < TH_NUM_DTYPES - 1; dt++) {
+    for (int dt = 0; dt < TH_BOOL; dt++) { /* the numeric real dtypes */
         th_tensor *a = from_f64(3, (int64_t[]){2, 1, 2}, av, dt);
         th_tensor *b = from_f64(3, (int64_t[]){2, 2, 2}, bv, dt);
         th_tensor *in = from_f64(1, (int64_t[]){2}, (double[]){1, 2}, dt);
@@ -820,7 +820,7 @@ static void test_matmul(void) {
 
 /* ---- empty shapes -------------------------------------------------- */
 static void test_empty(void) {
-    for (int dt = 0; dt < TH_NUM_DTYPES; dt++) {
+    for (int dt = 0; dt < TH_NUM_REAL_DTYPES; dt++) {
         th_tensor *a = th_empty(2, (int64_t[]){0, 3}, dt);
         th_tensor *b = th_empty(2, (int64_t[]){3, 4}, dt);
         th_tensor *r = th_mm(a, b);

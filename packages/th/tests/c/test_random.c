@@ -326,7 +326,7 @@ static void test_normal(void) {
 
 static void test_bernoulli(void) {
     th_generator *g = th_generator_new(13);
-    for (int d = 0; d < TH_NUM_DTYPES; d++) {
+    for (int d = 0; d < TH_NUM_REAL_DTYPES; d++) {
         int64_t n = d == TH_FLOAT32 ? 100000 : 20000;
         th_tensor *t = vec(n, d);
         CHECK(th_bernoulli_(t, NULL, 0.3, g) == TH_OK);
@@ -368,7 +368,7 @@ static void test_bernoulli(void) {
 
 static void test_randint(void) {
     th_generator *g = th_generator_new(14);
-    for (int d = 0; d < TH_NUM_DTYPES; d++) {
+    for (int d = 0; d < TH_NUM_REAL_DTYPES; d++) {
         int64_t low = d == TH_BOOL ? 0 : d == TH_UINT8 ? 3 : -5;
         int64_t high = d == TH_BOOL ? 2 : 5;
         int64_t n = d == TH_INT64 ? 100000 : 20000;
@@ -424,7 +424,7 @@ static int is_permutation(const th_tensor *t, int64_t n) {
 
 static void test_randperm(void) {
     th_generator *g = th_generator_new(15);
-    for (int d = 0; d < TH_NUM_DTYPES; d++) {
+    for (int d = 0; d < TH_NUM_REAL_DTYPES; d++) {
         int64_t n = d == TH_BOOL ? 2 : d == TH_BFLOAT16 ? 257 : 100;
         th_tensor *t = th_randperm(n, d, g);
         CHECK(t && t->dtype == d && t->ndim == 1 && is_permutation(t, n));
