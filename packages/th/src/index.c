@@ -541,6 +541,14 @@ int th_index_put_(th_tensor *self, int first_dim, int n,
                   int accumulate) {
     if (accumulate && th__refuse_complex("index_put_with_accumulate", self->dtype))
         return th_last_status();
+    /* complex values into a real tensor would lose their imaginary parts
+     * (a single value is checked by scalar_as, as a fill) */
+    if (th_dtype_is_complex(values->dtype) && !th_dtype_is_complex(self->dtype) &&
+        (accumulate || th_numel(values) != 1))
+        return th__error(TH_ERR_RUNTIME, "Index put requires the source and "
+                         "destination dtypes match, got %s for the destination "
+                         "and %s for the source.", title(self->dtype),
+                         title(values->dtype));
     adv_plan p;
     if (adv_prepare(self, first_dim, n, indices, &p) != TH_OK)
         return th_last_status();

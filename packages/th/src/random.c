@@ -470,6 +470,10 @@ static th_tensor *expand_f64(const th_tensor *p, const th_tensor *t) {
 int th_normal_tensor_(th_tensor *t, const th_tensor *mean,
                       const th_tensor *std, th_generator *g) {
     if (check_floating(t, "normal_")) return th_last_status();
+    /* a complex mean or std would lose its imaginary part */
+    if (th__refuse_complex("normal", mean->dtype) ||
+        th__refuse_complex("normal", std->dtype))
+        return th_last_status();
     th_tensor *m = expand_f64(mean, t), *s = m ? expand_f64(std, t) : NULL;
     if (!s) {
         char b1[256], b2[256], b3[256];
@@ -561,7 +565,9 @@ static const th_range_fn randint_fns[TH_NUM_DTYPES] = {ALL_DTYPES(RANDINT_ENTRY)
 
 int th_bernoulli_(th_tensor *t, const th_tensor *p, double p_scalar,
                   th_generator *g) {
-    if (th__refuse_complex("bernoulli_scalar", t->dtype)) return th_last_status();
+    if (th__refuse_complex("bernoulli_scalar", t->dtype) ||
+        (p && th__refuse_complex("bernoulli_tensor", p->dtype)))
+        return th_last_status();
     rng_ctx c = {0};
     th_tensor *pf = NULL;
     if (p) {

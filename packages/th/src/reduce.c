@@ -571,6 +571,7 @@ th_tensor *th_reduce(int op, const th_tensor *a, int ndims, const int *dims,
 /* ---- var / std ------------------------------------------------------ */
 th_tensor *th_var(const th_tensor *a, int ndims, const int *dims,
                   double correction, int keepdim, int take_sqrt) {
+    if (th__refuse_complex(take_sqrt ? "std" : "var", a->dtype)) return NULL;
     plan P;
     if (make_plan(a, ndims, dims, keepdim, &P)) return NULL;
     if (!th_dtype_is_floating(a->dtype))

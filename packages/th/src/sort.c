@@ -743,6 +743,7 @@ HISTC_FN(float, f32)
 HISTC_FN(double, f64)
 
 th_tensor *th_histc(const th_tensor *a, int64_t bins, double min, double max) {
+    if (th__refuse_complex("histogram", a->dtype)) return NULL;
     if (!th_dtype_is_floating(a->dtype))
         return th__error_null(TH_ERR_TYPE, "torch.histc: expected a floating "
                               "point input tensor, but got %s",

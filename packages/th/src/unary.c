@@ -111,6 +111,9 @@ static int unary_types(int op, int dtype, int *compute, int *result) {
 int th_unary_out(int op, th_tensor *out, const th_tensor *a) {
     int ct = 0, rt = 0;
     if (unary_types(op, a->dtype, &ct, &rt)) return th_last_status();
+    if (op == TH_ABS && th_dtype_is_complex(a->dtype) && th_dtype_is_complex(out->dtype))
+        return th__error(TH_ERR_RUNTIME, "In-place abs is not supported for complex "
+                         "tensors.");
     if (th__check_out_shape(out, a->ndim, a->sizes)) return th_last_status();
     if (!th__can_cast(rt, out->dtype))
         return th__error(TH_ERR_RUNTIME,

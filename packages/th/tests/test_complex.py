@@ -240,3 +240,13 @@ def test_refusals_name_the_dtype():
     for op in (lambda: z.max(), lambda: z.floor(), lambda: z < z, lambda: z.sign()):
         with pytest.raises(TypeError, match="ComplexFloat"):
             op()
+
+
+def test_in_place_abs_and_real_dtype_sums_are_refused():
+    z = th.tensor([3 + 4j, 1j])
+    with pytest.raises(RuntimeError, match="In-place abs is not supported for complex"):
+        z.abs_()
+    assert z.tolist() == [3 + 4j, 1j]
+    with pytest.raises(RuntimeError, match="cannot be computed in dtype Float"):
+        z.sum(dtype=th.float32)
+    assert z.sum(dtype=th.complex128).dtype is th.complex128

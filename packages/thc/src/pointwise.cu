@@ -184,8 +184,7 @@ extern "C" THC_API thc_tensor *thc_contiguous(const thc_tensor *t) {
 
 extern "C" THC_API thc_tensor *thc_to_dtype(const thc_tensor *t, int dtype) {
     if (thc__check_device("to", "the tensor", t)) return NULL;
-    if (dtype < 0 || dtype >= THC_NUM_DTYPES)
-        return (thc_tensor *)thc__error_null(THC_ERR_TYPE, "invalid dtype code %d", dtype);
+    if (thc__check_dtype(dtype)) return NULL;
     thc_tensor *c = thc__empty_like(t, dtype);
     if (c && copy_kernel(c, t)) {
         thc_tensor_release(c);

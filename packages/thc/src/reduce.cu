@@ -324,8 +324,7 @@ extern "C" THC_API thc_tensor *thc_reduce(int op, const thc_tensor *a, int ndims
     if (thc__check_device("reduce", "the input", a)) return NULL;
     if (op < 0 || op >= THC_NUM_REDUCE_OPS)
         return (thc_tensor *)thc__error_null(THC_ERR_VALUE, "invalid reduction op %d", op);
-    if (dtype >= THC_NUM_DTYPES)
-        return (thc_tensor *)thc__error_null(THC_ERR_TYPE, "invalid dtype code %d", dtype);
+    if (dtype >= THC_NUM_DTYPES && thc__check_dtype(dtype)) return NULL;
     const char *name = thc__op_name(THC_OP_REDUCE, op);
     bool takes_dtype = thc__op_flags(THC_OP_REDUCE, op) & THC_OPF_TAKES_DTYPE;
     if (dtype >= 0 && !takes_dtype)

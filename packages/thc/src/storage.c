@@ -110,8 +110,7 @@ THC_API void thc_storage_release(thc_storage *s) {
 }
 
 static thc_tensor *host_scalar(int dtype) {
-    if (dtype < 0 || dtype >= THC_NUM_DTYPES)
-        return thc__error_null(THC_ERR_TYPE, "invalid dtype code %d", dtype);
+    if (thc__check_dtype(dtype)) return NULL;
     thc_storage *s = host_storage();
     if (!s) return NULL;
     thc_tensor *t = thc__wrap(s, 0, 0, NULL, NULL, dtype);

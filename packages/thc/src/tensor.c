@@ -52,13 +52,19 @@ static thc_tensor *new_tensor(int rc, const th_meta *m) {
     return t;
 }
 
+int thc__check_dtype(int dtype) {
+    if (dtype >= 0 && dtype < THC_NUM_DTYPES) return THC_OK;
+    if (dtype >= 0 && dtype < TH_NUM_DTYPES)
+        return thc__error(THC_ERR_NOT_IMPLEMENTED, "%s tensors are not supported by "
+                          "ember-thc yet", th_dtype_name(dtype));
+    return thc__error(THC_ERR_TYPE, "invalid dtype code %d", dtype);
+}
+
 /* libTH's dtype codes past THC's (complex64, complex128) have no kernels
  * here: refused at creation, so no kernel ever sees one */
 static int unsupported_dtype(int dtype) {
     if (dtype < THC_NUM_DTYPES || dtype >= TH_NUM_DTYPES) return 0; /* others: th_meta */
-    thc__error(THC_ERR_NOT_IMPLEMENTED, "%s tensors are not supported by ember-thc yet",
-               th_dtype_name(dtype));
-    return 1;
+    return thc__check_dtype(dtype) != THC_OK;
 }
 
 THC_API thc_tensor *thc_empty(int ndim, const int64_t *sizes, int dtype) {

@@ -20,6 +20,10 @@ extern "C" {
  * returns `status` (or NULL). */
 int thc__error(int status, const char *fmt, ...);
 void *thc__error_null(int status, const char *fmt, ...);
+/* THC_OK for a dtype libTHC has kernels for; otherwise the error: libTH's
+ * complex64/complex128 (codes past THC's) THC_ERR_NOT_IMPLEMENTED, any
+ * other code THC_ERR_TYPE "invalid dtype code". */
+int thc__check_dtype(int dtype);
 /* Keeps the CUDA runtime's text for the last device failure. */
 void thc__set_cuda_error_text(const char *text);
 /* libTH's helpers under the names libTHC's sources use. */

@@ -389,6 +389,24 @@ def test_bitwise_ops_on_floats_are_type_errors(dtype):
     assert host_values(g).tolist() == [1, 1, 1]
 
 
+@pytest.mark.parametrize("dtype", [th.complex64, th.complex128], ids=str)
+def test_complex_dtypes_are_not_implemented(dtype):
+    """libTH's complex dtypes have no libTHC kernels: refused where a tensor
+    of one would be made (creation, conversion, a reduction's or a scan's
+    dtype=), never passed to a kernel; the namespace does not offer them."""
+    name = dtype.name
+    assert not hasattr(thc, name)
+    g = thc.ones(3)
+    for fn in (lambda: thc.zeros(2, dtype=dtype), lambda: thc.tensor(th.tensor([1j, 2], dtype=dtype)),
+               lambda: g.to(dtype), lambda: g.sum(dtype=dtype), lambda: g.cumsum(0, dtype=dtype),
+               lambda: thc.empty_strided((2,), (1,), dtype=dtype)):
+        with pytest.raises(NotImplementedError, match=f"{name} tensors are not supported"):
+            fn()
+    with pytest.raises(TypeError, match="complex"):
+        g.fill_(1j)
+    assert host_values(g).tolist() == [1, 1, 1]
+
+
 def test_shape_mismatch_names_the_sizes():
     with pytest.raises(RuntimeError, match=r"The size of tensor a \(3\) must match the size of "
                                            r"tensor b \(4\) at non-singleton dimension 1"):

@@ -21,6 +21,34 @@ def test_errors_name_the_problem():
         nn.softmax_forward(th.randn(2, 3), 2)
 
 
+COMPLEX_CALLS = {  # kernel: call on complex operands of dtype dt
+    "softmax": lambda dt: nn.softmax_forward(th.ones(2, 3, dtype=dt), 1),
+    "activation": lambda dt: nn.activation_forward("relu", th.ones(2, 3, dtype=dt)),
+    "conv2d": lambda dt: nn.conv2d_forward(th.ones(1, 2, 4, 4, dtype=dt),
+                                           th.ones(3, 2, 3, 3, dtype=dt)),
+    "conv2d_weight": lambda dt: nn.conv2d_forward(th.ones(1, 2, 4, 4),
+                                                  th.ones(3, 2, 3, 3, dtype=dt)),
+    "max_pool2d": lambda dt: nn.max_pool2d_forward(th.ones(1, 2, 4, 4, dtype=dt), 2),
+    "batch_norm": lambda dt: nn.batch_norm_forward(th.ones(2, 3, 4, dtype=dt)),
+    "layer_norm": lambda dt: nn.layer_norm_forward(th.ones(2, 4, dtype=dt), (4,)),
+    "reflection_pad2d": lambda dt: nn.reflection_pad2d_forward(th.ones(1, 1, 3, 3, dtype=dt),
+                                                               (1, 1, 1, 1)),
+    "embedding": lambda dt: nn.embedding_forward(th.ones(5, 3, dtype=dt), th.tensor([0, 4])),
+    "nll_loss": lambda dt: nn.nll_loss_forward(th.ones(2, 3, dtype=dt), th.tensor([0, 1])),
+    "gemm_out": lambda dt: nn.gemm_out(th.empty(2, 2, dtype=dt), th.ones(2, 2, dtype=dt),
+                                       th.ones(2, 2, dtype=dt)),
+}
+
+
+@pytest.mark.parametrize("dt", [th.complex64, th.complex128], ids=str)
+@pytest.mark.parametrize("kernel", COMPLEX_CALLS)
+def test_complex_tensors_refused(kernel, dt):
+    """libTHNN's kernels are real-valued: a complex operand is a TypeError
+    naming its dtype (libTH's titles, past the ten real dtypes' table)."""
+    with pytest.raises(TypeError, match=dt._title):
+        COMPLEX_CALLS[kernel](dt)
+
+
 def test_abi_and_entry_point():
     assert nn._lib.thnn_abi_version_major() == 1
     assert nn.kernels.conv2d_forward is nn.conv2d_forward

@@ -402,7 +402,8 @@ def op(name=None, *, method=True, function=True, view=False, aliases=(), node_na
         outputs = d.get("outputs")
         cls = None
         if backward is not None:
-            cls = node_class(FormulaNode, opname, formula=backward, node_name=node_name)
+            cls = node_class(FormulaNode, opname, formula=backward, node_name=node_name,
+                             holomorphic=d.get("holomorphic", False))
         ready = outputs is None and not view  # the templates that check autocast
         if outputs is not None:
             fn = _multi_output(opname, forward, save, cls, outputs)

@@ -16,6 +16,7 @@ def _operands(*names):
 @op()
 class dot:
     """Inner product of two 1-D tensors."""
+    holomorphic = True  # complex operands: the formulas conjugated
 
     def forward(input, other):
         return input._data.dot(other._data)
@@ -26,12 +27,13 @@ class dot:
         return (input, other)
 
     backward = (lambda g, a, b: g * b, lambda g, a, b: g * a)
-    samples = [S(T(4), T(4))]
+    samples = [S(T(4), T(4)), S(T(4, complex=True), T(4, complex=True), name="complex")]
 
 
 @op()
 class mv:
     """Matrix-vector product."""
+    holomorphic = True
 
     def forward(input, vec):
         return input._data.mv(vec._data)
@@ -42,12 +44,14 @@ class mv:
         return (input, vec)
 
     backward = (lambda g, m, v: g.outer(v), lambda g, m, v: m.t().mv(g))
-    samples = [S(T(3, 4), T(4))]
+    samples = [S(T(3, 4), T(4)),
+               S(T(3, 4, complex=True), T(4, complex=True), name="complex")]
 
 
 @op()
 class mm:
     """Matrix product of two 2-D tensors."""
+    holomorphic = True
 
     def forward(input, mat2):
         return input._data.mm(mat2._data)
@@ -58,12 +62,14 @@ class mm:
         return (input, mat2)
 
     backward = (lambda g, a, b: _mat1_grad(g, b), lambda g, a, b: _mat2_grad(g, a, b))
-    samples = [S(T(3, 4), T(4, 2))]
+    samples = [S(T(3, 4), T(4, 2)),
+               S(T(3, 4, complex=True), T(4, 2, complex=True), name="complex")]
 
 
 @op()
 class bmm:
     """Batched matrix product of two 3-D tensors."""
+    holomorphic = True
 
     def forward(input, mat2):
         return input._data.bmm(mat2._data)
@@ -74,12 +80,14 @@ class bmm:
         return (input, mat2)
 
     backward = (lambda g, a, b: g.bmm(b.mT), lambda g, a, b: a.mT.bmm(g))
-    samples = [S(T(2, 3, 4), T(2, 4, 2))]
+    samples = [S(T(2, 3, 4), T(2, 4, 2)),
+               S(T(2, 3, 4, complex=True), T(2, 4, 2, complex=True), name="complex")]
 
 
 @op(aliases=("ger",))
 class outer:
     """Outer product of two 1-D tensors."""
+    holomorphic = True
 
     def forward(input, vec2):
         return input._data.outer(vec2._data)
@@ -90,7 +98,7 @@ class outer:
         return (input, vec2)
 
     backward = (lambda g, a, b: g.mv(b), lambda g, a, b: g.t().mv(a))
-    samples = [S(T(3), T(4))]
+    samples = [S(T(3), T(4)), S(T(3, complex=True), T(4, complex=True), name="complex")]
 
 
 def _matmul_grad_a(g, a, b):
@@ -127,6 +135,7 @@ def _as_matrices(g, a, b):
 class matmul:
     """Matrix product with NumPy's rules: vectors, matrices and broadcast
     batches of matrices."""
+    holomorphic = True
 
     def forward(input, other):
         return input._data.matmul(other._data)
@@ -140,7 +149,8 @@ class matmul:
     samples = [S(T(3, 4), T(4, 2)), S(T(4), T(4)), S(T(4), T(4, 2)), S(T(3, 4), T(4)),
                S(T(2, 3, 4), T(4, 2), name="batch_matrix"),
                S(T(2, 1, 3, 4), T(3, 4, 2), name="broadcast_batches"),
-               S(T(4), T(2, 4, 3), name="vector_batch"), S(T(2, 3, 4), T(4), name="batch_vector")]
+               S(T(4), T(2, 4, 3), name="vector_batch"), S(T(2, 3, 4), T(4), name="batch_vector"),
+               S(T(2, 3, 4, complex=True), T(4, 2, complex=True), name="complex")]
 
 
 def _transposed(t):

@@ -107,11 +107,17 @@ class BinaryNode(SavingNode):
 class FormulaNode(SavingNode):
     __slots__ = ()
     formula = None
+    holomorphic = False  # products: conjugated for complex values (_conjugated)
 
     def _run(self, grads):
         g = grads[0]
         saved = self._values()
         f = self.formula
+        if self.holomorphic and g._data.dtype.is_complex:
+            if f.__class__ is tuple:
+                return tuple(None if e[0] is None else _conjugated(fi, g, *saved)
+                             for fi, e in zip(f, self.next_functions))
+            return (_conjugated(f, g, *saved),)
         if f.__class__ is tuple:
             return tuple(None if e[0] is None else fi(g, *saved)
                          for fi, e in zip(f, self.next_functions))

@@ -1,7 +1,7 @@
 """eig and eigvals of general real matrices (libTH's geev), with PyTorch's
-gradient.  libTH's products and solves take real matrices only, so the
-complex ones the gradient needs are written here over the real and
-imaginary parts (with ember ops: they differentiate again)."""
+gradient.  libTH's solves take real matrices only, so the complex solve
+the gradient needs is written here over the real and imaginary parts (with
+ember ops: it differentiates again)."""
 from .._tensor import _make
 from ..autograd.function import Function
 from ._functions import raw_call
@@ -9,21 +9,6 @@ from ._functions import raw_call
 
 def _parts(x):
     return (x.real, x.imag) if x.is_complex() else (x, None)
-
-
-def cmatmul(a, b):
-    """a @ b for complex (or real) batches of matrices: four real products."""
-    from .._ops.complex import complex as _complex
-    ar, ai = _parts(a)
-    br, bi = _parts(b)
-    re, im = ar.matmul(br), None
-    if ai is not None and bi is not None:
-        re = re - ai.matmul(bi)
-    if bi is not None:
-        im = ar.matmul(bi)
-    if ai is not None:
-        im = ai.matmul(br) if im is None else im + ai.matmul(br)
-    return re if im is None else _complex(re, im)
 
 
 def csolve(A, B):
@@ -62,9 +47,9 @@ class Eig(Function):
         if gV is None:
             inner = gW.diag_embed()
         else:
-            VhgV = cmatmul(Vh, gV)
+            VhgV = Vh.matmul(gV)
             diag_re = VhgV.real.diagonal(0, -2, -1)
-            VhgV = VhgV - cmatmul(Vh, V * diag_re.unsqueeze(-2))
+            VhgV = VhgV - Vh.matmul(V * diag_re.unsqueeze(-2))
             Wc = W.conj()
             E = Wc.unsqueeze(-2) - Wc.unsqueeze(-1)
             from .._creation import eye
@@ -73,5 +58,5 @@ class Eig(Function):
             inner = VhgV / (E + eye_n) * (1 - eye_n)  # the diagonal comes from gW
             if gW is not None:
                 inner = inner + gW.diag_embed()
-        gA = csolve(Vh, cmatmul(inner, Vh))
+        gA = csolve(Vh, inner.matmul(Vh))
         return gA.real

@@ -42,8 +42,10 @@ def _src(src, self, index):
     to the index's shape."""
     if isinstance(src, Tensor):
         return src
-    from ._core import scalar_tensor
-    return scalar_tensor(src, self.dtype).expand(index.shape)
+    # a fill, not a cast: 1j for a real tensor is refused, as PyTorch does
+    v = wrap(lib.th_empty(0, NULL, self.dtype.code))
+    check(lib.th_fill(v._p, operand(src)))
+    return v.expand(index.shape)
 
 
 def scatter_(self, dim, index, src=None, *, value=None, reduce=None):

@@ -149,7 +149,10 @@ def setitem(self, idx, value):
     items = _normalize(self, idx)
     t, adv = _apply_basic(self, items)
     if not adv:
-        check(lib.th_copy(t._p, _value_ptr(value, t)))
+        if isinstance(value, (Tensor, list, tuple, np.ndarray)):
+            check(lib.th_copy(t._p, _value_ptr(value, t)))
+        else:  # a number: a fill, which refuses 1j for a real tensor (PyTorch)
+            check(lib.th_fill(t._p, operand(value)))
         return
     t, first, arr, keep = _prepare_advanced(t, adv)
     vp = _value_ptr(value, t)

@@ -19,6 +19,9 @@ def _with_complex(name):
 
     def fn(input, dim=None, keepdim=False, *, dtype=None, **kwargs):
         if input._p.dtype >= COMPLEX64:  # the complex codes are the last ones
+            if dtype is not None and not dtype.is_complex:
+                raise RuntimeError(f"{name}(): a {input.dtype._title} input's {name} cannot "
+                                   f"be computed in dtype {dtype._title}")
             r = complex_fn(input, dim, keepdim, dtype=dtype)
             out = kwargs.get("out")
             return r if out is None else out.copy_(r)

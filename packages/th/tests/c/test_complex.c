@@ -20,7 +20,8 @@ static void test_creation_and_casts(void) {
     CHECK(th_get_double(z, 0, &re) == TH_OK && re == 1.5); /* the real part */
     th_tensor *f = th_to_dtype(z, TH_FLOAT32);
     CHECK(f && th_get_double(f, 0, &re) == TH_OK && re == 1.5);
-    th_tensor *b = th_to_dtype(th_scalar_complex(0, 3, TH_COMPLEX64), TH_BOOL);
+    th_tensor *i3 = th_scalar_complex(0, 3, TH_COMPLEX64);
+    th_tensor *b = th_to_dtype(i3, TH_BOOL);
     CHECK(b && th_get_double(b, 0, &re) == TH_OK && re == 1); /* either part nonzero */
     th_tensor *v = th_empty(1, (int64_t[]){3}, TH_COMPLEX64);
     CHECK(v && th_fill_complex(v, 2, 5) == TH_OK && element_is(v, 2, 2, 5));
@@ -29,7 +30,7 @@ static void test_creation_and_casts(void) {
     CHECK(th_fill(r, z) != TH_OK); /* a real tensor cannot hold 1.5-2j */
     CHECK(th_promote_types(TH_COMPLEX64, TH_FLOAT64) == TH_COMPLEX128);
     CHECK(th_promote_types(TH_INT64, TH_COMPLEX64) == TH_COMPLEX64);
-    th_tensor *ts[] = {z, f, b, v, r};
+    th_tensor *ts[] = {z, i3, f, b, v, r};
     for (size_t i = 0; i < sizeof ts / sizeof *ts; i++) th_tensor_release(ts[i]);
 }
 
@@ -99,10 +100,67 @@ static void test_refusals(void) {
     th_tensor_release(a);
 }
 
+/* complex128's 16-byte elements through the data-movement kernels, and
+ * complex values refused by real tensors and by the ops with no complex
+ * loop (each an error status naming the dtype, the operands untouched) */
+static void test_moves_and_real_targets(void) {
+    th_tensor *a = th_empty(1, (int64_t[]){4}, TH_COMPLEX128);
+    double *p = th_data_ptr(a);
+    for (int i = 0; i < 8; i++) p[i] = i % 3 == 0 ? 0.0 : i; /* 0+1i 2+0i 4+5i 0+7i */
+    th_tensor *mask = th_empty(1, (int64_t[]){4}, TH_BOOL);
+    uint8_t *m = th_data_ptr(mask);
+    m[0] = 1, m[1] = 0, m[2] = 1, m[3] = 0;
+    th_tensor *fl = th_flip(a, 1, (int[]){0});
+    th_tensor *w = th_where(mask, a, fl);
+    CHECK(element_is(w, 0, 0, 1) && element_is(w, 1, 4, 5) && element_is(w, 2, 4, 5) &&
+          element_is(w, 3, 0, 1));
+    th_tensor *v = th_scalar_complex(-1, 0.5, TH_COMPLEX128);
+    th_tensor *f = th_clone(a);
+    CHECK(th_masked_fill_(f, mask, v) == TH_OK && element_is(f, 0, -1, 0.5) &&
+          element_is(f, 1, 2, 0) && element_is(f, 2, -1, 0.5) && element_is(f, 3, 0, 7));
+    th_tensor *idx = th_empty(1, (int64_t[]){2}, TH_INT64);
+    int64_t *ip = th_data_ptr(idx);
+    ip[0] = 3, ip[1] = 0;
+    th_tensor *sel = th_index_select(a, 0, idx);
+    CHECK(element_is(sel, 0, 0, 7) && element_is(sel, 1, 0, 1));
+    th_tensor *nz = th_nonzero(a); /* 0+1i and 0+7i count: either part */
+    CHECK(nz && nz->sizes[0] == 4);
+
+    th_tensor *r = th_empty(1, (int64_t[]){4}, TH_FLOAT32);
+    th_fill_double(r, 3);
+    CHECK(th_masked_fill_(r, mask, v) == TH_ERR_RUNTIME &&
+          strstr(th_last_error(), "value cannot be converted to type Float"));
+    th_tensor *ix[1] = {idx};
+    CHECK(th_index_put_(r, 0, 1, ix, sel, 0) == TH_ERR_RUNTIME &&
+          strstr(th_last_error(), "ComplexDouble"));
+    double want[4] = {3, 3, 3, 3};
+    CHECK(same(r, 1, (int64_t[]){4}, want)); /* untouched */
+    th_tensor *real_v = th_scalar_complex(2, 0, TH_COMPLEX64); /* no imaginary part: fits */
+    CHECK(th_masked_fill_(r, mask, real_v) == TH_OK && same(r, 1, (int64_t[]){4},
+                                                          (double[]){2, 3, 2, 3}));
+
+    CHECK(!th_histc(a, 4, 0, 0) && th_last_status() == TH_ERR_TYPE &&
+          strstr(th_last_error(), "ComplexDouble"));
+    CHECK(!th_var(a, 0, NULL, 1, 0, 0) && th_last_status() == TH_ERR_TYPE);
+    th_tensor *empty = th_narrow(a, 0, 0, 0);
+    CHECK(!th_reduce(TH_RED_PROD, empty, 0, NULL, 0, -1) &&
+          th_last_status() == TH_ERR_TYPE); /* empty: refused all the same */
+    CHECK(!th_cumsum(r, 0, TH_COMPLEX64) && th_last_status() == TH_ERR_TYPE);
+    th_generator *g = th_generator_new(2);
+    CHECK(th_bernoulli_(r, a, 0, g) == TH_ERR_TYPE); /* a complex p */
+    th_generator_free(g);
+    th_tensor *sc = th_clone(a);
+    CHECK(th_scatter_(sc, 0, idx, v, TH_SCATTER_SUM, 1) == TH_ERR_TYPE &&
+          element_is(sc, 0, 0, 1));
+    th_tensor *ts[] = {a, mask, fl, w, v, f, idx, sel, nz, r, real_v, empty, sc};
+    for (size_t i = 0; i < sizeof ts / sizeof *ts; i++) th_tensor_release(ts[i]);
+}
+
 int main(void) {
     test_creation_and_casts();
     test_arithmetic();
     test_views();
     test_refusals();
+    test_moves_and_real_targets();
     return check_report("test_complex");
 }
