@@ -287,7 +287,7 @@ int th_copy(th_tensor *dst, const th_tensor *src); /* broadcasts, converts */
  * dtypes: im = 0). */
 int th_get_complex(const th_tensor *t, int64_t linear, double *re, double *im);
 th_tensor *th_scalar_complex(double re, double im, int dtype); /* 0-d */
-int th_fill_complex(th_tensor *t, double re, double im);     /* complex t */
+int th_fill_complex(th_tensor *t, double re, double im); /* real t: im must be 0 */
 /* A complex tensor as its real dtype with a last dim of 2 (re, im), and
  * back (last dim of size 2 and stride 1, other strides and the offset
  * even); both are views sharing the storage. */

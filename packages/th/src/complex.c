@@ -70,10 +70,11 @@ th_tensor *th_scalar_complex(double re, double im, int dtype) {
 }
 
 int th_fill_complex(th_tensor *t, double re, double im) {
-    if (!th_dtype_is_complex(t->dtype))
+    if (!th_dtype_is_complex(t->dtype) && im != 0)
         return th__error(TH_ERR_RUNTIME, "value cannot be converted to type %s without "
-                         "overflow", th_dtype_name(t->dtype));
-    th_tensor *v = th_scalar_complex(re, im, t->dtype);
+                         "overflow", th__dtype_title(t->dtype));
+    th_tensor *v = th_scalar_complex(re, im, th_dtype_is_complex(t->dtype) ? t->dtype
+                                                                         : TH_COMPLEX128);
     if (!v) return th_last_status();
     int rc = th_fill(t, v);
     th_tensor_release(v);

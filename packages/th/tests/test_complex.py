@@ -250,3 +250,11 @@ def test_in_place_abs_and_real_dtype_sums_are_refused():
     with pytest.raises(RuntimeError, match="cannot be computed in dtype Float"):
         z.sum(dtype=th.float32)
     assert z.sum(dtype=th.complex128).dtype is th.complex128
+
+
+def test_any_all_count_nonzero():
+    z = th.tensor([[0j, 1j], [2 + 0j, 0j]])
+    assert z.any().item() is True and z.all().item() is False
+    assert z.count_nonzero().item() == 2
+    assert z.any(0).tolist() == [True, True] and z.all(1).tolist() == [False, False]
+    assert z.count_nonzero(1).tolist() == [1, 1]

@@ -34,6 +34,24 @@ for _name in ("sum", "mean"):
     _register(_with_complex(_name))
 
 
+def _nonzero_of_complex(name):
+    """all/any/count_nonzero: a complex element counts as nonzero when
+    either part is (the reduction of z != 0)."""
+    real_fn = _reducers[name]
+    COMPLEX64 = lib.TH_COMPLEX64
+
+    def fn(input, dim=None, *args, **kwargs):
+        if input._p.dtype >= COMPLEX64:
+            input = input != 0
+        return real_fn(input, dim, *args, **kwargs)
+    fn.__name__ = name
+    return fn
+
+
+for _name in ("all", "any", "count_nonzero"):
+    _register(_nonzero_of_complex(_name))
+
+
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, out=None):
     input, p = norm_args(input, p, dtype)
     n, arr = dims_arg(dim, int_array, C.ffi.NULL)
