@@ -4,7 +4,8 @@ complex (either direction), real to complex (the one-sided half of the
 spectrum) and complex to real (its inverse).  NumPy reads the tensor's
 memory through a zero-copy view and the result array becomes the output
 tensor's memory (no copy either way); float32/complex64 stay in single
-precision.  Tensors on another device go through host memory.
+precision.  Tensors on another device would go through host memory, but
+ember-thc has no complex tensors yet, so the front refuses them first.
 
 Each backward is a transform again (so gradients differentiate again), in
 PyTorch's convention for complex gradients: the adjoint of a transform with
