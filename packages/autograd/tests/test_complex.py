@@ -73,6 +73,10 @@ ELEMENTWISE = [
     lambda a, b: ember.view_as_real(a) * ember.view_as_real(b).flip(-1),
     lambda a, b: ember.view_as_complex(ember.view_as_real(a) * 3) / b,
     lambda a, b: ember.polar(a.abs(), b.angle()), lambda a, b: a[1:] + b[:-1].neg(),
+    lambda a, b: a.tan() + b.sinh() * a.cosh(), lambda a, b: a.asin() - b.acos() + a.atan(),
+    lambda a, b: a.asinh() * b.atanh(), lambda a, b: a.rsqrt() + b.log2() - a.exp2() * b.log10(),
+    lambda a, b: (a.abs() + 1 + b * 0.1).acosh(),  # Re > 0: PyTorch's formula holds there
+    lambda a, b: a.cumsum(0) * b,
 ]
 
 

@@ -145,6 +145,9 @@ th_loop_fn th__complex_cast_loop(int src, int dst) {
         }                                                                     \
     }
 
+#define LN2 0.693147180559945309417232121458176568
+#define LN10 2.30258509299404568401799145468436421
+
 /* each row: the op, its c64 expression, its c128 expression */
 #define C_UNARY_OPS(X)                                                        \
     X(NEG, c64, -x, -x)                                                       \
@@ -157,6 +160,19 @@ th_loop_fn th__complex_cast_loop(int src, int dst) {
     X(SIN, c64, csinf(x), csin(x))                                            \
     X(COS, c64, ccosf(x), ccos(x))                                            \
     X(TANH, c64, ctanhf(x), ctanh(x))                                         \
+    X(TAN, c64, ctanf(x), ctan(x))                                            \
+    X(SINH, c64, csinhf(x), csinh(x))                                         \
+    X(COSH, c64, ccoshf(x), ccosh(x))                                         \
+    X(ASIN, c64, casinf(x), casin(x))                                         \
+    X(ACOS, c64, cacosf(x), cacos(x))                                         \
+    X(ATAN, c64, catanf(x), catan(x))                                         \
+    X(ASINH, c64, casinhf(x), casinh(x))                                      \
+    X(ACOSH, c64, cacoshf(x), cacosh(x))                                      \
+    X(ATANH, c64, catanhf(x), catanh(x))                                      \
+    X(RSQRT, c64, 1 / csqrtf(x), 1 / csqrt(x))                                \
+    X(LOG2, c64, clogf(x) / (float)LN2, clog(x) / LN2)                        \
+    X(LOG10, c64, clogf(x) / (float)LN10, clog(x) / LN10)                     \
+    X(EXP2, c64, cexpf(x * (float)LN2), cexp(x * LN2))                        \
     X(SIGMOID, c64, 1 / (1 + cexpf(-x)), 1 / (1 + cexp(-x)))                  \
     X(ISNAN, th_bool_t, isnan(crealf(x)) || isnan(cimagf(x)),                 \
       isnan(creal(x)) || isnan(cimag(x)))                                     \

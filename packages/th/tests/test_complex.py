@@ -103,8 +103,7 @@ def test_binary_against_numpy(rng, name, ref, dtype):
     a, b = _c(rng, (3, 4), dtype), _c(rng, (4,), dtype)
     cases = [(a, b), (a[:, ::2], a[1, ::2]), (a[0, 0], b), (np.zeros((0, 4), dtype), b)]
     for x, y in cases:
-        got = getattr(th, name)(th.tensor(x) if x.ndim else th.tensor(x.item(), dtype=th.tensor(a).dtype),
-                                th.tensor(y))
+        got = getattr(th, name)(th.tensor(x), th.tensor(y))
         want = ref(x, y)
         if name in ("eq", "ne"):
             assert got.dtype is th.bool
@@ -123,7 +122,11 @@ UNARY = [("neg", np.negative), ("exp", np.exp), ("log", np.log), ("sqrt", np.sqr
          ("reciprocal", np.reciprocal), ("square", np.square), ("sin", np.sin),
          ("cos", np.cos), ("tanh", np.tanh), ("sigmoid", lambda z: 1 / (1 + np.exp(-z))),
          ("abs", np.abs), ("isnan", np.isnan), ("isinf", np.isinf),
-         ("isfinite", np.isfinite), ("angle", np.angle), ("conj", np.conj)]
+         ("isfinite", np.isfinite), ("angle", np.angle), ("conj", np.conj),
+         ("tan", np.tan), ("sinh", np.sinh), ("cosh", np.cosh), ("asin", np.arcsin),
+         ("acos", np.arccos), ("atan", np.arctan), ("asinh", np.arcsinh),
+         ("acosh", np.arccosh), ("atanh", np.arctanh), ("rsqrt", lambda z: 1 / np.sqrt(z)),
+         ("log2", np.log2), ("log10", np.log10), ("exp2", np.exp2)]
 
 
 @pytest.mark.parametrize("name,ref", UNARY)
@@ -219,8 +222,7 @@ def test_sum_and_mean(rng):
     np.testing.assert_allclose(t.sum(1).numpy(), a.sum(1))
     np.testing.assert_allclose(t.sum((0, -1), keepdim=True).numpy(), a.sum((0, 2), keepdims=True))
     np.testing.assert_allclose(t.mean(-1).numpy(), a.mean(-1))
-    np.testing.assert_allclose(t.t().sum(0).numpy() if t.ndim == 2 else t.transpose(0, 2).sum(0).numpy(),
-                               a.transpose(2, 1, 0).sum(0))
+    np.testing.assert_allclose(t.transpose(0, 2).sum(0).numpy(), a.transpose(2, 1, 0).sum(0))
     assert th.tensor(2 + 1j).sum().item() == 2 + 1j
     assert th.zeros(0, 3, dtype=th.complex64).sum(0).tolist() == [0j, 0j, 0j]
     with pytest.raises(IndexError, match="Dimension out of range"):
@@ -258,3 +260,17 @@ def test_any_all_count_nonzero():
     assert z.count_nonzero().item() == 2
     assert z.any(0).tolist() == [True, True] and z.all(1).tolist() == [False, False]
     assert z.count_nonzero(1).tolist() == [1, 1]
+
+
+def test_cumsum(rng):
+    a = _c(rng, (3, 4))
+    t = th.tensor(a)
+    np.testing.assert_allclose(t.cumsum(1).numpy(), a.cumsum(1))
+    np.testing.assert_allclose(t.cumsum(-2).numpy(), a.cumsum(0))
+    np.testing.assert_allclose(t.t().cumsum(0).numpy(), a.T.cumsum(0))
+    assert th.tensor(1 + 2j).cumsum(0).item() == 1 + 2j
+    assert t.cumsum(0, dtype=th.complex64).dtype is th.complex64
+    with pytest.raises(TypeError, match="ComplexDouble"):
+        t.cumprod(0)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        t.cumsum(2)

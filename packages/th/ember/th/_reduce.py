@@ -2,7 +2,7 @@
 (ember.th._binding_math's, over libTH), norm, cumsum/cumprod."""
 from ._binding import registrar
 from ._binding_math import define_reductions, dims_arg, norm_args
-from ._complex import complex_reduction
+from ._complex import complex_reduction, view_as_complex, view_as_real
 from ._core import C, Tensor, dtype_code, int_array, wrap
 from ._lib import check, lib
 
@@ -60,8 +60,23 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, out=None):
 
 
 def cumsum(input, dim, *, dtype=None, out=None):
-    r = wrap(lib.th_cumsum(input._p, dim, dtype_code(dtype, -1)))
+    if input._p.dtype >= lib.TH_COMPLEX64 and (dtype is None or dtype.is_complex):
+        r = _complex_cumsum(input, dim, dtype)
+    else:
+        r = wrap(lib.th_cumsum(input._p, dim, dtype_code(dtype, -1)))
     return r if out is None else out.copy_(r)
+
+
+def _complex_cumsum(input, dim, dtype):
+    """cumsum of complex values: of the (re, im) pairs along the same dim."""
+    n = max(input.ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    pairs = view_as_real(input if input.ndim else input.reshape(1))
+    r = view_as_complex(wrap(lib.th_cumsum(pairs._p, dim % n, -1)).contiguous())
+    r = r if input.ndim else r.reshape(())
+    return r if dtype is None else r.to(dtype)
 
 
 def cumprod(input, dim, *, dtype=None, out=None):
