@@ -94,22 +94,23 @@ static void cast_any(char **d, const int64_t *s, int64_t n, void *ctx) {
     }
 }
 
-#define CAST(NAME, DT, ST, EXPR)                                              \
+/* loop NAME: out (OT) = EXPR of x (T), over any strides */
+#define CUNARY(NAME, T, OT, EXPR)                                             \
     static void NAME(char **d, const int64_t *s, int64_t n, void *ctx) {      \
         (void)ctx;                                                            \
         char *o = d[0];                                                       \
         const char *p = d[1];                                                 \
         for (int64_t i = 0; i < n; i++, o += s[0], p += s[1]) {               \
-            ST x = *(const ST *)p;                                            \
-            *(DT *)o = (EXPR);                                                \
+            T x = *(const T *)p;                                              \
+            *(OT *)o = (OT)(EXPR);                                            \
         }                                                                     \
     }
-CAST(f32_to_c64, c64, float, (c64)x)
-CAST(f64_to_c128, c128, double, (c128)x)
-CAST(c64_to_c128, c128, c64, (c128)x)
-CAST(c128_to_c64, c64, c128, (c64)x)
-CAST(c64_to_f32, float, c64, crealf(x))
-CAST(c128_to_f64, double, c128, creal(x))
+CUNARY(f32_to_c64, float, c64, (c64)x)
+CUNARY(f64_to_c128, double, c128, (c128)x)
+CUNARY(c64_to_c128, c64, c128, (c128)x)
+CUNARY(c128_to_c64, c128, c64, (c64)x)
+CUNARY(c64_to_f32, c64, float, crealf(x))
+CUNARY(c128_to_f64, c128, double, creal(x))
 
 /* The loop copying src dtype into dst dtype when either is complex; ctx
  * must then point at {src, dst}. */
@@ -124,16 +125,6 @@ th_loop_fn th__complex_cast_loop(int src, int dst) {
 }
 
 /* ---- element-wise loops -------------------------------------------- */
-#define CUNARY(NAME, T, OT, EXPR)                                             \
-    static void NAME(char **d, const int64_t *s, int64_t n, void *ctx) {      \
-        (void)ctx;                                                            \
-        char *o = d[0];                                                       \
-        const char *p = d[1];                                                 \
-        for (int64_t i = 0; i < n; i++, o += s[0], p += s[1]) {               \
-            T x = *(const T *)p;                                              \
-            *(OT *)o = (OT)(EXPR);                                            \
-        }                                                                     \
-    }
 #define CBINARY(NAME, T, OT, EXPR)                                            \
     static void NAME(char **d, const int64_t *s, int64_t n, void *ctx) {      \
         (void)ctx;                                                            \
