@@ -9,11 +9,11 @@ rfftfreq, fftshift and ifftshift are the helpers; stft/istft (ember.stft,
 ember.istft) are built on rfft/fft."""
 import numbers
 
-from .._creation import get_default_dtype, zeros
+from .._creation import get_default_dtype
 from .._tensor import Tensor
 from . import _transforms
 from ._helpers import fftfreq, fftshift, ifftshift, rfftfreq
-from ._transforms import DUAL
+from ._transforms import DUAL, resize
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
            "hfft2", "ihfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn", "fftfreq",
@@ -64,19 +64,6 @@ def _points(n):
     return n
 
 
-def _resize(x, dim, n):
-    """x truncated or zero-padded to n elements along dim (differentiable)."""
-    size = x.shape[dim]
-    if n == size:
-        return x
-    if n < size:
-        return x.narrow(dim, 0, n)
-    shape = list(x.shape)
-    shape[dim] = n - size
-    from .._ops.define import NAMESPACE
-    return NAMESPACE["cat"]([x, zeros(shape, dtype=x.dtype, device=x.device)], dim)
-
-
 def _dims_sizes(x, s, dim):
     """(dims, sizes) of an n-d transform, as PyTorch reads s and dim."""
     if dim is not None:
@@ -104,7 +91,7 @@ def _out(result, out):
 def _c2c(name, forward, input, n, dim, norm, out):
     x = _input(name, input, "complex")
     d = _dim(x, dim)
-    x = _resize(x, d, _points(x.shape[d] if n is None else n))
+    x = resize(x, d, _points(x.shape[d] if n is None else n))
     return _out(_transforms.C2C.apply(x, (d,), _norm(norm), forward), out)
 
 
@@ -123,7 +110,7 @@ def rfft(input, n=None, dim=-1, norm=None, *, out=None):
     """fft of a real input, keeping the n // 2 + 1 non-negative frequencies."""
     x = _input("rfft", input, "real")
     d = _dim(x, dim)
-    x = _resize(x, d, _points(x.shape[d] if n is None else n))
+    x = resize(x, d, _points(x.shape[d] if n is None else n))
     return _out(_transforms.R2C.apply(x, (d,), _norm(norm)), out)
 
 
@@ -133,7 +120,7 @@ def irfft(input, n=None, dim=-1, norm=None, *, out=None):
     x = _input("irfft", input, "complex")
     d = _dim(x, dim)
     n = _points(2 * (x.shape[d] - 1) if n is None else n)
-    x = _resize(x, d, n // 2 + 1)
+    x = resize(x, d, n // 2 + 1)
     return _out(_transforms.C2R.apply(x, (d,), n, _norm(norm)), out)
 
 
@@ -154,7 +141,7 @@ def _c2c_n(name, forward, input, s, dim, norm, out):
     x = _input(name, input, "complex")
     dims, sizes = _dims_sizes(x, s, dim)
     for d, n in zip(dims, sizes):
-        x = _resize(x, d, _points(n))
+        x = resize(x, d, _points(n))
     if not dims:
         return _out(x.clone(), out)
     return _out(_transforms.C2C.apply(x, dims, _norm(norm), forward), out)
@@ -178,7 +165,7 @@ def rfftn(input, s=None, dim=None, norm=None, *, out=None):
     if not dims:
         raise RuntimeError("rfftn must transform at least one axis")
     for d, n in zip(dims, sizes):
-        x = _resize(x, d, _points(n))
+        x = resize(x, d, _points(n))
     return _out(_transforms.R2C.apply(x, dims, _norm(norm)), out)
 
 
@@ -194,8 +181,8 @@ def irfftn(input, s=None, dim=None, norm=None, *, out=None):
         sizes[-1] = 2 * (x.shape[last] - 1)
     n = _points(sizes[-1])
     for d, size in zip(dims[:-1], sizes[:-1]):
-        x = _resize(x, d, _points(size))
-    x = _resize(x, last, n // 2 + 1)
+        x = resize(x, d, _points(size))
+    x = resize(x, last, n // 2 + 1)
     return _out(_transforms.C2R.apply(x, dims, n, _norm(norm)), out)
 
 

@@ -102,6 +102,20 @@ def _tensor(arr, like):
     return _make(raw)
 
 
+def resize(x, dim, n):
+    """x truncated or zero-padded to n elements along dim (differentiable)."""
+    size = x.shape[dim]
+    if n == size:
+        return x
+    if n < size:
+        return x.narrow(dim, 0, n)
+    from .._creation import zeros
+    from .._ops.define import NAMESPACE
+    shape = list(x.shape)
+    shape[dim] = n - size
+    return NAMESPACE["cat"]([x, zeros(shape, dtype=x.dtype, device=x.device)], dim)
+
+
 class C2C(Function):
     """Complex to complex over dims: forward=True the transform
     sum_j x_j e^{-2 pi i jk/n}, False the inverse one (e^{+...})."""
@@ -134,14 +148,7 @@ class R2C(Function):
     def backward(ctx, g):
         # the adjoint: the one-sided gradient zero-padded to the full length,
         # transformed back; the input was real, so its gradient is the real part
-        last = ctx.dims[-1]
-        missing = ctx.n - g.shape[last]
-        if missing:
-            shape = list(g.shape)
-            shape[last] = missing
-            from .._creation import zeros
-            from .._ops.define import NAMESPACE
-            g = NAMESPACE["cat"]([g, zeros(shape, dtype=g.dtype, device=g.device)], last)
+        g = resize(g, ctx.dims[-1], ctx.n)
         return C2C.apply(g, ctx.dims, DUAL[ctx.norm], False).real, None, None
 
 

@@ -100,20 +100,26 @@ def complex(real, imag):
         if not isinstance(t, Tensor):
             raise TypeError(f"complex(): argument '{name}' must be Tensor, not "
                             f"{type(t).__name__}")
-    if real.dtype is not imag.dtype:
-        raise RuntimeError(f"Expected object of scalar type {real.dtype._title} but got "
-                           f"scalar type {imag.dtype._title} for second argument")
-    if real.dtype not in (_dt.float32, _dt.float64, _dt.float16):
-        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but "
-                           f"got {real.dtype._title} and {imag.dtype._title}")
+    dtype = complex_dtype_of(real.dtype, imag.dtype)
     shape = _broadcast_shape(real.shape, imag.shape)
-    dtype = _dt.complex128 if real.dtype is _dt.float64 else _dt.complex64
     from ._convert import empty
     out = empty(shape, dtype=dtype)
     pairs = view_as_real(out)
     pairs.select(-1, 0).copy_(real)
     pairs.select(-1, 1).copy_(imag)
     return out
+
+
+def complex_dtype_of(real, imag):
+    """The dtype of complex(real, imag) for parts of dtypes real and imag
+    (PyTorch's errors where they cannot make one)."""
+    if real is not imag:
+        raise RuntimeError(f"Expected object of scalar type {real._title} but got "
+                           f"scalar type {imag._title} for second argument")
+    if real not in (_dt.float32, _dt.float64, _dt.float16):
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but "
+                           f"got {real._title} and {imag._title}")
+    return _dt.complex128 if real is _dt.float64 else _dt.complex64
 
 
 def _broadcast_shape(a, b):
