@@ -7,8 +7,6 @@ import math
 
 from .._creation import get_default_dtype
 from .._device import namespace
-from ember.th._complex import complex_dtype_of
-
 from .._tensor import Tensor, _make
 from ..autograd import grad_mode
 from .define import op, register
@@ -150,7 +148,7 @@ def complex(real, imag):
             raise TypeError(f"complex(): argument '{name}' must be Tensor, not "
                             f"{type(t).__name__}")
     if _mode.enabled and (real._requires_grad or imag._requires_grad):
-        dtype = complex_dtype_of(real.dtype, imag.dtype)
+        dtype = _raw(real, "complex_dtype_of")(real.dtype, imag.dtype)  # PyTorch's errors
         return real.to(dtype) + imag.to(dtype) * 1j
     return _make(_raw(real, "complex")(real._data, imag._data))
 

@@ -159,6 +159,7 @@ for _f in (view_as_real, view_as_complex, is_complex, real, imag, conj, conj_phy
            resolve_conj, resolve_neg, is_conj, angle, polar, complex):
     _register(_f, method=_f not in (view_as_real, view_as_complex, polar, complex, real,
                                     imag))
+_register(complex_dtype_of, method=False)
 Tensor.real = property(_real, _set_real)
 Tensor.imag = property(_imag, _set_imag)
 
