@@ -270,11 +270,12 @@ def _child_rfft(q):
 
 
 def test_batches_split_over_threads_and_a_forked_child(rng):
-    """Batches of 2^15 elements or more are split over ember's threads (NumPy
+    """On NumPy's path (a length libTH has no kernel for: 4087 = 61 x 67),
+    batches of 2^15 elements or more are split over ember's threads (NumPy
     releases the GIL); the values are the same, and a child forked after the
     pool started transforms too (the pool is not inherited)."""
     import multiprocessing as mp
-    a = rng.standard_normal((6, 3, 4096)).astype(np.float32)
+    a = rng.standard_normal((6, 3, 4087)).astype(np.float32)
     old = ember.get_num_threads()
     try:
         ember.set_num_threads(2)
@@ -283,7 +284,7 @@ def test_batches_split_over_threads_and_a_forked_child(rng):
                                    rtol=1e-4, atol=1e-3)
         np.testing.assert_allclose(ember.fft.fft(t, dim=1).numpy(),
                                    np.fft.fft(a.astype(np.float64), axis=1), rtol=1e-4, atol=1e-3)
-        back = ember.fft.irfft(ember.fft.rfft(t), n=4096)
+        back = ember.fft.irfft(ember.fft.rfft(t), n=4087)
         assert back.dtype == ember.float32
         np.testing.assert_allclose(back.numpy(), a, atol=1e-4)
         q = mp.get_context("fork").Queue()
@@ -294,3 +295,40 @@ def test_batches_split_over_threads_and_a_forked_child(rng):
         assert p.exitcode == 0 and got == 8 * 8192.0
     finally:
         ember.set_num_threads(old)
+
+
+def test_library_lengths_do_not_use_numpy(rng, monkeypatch):
+    """Lengths whose prime factors are <= 61 run on libTH's FFT (one dim
+    after another); NumPy's transforms are not called."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("numpy.fft called")
+    a = _signal(rng, (4, 6, 10), True)
+    want = {"fftn": np.fft.fftn(a, axes=(0, 2), norm="ortho"),
+            "rfftn": np.fft.rfftn(a.real, axes=(0, 2)),
+            "irfftn": np.fft.irfftn(a, s=(4, 18), axes=(0, 2), norm="forward")}
+    for name in ("fftn", "ifftn", "rfftn", "irfftn"):
+        monkeypatch.setattr(np.fft, name, refuse)
+    t = ember.tensor(a)
+    np.testing.assert_allclose(ember.fft.fftn(t, dim=(0, 2), norm="ortho").numpy(),
+                               want["fftn"], atol=1e-12)
+    np.testing.assert_allclose(ember.fft.rfftn(t.real, dim=(0, 2)).numpy(), want["rfftn"],
+                               atol=1e-12)
+    np.testing.assert_allclose(ember.fft.irfftn(t, s=(4, 18), dim=(0, 2), norm="forward").numpy(),
+                               want["irfftn"], atol=1e-12)
+    x = ember.tensor(a.real, requires_grad=True)
+    assert gradcheck(lambda x: ember.fft.rfft2(x, dim=(0, 2)).abs(), [x])
+
+
+@pytest.mark.parametrize("n", [67, 134, 4087])
+def test_lengths_with_a_large_prime_factor(rng, n):
+    """Lengths with a prime factor above 61 go through NumPy's pocketfft:
+    the same results and gradients."""
+    a = _signal(rng, (3, n), True)
+    t = ember.tensor(a)
+    np.testing.assert_allclose(ember.fft.fft(t).numpy(), np.fft.fft(a), atol=1e-10)
+    np.testing.assert_allclose(ember.fft.rfft(t.real).numpy(), np.fft.rfft(a.real), atol=1e-10)
+    np.testing.assert_allclose(ember.fft.irfft(t, n=n).numpy(), np.fft.irfft(a, n=n), atol=1e-12)
+    if n < 200:
+        x = ember.tensor(a.real, requires_grad=True)
+        assert gradcheck(lambda x: ember.fft.rfft(x), [x])
+        assert gradgradcheck(lambda x: ember.fft.irfft(ember.fft.fft(x), n=n), [x])

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define TH_ABI_VERSION_MAJOR 1
-#define TH_ABI_VERSION_MINOR 8
+#define TH_ABI_VERSION_MINOR 9
 #define TH_MAX_DIMS 16
 
 /* ---- dtypes -------------------------------------------------------- */
@@ -526,6 +526,24 @@ int th_linalg_ldl_factor(const th_tensor *A, int hermitian, int check_errors,
                          th_tensor **LD, th_tensor **pivots, th_tensor **info);
 int th_linalg_ldl_solve(const th_tensor *LD, const th_tensor *pivots,
                         const th_tensor *B, int hermitian, th_tensor **X);
+
+/* ---- Fourier transforms along one dim (fft.c, ABI 1.9) -------------- */
+/* Unnormalised DFTs times `scale`, each a new contiguous tensor:
+ * c2c: complex x, out[k] = scale * sum_j x[j] e^{-+2 pi i jk/n} (the sign
+ *      + when inverse);
+ * r2c: float32/float64 x of length n, the n/2 + 1 non-negative frequencies
+ *      of its forward transform (complex64/complex128);
+ * c2r: complex x holding (at least) frequencies 0 .. n/2 of a Hermitian
+ *      spectrum, the n real values of its inverse transform (the imaginary
+ *      parts of frequency 0, and n/2 for even n, are ignored).
+ * Lengths whose prime factors are all <= 61 are taken: th_fft_supported
+ * says whether a complex (real = 0) or real (real = 1) transform of
+ * length n is; TH_ERR_NOT_IMPLEMENTED for the others.  Lines run side by
+ * side in vector lanes, a long transform in four steps, on the pool. */
+int th_fft_supported(int64_t n, int real);
+th_tensor *th_fft_c2c(const th_tensor *x, int dim, int inverse, double scale);
+th_tensor *th_fft_r2c(const th_tensor *x, int dim, double scale);
+th_tensor *th_fft_c2r(const th_tensor *x, int dim, int64_t n, double scale);
 
 #ifdef __cplusplus
 }

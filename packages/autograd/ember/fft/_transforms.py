@@ -1,9 +1,14 @@
 """The three discrete Fourier transforms every ember.fft function is made
-of, as autograd Functions over NumPy's pocketfft (numpy.fft): complex to
-complex (either direction), real to complex (the one-sided half of the
-spectrum) and complex to real (its inverse).  NumPy reads the tensor's
-memory through a zero-copy view and the result array becomes the output
-tensor's memory (no copy either way); float32/complex64 stay in single
+of, as autograd Functions: complex to complex (either direction), real to
+complex (the one-sided half of the spectrum) and complex to real (its
+inverse).
+
+They are computed by libTH's FFT (ember.th's fft_c2c, fft_r2c, fft_c2r:
+vectorised, threaded on the pool), one dim after another, for the lengths
+it has kernels for (every prime factor <= 61, fft_supported).  Other
+lengths (a large prime factor), and backends without those functions, go
+through NumPy's pocketfft (numpy.fft) on a zero-copy view, whose result
+array becomes the output tensor's memory; float32/complex64 stay in single
 precision.  Tensors on another device would go through host memory, but
 ember-thc has no complex tensors yet, so the front refuses them first.
 
@@ -12,9 +17,11 @@ PyTorch's convention for complex gradients: the adjoint of a transform with
 normalisation `norm` is the transform in the other direction with the dual
 normalisation (same scale factor).
 
-With several threads (ember.get_num_threads()) a batch of transforms is
-split along its largest batch dim: NumPy's pocketfft releases the GIL, so
-the parts run at once (one transform of one signal runs on one thread)."""
+On NumPy's path, with several threads (ember.get_num_threads()) a batch
+of transforms is split along its largest batch dim: pocketfft releases the
+GIL, so the parts run at once (one transform of one signal runs on one
+thread)."""
+import math
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -87,14 +94,46 @@ def _compute(transform, arr, axes, shape, dtype, **kw):
     return r if r.dtype == dtype else r.astype(dtype)  # NumPy < 2 computes in double
 
 
+def _scale(norm, n, forward):
+    """The factor a transform of n points with normalisation `norm` has."""
+    if norm == "ortho":
+        return 1 / math.sqrt(n)
+    return 1 / n if (norm == "forward") == forward else 1.0
+
+
+def _library(x, lengths, real_last):
+    """ember.th's FFT functions when they take x and every length (the
+    last one of a real transform when real_last), else None."""
+    if x.device.type != "cpu" or x.dtype.name in ("float16", "bfloat16"):
+        return None
+    ns = namespace(_CPU)
+    supported = getattr(ns, "fft_supported", None)
+    if supported is None or not all(
+            supported(n, real_last and i == len(lengths) - 1) for i, n in enumerate(lengths)):
+        return None
+    return ns
+
+
+def _c2c_dims(ns, raw, dims, forward, scale):
+    """raw transformed along each of dims (scale applied once)."""
+    for i, d in enumerate(dims):
+        raw = ns.fft_c2c(raw, d, not forward, scale if i == len(dims) - 1 else 1.0)
+    return raw
+
+
 def _complex_of(arr):
     return np.dtype(np.complex64) if arr.dtype in (np.float32, np.complex64) \
         else np.dtype(np.complex128)
 
 
+def _make(raw):
+    """A tensor over the backend tensor raw."""
+    from .._tensor import _make as make
+    return make(raw)
+
+
 def _tensor(arr, like):
     """A tensor on like's device whose memory is the NumPy array arr."""
-    from .._tensor import _make
     raw = namespace(_CPU).from_numpy(np.ascontiguousarray(arr))
     if like.device.type != "cpu":
         from .._ops.conversion import move_raw
@@ -123,6 +162,11 @@ class C2C(Function):
     @staticmethod
     def forward(ctx, x, dims, norm, forward):
         ctx.dims, ctx.norm, ctx.forward = dims, norm, forward
+        lengths = [x.shape[d] for d in dims]
+        ns = _library(x, lengths, False)
+        if ns is not None:
+            scale = _scale(norm, math.prod(lengths), forward)
+            return _make(_c2c_dims(ns, x._data, dims, forward, scale))
         transform = np.fft.fftn if forward else np.fft.ifftn
         a = _array(x)
         return _tensor(_compute(transform, a, dims, a.shape, _complex_of(a), norm=norm), x)
@@ -139,6 +183,12 @@ class R2C(Function):
     @staticmethod
     def forward(ctx, x, dims, norm):
         ctx.dims, ctx.norm, ctx.n = dims, norm, x.shape[dims[-1]]
+        lengths = [x.shape[d] for d in dims]
+        ns = _library(x, lengths[:-1] + [ctx.n], True)
+        if ns is not None:
+            scale = _scale(norm, math.prod(lengths), True)
+            raw = ns.fft_r2c(x._data, dims[-1], scale if len(dims) == 1 else 1.0)
+            return _make(_c2c_dims(ns, raw, dims[:-1], True, scale))
         a = _array(x)
         shape = list(a.shape)
         shape[dims[-1]] = shape[dims[-1]] // 2 + 1
@@ -162,6 +212,10 @@ class C2R(Function):
     def forward(ctx, x, dims, n, norm):
         ctx.dims, ctx.norm, ctx.n = dims, norm, n
         sizes = [x.shape[d] for d in dims[:-1]] + [n]
+        ns = _library(x, sizes, True)
+        if ns is not None:
+            raw = _c2c_dims(ns, x._data, dims[:-1], False, 1.0)
+            return _make(ns.fft_c2r(raw, dims[-1], n, _scale(norm, math.prod(sizes), False)))
         a = _array(x)
         shape = list(a.shape)
         shape[dims[-1]] = n

@@ -18,7 +18,7 @@ from .dtypes import (bfloat16, bool_, cdouble, cfloat, complex64, complex128, do
                      int64, long,
                      promote_types, set_default_dtype, short, uint8)
 from ._core import Size, Tensor
-from . import _elementwise, _views, _convert, _printing, _indexing, _complex
+from . import _elementwise, _views, _convert, _printing, _indexing, _complex, _fft
 
 bool = bool_  # noqa: A001 - PyTorch's name, ember.th.bool
 float = float32  # noqa: A001
@@ -27,7 +27,7 @@ int = int32  # noqa: A001
 __version__ = _ffi.string(_lib.th_version()).decode()
 
 _namespace = {}
-for _m in (_elementwise, _views, _convert, _printing, _complex):
+for _m in (_elementwise, _views, _convert, _printing, _complex, _fft):
     _namespace.update(_m.functions)
 
 # optional families: present once their C parts are built
