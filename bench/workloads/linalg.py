@@ -11,9 +11,9 @@ per call.
 - inv 4096x4x4: a batch of 4096 inverses of 4x4 matrices (libTH inverts
   orders 1-4 in registers, in one pass over the batch).
 - rfft 2^22: the one-sided transform of 2^22 float32 samples (complex64
-  result; ember.fft runs NumPy's pocketfft on views of the tensors' memory).
-- rfft 64x2^16: a batch of 64 such transforms of 2^16 samples (split over
-  the threads).
+  result; libTH's FFT, four-step, split over the threads).
+- rfft 64x2^16: a batch of 64 such transforms of 2^16 samples (whole lines
+  side by side on the threads).
 
 Ember runs through its front (ember.Tensor, no grad required), as a user's
 program does.

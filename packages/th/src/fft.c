@@ -7,11 +7,6 @@
 #include "fft_internal.h"
 #include "vecmath.h"
 
-/* The kernels pass 64-byte vectors between static functions only, so the
- * calling convention GCC warns may differ between targets is never
- * crossed. */
-#pragma GCC diagnostic ignored "-Wpsabi"
-
 typedef struct fft_half { /* a real transform of length 2m */
     const fft_job *job;
     int64_t m;

@@ -67,6 +67,13 @@ typedef struct fft_job {
     int failed;                   /* a worker could not allocate */
 } fft_job;
 
+/* Constant shuffle masks for the kernels' vectors of 8 or 16 lanes: F(c, a)
+ * is lane c's source (a: F's parameter). */
+#define FFT_M8(F, a) {F(0, a), F(1, a), F(2, a), F(3, a), F(4, a), F(5, a), F(6, a), F(7, a)}
+#define FFT_M16(F, a) {F(0, a), F(1, a), F(2, a), F(3, a), F(4, a), F(5, a), F(6, a), \
+                       F(7, a), F(8, a), F(9, a), F(10, a), F(11, a), F(12, a), F(13, a), \
+                       F(14, a), F(15, a)}
+
 static inline void fft__line(const fft_job *job, int64_t b, int64_t *in_off,
                              int64_t *out_off) {
     int64_t io = 0, oo = 0;

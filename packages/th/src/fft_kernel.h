@@ -145,28 +145,21 @@ static REAL *FN(lane_buffers)(fft_job *job, int64_t n) {
 typedef MASKINT FN(ivec) __attribute__((vector_size(64)));
 #define IV FN(ivec)
 
-typedef struct FN(masks) {
-    IV tlo[6], thi[6]; /* the transpose's rounds, distance L/2 down to 1 */
-    IV even, odd;      /* (re, im) pairs to re and im */
-    IV lo, hi;         /* back */
-    IV rev;            /* lanes in reverse order */
-} FN(masks);
-
-static void FN(masks_init)(FN(masks) *m) {
-    int t = 0;
-    for (int d = L / 2; d >= 1; d /= 2, t++)
-        for (int c = 0; c < L; c++) {
-            m->tlo[t][c] = (c & d) ? L + c - d : c;
-            m->thi[t][c] = (c & d) ? L + c : c + d;
-        }
-    for (int c = 0; c < L; c++) {
-        m->even[c] = 2 * c;
-        m->odd[c] = 2 * c + 1;
-        m->lo[c] = c % 2 ? L + c / 2 : c / 2;
-        m->hi[c] = c % 2 ? L + L / 2 + c / 2 : L / 2 + c / 2;
-        m->rev[c] = L - 1 - c;
-    }
-}
+#if LANES == 16
+#define MASK(F, a) ((IV)FFT_M16(F, a))
+#else
+#define MASK(F, a) ((IV)FFT_M8(F, a))
+#endif
+/* the transpose's round at distance d, the (re, im) pairs apart and back,
+ * lanes reversed */
+#define TLO(c, d) (((c) & (d)) ? L + (c) - (d) : (c))
+#define THI(c, d) (((c) & (d)) ? L + (c) : (c) + (d))
+#define EVEN(c, a) (2 * (c))
+#define ODD(c, a) (2 * (c) + 1)
+#define JLO(c, a) ((c) % 2 ? L + (c) / 2 : (c) / 2)
+#define JHI(c, a) ((c) % 2 ? L + L / 2 + (c) / 2 : L / 2 + (c) / 2)
+#define REV(c, a) (L - 1 - (c))
+#define REVERSE(v) __builtin_shuffle((v), MASK(REV, 0))
 
 /* unaligned moves (macros: 64-byte vectors are not passed to functions) */
 #define LOADU(v, p) memcpy(&(v), (p), sizeof(V))
@@ -174,28 +167,34 @@ static void FN(masks_init)(FN(masks) *m) {
 
 /* An L x L tile transposed in place: at each distance d the off-diagonal
  * d x d blocks of every 2d x 2d block swap. */
-static inline void FN(transpose)(V *r, const FN(masks) *m) {
-    int t = 0;
-    for (int d = L / 2; d >= 1; d /= 2, t++)
-        for (int i = 0; i < L; i++)
-            if (!(i & d)) {
-                V a = r[i], b = r[i + d];
-                r[i] = __builtin_shuffle(a, b, m->tlo[t]);
-                r[i + d] = __builtin_shuffle(a, b, m->thi[t]);
-            }
+#define ROUND(d)                                                    \
+    for (int i = 0; i < L; i++)                                     \
+        if (!(i & (d))) {                                           \
+            V a = r[i], b = r[i + (d)];                             \
+            r[i] = __builtin_shuffle(a, b, MASK(TLO, d));           \
+            r[i + (d)] = __builtin_shuffle(a, b, MASK(THI, d));     \
+        }
+static inline void FN(transpose)(V *r) {
+#if LANES == 16
+    ROUND(8)
+#endif
+    ROUND(4)
+    ROUND(2)
+    ROUND(1)
 }
+#undef ROUND
 
 /* L complex values at p (pairs) as their real and imaginary parts */
-static inline void FN(load_pairs)(const REAL *p, V *re, V *im, const FN(masks) *m) {
+static inline void FN(load_pairs)(const REAL *p, V *re, V *im) {
     V a, b;
     LOADU(a, p);
     LOADU(b, p + L);
-    *re = __builtin_shuffle(a, b, m->even);
-    *im = __builtin_shuffle(a, b, m->odd);
+    *re = __builtin_shuffle(a, b, MASK(EVEN, 0));
+    *im = __builtin_shuffle(a, b, MASK(ODD, 0));
 }
 
-static inline void FN(store_pairs)(REAL *p, const V *re, const V *im, const FN(masks) *m) {
-    V a = __builtin_shuffle(*re, *im, m->lo), b = __builtin_shuffle(*re, *im, m->hi);
+static inline void FN(store_pairs)(REAL *p, const V *re, const V *im) {
+    V a = __builtin_shuffle(*re, *im, MASK(JLO, 0)), b = __builtin_shuffle(*re, *im, MASK(JHI, 0));
     STOREU(p, a);
     STOREU(p + L, b);
 }
@@ -210,8 +209,6 @@ static TH_CLONES void FN(lanes_range)(int64_t begin, int64_t end, void *ctx) {
     REAL *mem = FN(lane_buffers)(job, n);
     if (!mem)
         return;
-    FN(masks) mk;
-    FN(masks_init)(&mk);
     for (int64_t blk = begin; blk < end; blk++) {
         REAL *xr = mem, *xi = mem + n * L, *yr = mem + 2 * n * L, *yi = mem + 3 * n * L;
         const int64_t b0 = blk * L;
@@ -228,9 +225,9 @@ static TH_CLONES void FN(lanes_range)(int64_t begin, int64_t end, void *ctx) {
             for (int64_t jt = 0; jt < n; jt += L) {
                 V re[L], im[L];
                 for (int l = 0; l < L; l++)
-                    FN(load_pairs)(src[l] + 2 * jt, &re[l], &im[l], &mk);
-                FN(transpose)(re, &mk);
-                FN(transpose)(im, &mk);
+                    FN(load_pairs)(src[l] + 2 * jt, &re[l], &im[l]);
+                FN(transpose)(re);
+                FN(transpose)(im);
                 for (int q = 0; q < L; q++) {
                     ((V *)xr)[jt + q] = re[q];
                     ((V *)xi)[jt + q] = im[q];
@@ -251,10 +248,10 @@ static TH_CLONES void FN(lanes_range)(int64_t begin, int64_t end, void *ctx) {
                     re[q] = ((V *)xr)[jt + q] * sc;
                     im[q] = ((V *)xi)[jt + q] * sc;
                 }
-                FN(transpose)(re, &mk);
-                FN(transpose)(im, &mk);
+                FN(transpose)(re);
+                FN(transpose)(im);
                 for (int l = 0; l < L; l++)
-                    FN(store_pairs)(dst[l] + 2 * jt, &re[l], &im[l], &mk);
+                    FN(store_pairs)(dst[l] + 2 * jt, &re[l], &im[l]);
             }
         } else {
             for (int l = 0; l < cnt; l++)
@@ -279,8 +276,6 @@ static TH_CLONES void FN(columns_range)(int64_t begin, int64_t end, void *ctx) {
     REAL *mem = FN(lane_buffers)(job, n1);
     if (!mem)
         return;
-    FN(masks) mk;
-    FN(masks_init)(&mk);
     int64_t io, oo;
     fft__line(job, job->line, &io, &oo);
     const REAL *src = (const REAL *)job->in + io;
@@ -293,7 +288,7 @@ static TH_CLONES void FN(columns_range)(int64_t begin, int64_t end, void *ctx) {
         for (int64_t j1 = 0; j1 < n1; j1++) {
             const REAL *s = src + (j1 * n2 + j20) * is;
             if (cnt == L && is == 2 && ii == 1) {
-                FN(load_pairs)(s, (V *)xr + j1, (V *)xi + j1, &mk);
+                FN(load_pairs)(s, (V *)xr + j1, (V *)xi + j1);
                 continue;
             }
             for (int l = 0; l < L; l++) {
@@ -335,8 +330,6 @@ static TH_CLONES void FN(rows_range)(int64_t begin, int64_t end, void *ctx) {
     REAL *mem = FN(lane_buffers)(job, n2);
     if (!mem)
         return;
-    FN(masks) mk;
-    FN(masks_init)(&mk);
     int64_t io, oo;
     fft__line(job, job->line, &io, &oo);
     REAL *dst = (REAL *)job->out + oo;
@@ -352,8 +345,8 @@ static TH_CLONES void FN(rows_range)(int64_t begin, int64_t end, void *ctx) {
                     LOADU(re[l], wr + (k10 + l) * n2 + jt);
                     LOADU(im[l], wi + (k10 + l) * n2 + jt);
                 }
-                FN(transpose)(re, &mk);
-                FN(transpose)(im, &mk);
+                FN(transpose)(re);
+                FN(transpose)(im);
                 for (int q = 0; q < L; q++) {
                     ((V *)xr)[jt + q] = re[q];
                     ((V *)xi)[jt + q] = im[q];
@@ -373,7 +366,7 @@ static TH_CLONES void FN(rows_range)(int64_t begin, int64_t end, void *ctx) {
             REAL *d = dst + (k10 + n1 * k2) * os;
             V vr = ((V *)xr)[k2] * sc, vi = ((V *)xi)[k2] * sc;
             if (cnt == L && os == 2 && oi == 1) {
-                FN(store_pairs)(d, &vr, &vi, &mk);
+                FN(store_pairs)(d, &vr, &vi);
                 continue;
             }
             for (int l = 0; l < cnt; l++) {
@@ -456,8 +449,6 @@ static TH_CLONES void FN(r2c_unpack_range)(int64_t begin, int64_t end, void *ctx
     const int64_t M = hf->m, P = M / 2 + 1, C = (P + FFT_HALF_CHUNK - 1) / FFT_HALF_CHUNK;
     const int64_t os = job->out_step, oi = job->out_imoff;
     const REAL *twr = hf->table, *twi = twr + hf->count;
-    FN(masks) mk;
-    FN(masks_init)(&mk);
     for (int64_t it = begin; it < end; it++) {
         const int64_t b = it / C, k0 = it % C * FFT_HALF_CHUNK;
         const int64_t k1 = TH_MIN(P, k0 + FFT_HALF_CHUNK);
@@ -478,19 +469,19 @@ static TH_CLONES void FN(r2c_unpack_range)(int64_t begin, int64_t end, void *ctx
         for (; os == 2 && oi == 1 && k + L <= k1 && 2 * (k + 2 * L) <= M; k += L) {
             const int64_t m0 = M - k - L + 1;
             V ar, ai, br, bi;
-            FN(load_pairs)(z + 2 * k, &ar, &ai, &mk);
-            FN(load_pairs)(z + 2 * m0, &br, &bi, &mk);
-            br = __builtin_shuffle(br, mk.rev);
-            bi = -__builtin_shuffle(bi, mk.rev);
+            FN(load_pairs)(z + 2 * k, &ar, &ai);
+            FN(load_pairs)(z + 2 * m0, &br, &bi);
+            br = REVERSE(br);
+            bi = -REVERSE(bi);
             V er = (ar + br) / 2, ei = (ai + bi) / 2;
             V Or = (ai - bi) / 2, Oi = (br - ar) / 2;
             V wr, wi;
             LOADU(wr, twr + k);
             LOADU(wi, twi + k);
             V tr = wr * Or - wi * Oi, ti = wr * Oi + wi * Or;
-            V xr = er + tr, xi = ei + ti, yr = __builtin_shuffle(er - tr, mk.rev), yi = __builtin_shuffle(ti - ei, mk.rev);
-            FN(store_pairs)(z + 2 * k, &xr, &xi, &mk);
-            FN(store_pairs)(z + 2 * m0, &yr, &yi, &mk);
+            V xr = er + tr, xi = ei + ti, yr = REVERSE(er - tr), yi = REVERSE(ti - ei);
+            FN(store_pairs)(z + 2 * k, &xr, &xi);
+            FN(store_pairs)(z + 2 * m0, &yr, &yi);
         }
         for (; k < k1; k++)
             FN(unpack_pair)(z, k, M - k, os, oi, twr[k], twi[k]);
@@ -521,8 +512,6 @@ static TH_CLONES void FN(c2r_pack_range)(int64_t begin, int64_t end, void *ctx) 
     const int64_t M = hf->m, P = M / 2 + 1, C = (P + FFT_HALF_CHUNK - 1) / FFT_HALF_CHUNK;
     const int64_t is = job->in_step, ii = job->in_imoff, os = job->out_step, oi = job->out_imoff;
     const REAL *twr = hf->table, *twi = twr + hf->count;
-    FN(masks) mk;
-    FN(masks_init)(&mk);
     for (int64_t it = begin; it < end; it++) {
         const int64_t b = it / C, k0 = it % C * FFT_HALF_CHUNK;
         const int64_t k1 = TH_MIN(P, k0 + FFT_HALF_CHUNK);
@@ -541,18 +530,18 @@ static TH_CLONES void FN(c2r_pack_range)(int64_t begin, int64_t end, void *ctx) 
              k += L) {
             const int64_t m0 = M - k - L + 1;
             V ar, ai, br, bi;
-            FN(load_pairs)(x + 2 * k, &ar, &ai, &mk);
-            FN(load_pairs)(x + 2 * m0, &br, &bi, &mk);
-            br = __builtin_shuffle(br, mk.rev);
-            bi = -__builtin_shuffle(bi, mk.rev);
+            FN(load_pairs)(x + 2 * k, &ar, &ai);
+            FN(load_pairs)(x + 2 * m0, &br, &bi);
+            br = REVERSE(br);
+            bi = -REVERSE(bi);
             V sr = ar + br, si = ai + bi, dr = ar - br, di = ai - bi;
             V wr, wi;
             LOADU(wr, twr + k);
             LOADU(wi, twi + k);
             V ur = dr * wr + di * wi, ui = di * wr - dr * wi;
-            V zr = sr - ui, zi = si + ur, yr = __builtin_shuffle(sr + ui, mk.rev), yi = __builtin_shuffle(ur - si, mk.rev);
-            FN(store_pairs)(z + 2 * k, &zr, &zi, &mk);
-            FN(store_pairs)(z + 2 * m0, &yr, &yi, &mk);
+            V zr = sr - ui, zi = si + ur, yr = REVERSE(sr + ui), yi = REVERSE(ur - si);
+            FN(store_pairs)(z + 2 * k, &zr, &zi);
+            FN(store_pairs)(z + 2 * m0, &yr, &yi);
         }
         for (; k < k1; k++)
             FN(pack_pair)(x, z, k, M - k, is, ii, os, oi, twr[k], twi[k]);
@@ -579,6 +568,15 @@ static void FN(hermitian_fill)(const fft_job *job, int64_t N) {
     }
 }
 
+#undef MASK
+#undef TLO
+#undef THI
+#undef EVEN
+#undef ODD
+#undef JLO
+#undef JHI
+#undef REV
+#undef REVERSE
 #undef LOADU
 #undef STOREU
 #undef IV
