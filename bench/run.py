@@ -137,7 +137,8 @@ def _to_numpy(x):
 
     if hasattr(x, "numpy"):
         x = x.numpy()
-    return np.asarray(x, dtype=np.float64)
+    x = np.asarray(x)
+    return x.astype(np.complex128 if np.iscomplexobj(x) else np.float64)
 
 
 def run_case(case, mods, rounds, min_sample_s, settle_s=0.0):
