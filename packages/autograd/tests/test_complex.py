@@ -43,6 +43,14 @@ def test_casting_complex_to_real_warns_and_keeps_the_real_part():
     with pytest.warns(UserWarning, match="discards the imaginary part"):
         r = z.to(ember.float32)
     assert r.tolist() == [1.0, 0.0]
+    target = ember.full((2,), 7.0)
+    with pytest.warns(UserWarning, match="discards the imaginary part"):
+        target.copy_(z)
+    assert target.tolist() == [1.0, 0.0]
+    with warnings.catch_warnings():  # complex into complex, real into complex: silent
+        warnings.simplefilter("error")
+        ember.zeros(2, dtype=ember.complex64).copy_(z)
+        ember.zeros(2, dtype=ember.complex64).copy_(target)
 
 
 def test_ops_on_real_inputs():

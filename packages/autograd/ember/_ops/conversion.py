@@ -155,10 +155,14 @@ def _dtype(x):
 def _src_for(input, src, non_blocking):
     """src's raw values where input's backend can read them: a CUDA tensor
     copied into a CPU one moves first (the backends' raw copy_ takes its
-    own tensors and CPU ones; the raw types compare cheaply on this path)."""
+    own tensors and CPU ones; the raw types compare cheaply on this path).
+    Complex values into a real tensor warn, as PyTorch's copy_."""
     if not isinstance(src, Tensor):
         return src
     data = src._data
+    if data.dtype.is_complex and not input._data.dtype.is_complex:
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      UserWarning, stacklevel=5)
     if data.__class__ is not input._data.__class__:
         return move_raw(data, input.device, non_blocking)
     return data
