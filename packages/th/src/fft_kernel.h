@@ -199,6 +199,29 @@ static inline void FN(store_pairs)(REAL *p, const V *re, const V *im) {
     STOREU(p + L, b);
 }
 
+/* The lanes of n elements from L rows: complex pairs at re[l] (im NULL),
+ * or real parts at re[l] and imaginary parts at im[l]; n a multiple of L. */
+static inline void FN(rows_to_lanes)(const REAL *const *re, const REAL *const *im, int64_t n,
+                                     REAL *xr, REAL *xi) {
+    for (int64_t jt = 0; jt < n; jt += L) {
+        V r[L], i[L];
+        for (int l = 0; l < L; l++) {
+            if (im) {
+                LOADU(r[l], re[l] + jt);
+                LOADU(i[l], im[l] + jt);
+            } else {
+                FN(load_pairs)(re[l] + 2 * jt, &r[l], &i[l]);
+            }
+        }
+        FN(transpose)(r);
+        FN(transpose)(i);
+        for (int q = 0; q < L; q++) {
+            ((V *)xr)[jt + q] = r[q];
+            ((V *)xi)[jt + q] = i[q];
+        }
+    }
+}
+
 /* ---- short transforms: L lines of the batch side by side ------------- */
 static TH_CLONES void FN(lanes_range)(int64_t begin, int64_t end, void *ctx) {
     fft_job *job = ctx;
@@ -222,17 +245,7 @@ static TH_CLONES void FN(lanes_range)(int64_t begin, int64_t end, void *ctx) {
             dst[l] = (REAL *)job->out + oo;
         }
         if (cnt == L && is == 2 && ii == 1 && n % L == 0) { /* tiles of pairs */
-            for (int64_t jt = 0; jt < n; jt += L) {
-                V re[L], im[L];
-                for (int l = 0; l < L; l++)
-                    FN(load_pairs)(src[l] + 2 * jt, &re[l], &im[l]);
-                FN(transpose)(re);
-                FN(transpose)(im);
-                for (int q = 0; q < L; q++) {
-                    ((V *)xr)[jt + q] = re[q];
-                    ((V *)xi)[jt + q] = im[q];
-                }
-            }
+            FN(rows_to_lanes)(src, NULL, n, xr, xi);
         } else {
             for (int l = 0; l < L; l++)
                 for (int64_t j = 0; j < n; j++) {
@@ -339,19 +352,12 @@ static TH_CLONES void FN(rows_range)(int64_t begin, int64_t end, void *ctx) {
         const int64_t k10 = r * L;
         const int cnt = (int)TH_MIN((int64_t)L, n1 - k10);
         if (cnt == L && n2 % L == 0) {
-            for (int64_t jt = 0; jt < n2; jt += L) {
-                V re[L], im[L];
-                for (int l = 0; l < L; l++) {
-                    LOADU(re[l], wr + (k10 + l) * n2 + jt);
-                    LOADU(im[l], wi + (k10 + l) * n2 + jt);
-                }
-                FN(transpose)(re);
-                FN(transpose)(im);
-                for (int q = 0; q < L; q++) {
-                    ((V *)xr)[jt + q] = re[q];
-                    ((V *)xi)[jt + q] = im[q];
-                }
+            const REAL *re[L], *im[L];
+            for (int l = 0; l < L; l++) {
+                re[l] = wr + (k10 + l) * n2;
+                im[l] = wi + (k10 + l) * n2;
             }
+            FN(rows_to_lanes)(re, im, n2, xr, xi);
         } else {
             for (int l = 0; l < L; l++) {
                 const REAL *sr = wr + (k10 + l) * n2, *si = wi + (k10 + l) * n2;
