@@ -30,9 +30,16 @@
 #undef LP_F
 
 /* ---- per-dtype primitives ------------------------------------------ */
-static int x_getrf(int f64, int m, int n, void *a, int *ipiv) {
+/* `dtype` picks the routine: float32/float64 (small orders on the portable
+ * kernels), complex64/complex128 (LAPACK's c/z routines; the checks keep
+ * complex matrices out of the TH_NO_BLAS build).  trans: the adjoint
+ * (conjugate transpose for complex). */
+static int x_getrf(int dtype, int m, int n, void *a, int *ipiv) {
     if (m == 0 || n == 0) return 0;
+    int f64 = dtype == TH_FLOAT64;
 #ifndef TH_NO_BLAS
+    if (dtype == TH_COMPLEX64) return scipy_LAPACKE_cgetrf_work(COLMAJOR, m, n, a, m, ipiv);
+    if (dtype == TH_COMPLEX128) return scipy_LAPACKE_zgetrf_work(COLMAJOR, m, n, a, m, ipiv);
     if (m > SMALL_ORDER || n > SMALL_ORDER)
         return f64 ? scipy_LAPACKE_dgetrf_work(COLMAJOR, m, n, a, m, ipiv)
                    : scipy_LAPACKE_sgetrf_work(COLMAJOR, m, n, a, m, ipiv);
@@ -40,11 +47,18 @@ static int x_getrf(int f64, int m, int n, void *a, int *ipiv) {
     return f64 ? port_getrf_d(m, n, a, m, ipiv) : port_getrf_s(m, n, a, m, ipiv);
 }
 
-static int x_getrs(int f64, int trans, int n, int nrhs, const void *lu,
+static int x_getrs(int dtype, int trans, int n, int nrhs, const void *lu,
                    const int *ipiv, void *b) {
     if (n == 0 || nrhs == 0) return 0;
+    int f64 = dtype == TH_FLOAT64;
 #ifndef TH_NO_BLAS
     char t = trans ? 'T' : 'N';
+    if (dtype == TH_COMPLEX64 || dtype == TH_COMPLEX128) {
+        t = trans ? 'C' : 'N';
+        return dtype == TH_COMPLEX64
+            ? scipy_LAPACKE_cgetrs_work(COLMAJOR, t, n, nrhs, lu, n, ipiv, b, n)
+            : scipy_LAPACKE_zgetrs_work(COLMAJOR, t, n, nrhs, lu, n, ipiv, b, n);
+    }
     if (n > SMALL_ORDER)
         return f64 ? scipy_LAPACKE_dgetrs_work(COLMAJOR, t, n, nrhs, lu, n, ipiv, b, n)
                    : scipy_LAPACKE_sgetrs_work(COLMAJOR, t, n, nrhs, lu, n, ipiv, b, n);
@@ -54,12 +68,23 @@ static int x_getrs(int f64, int trans, int n, int nrhs, const void *lu,
     return 0;
 }
 
-static int x_trsm(int f64, int upper, int trans, int unit, int n, int nrhs,
+static int x_trsm(int dtype, int upper, int trans, int unit, int n, int nrhs,
                   const void *t, void *b) {
     if (n == 0 || nrhs == 0) return 0;
+    int f64 = dtype == TH_FLOAT64;
 #ifndef TH_NO_BLAS
     int u = upper ? CB_UPPER : CB_LOWER, tr = trans ? CB_TRANS : CB_NOTRANS,
         d = unit ? CB_UNIT : CB_NONUNIT;
+    if (dtype == TH_COMPLEX64 || dtype == TH_COMPLEX128) {
+        static const float one_c[2] = {1, 0};
+        static const double one_z[2] = {1, 0};
+        tr = trans ? CB_CONJTRANS : CB_NOTRANS;
+        if (dtype == TH_COMPLEX64)
+            scipy_cblas_ctrsm(COLMAJOR, CB_LEFT, u, tr, d, n, nrhs, one_c, t, n, b, n);
+        else
+            scipy_cblas_ztrsm(COLMAJOR, CB_LEFT, u, tr, d, n, nrhs, one_z, t, n, b, n);
+        return 0;
+    }
     if (n > SMALL_ORDER) {
         if (f64) scipy_cblas_dtrsm(COLMAJOR, CB_LEFT, u, tr, d, n, nrhs, 1.0, t, n, b, n);
         else scipy_cblas_strsm(COLMAJOR, CB_LEFT, u, tr, d, n, nrhs, 1.0f, t, n, b, n);
@@ -71,10 +96,13 @@ static int x_trsm(int f64, int upper, int trans, int unit, int n, int nrhs,
     return 0;
 }
 
-static int x_potrf(int f64, int upper, int n, void *a) {
+static int x_potrf(int dtype, int upper, int n, void *a) {
     if (n == 0) return 0;
+    int f64 = dtype == TH_FLOAT64;
 #ifndef TH_NO_BLAS
     char u = upper ? 'U' : 'L';
+    if (dtype == TH_COMPLEX64) return scipy_LAPACKE_cpotrf_work(COLMAJOR, u, n, a, n);
+    if (dtype == TH_COMPLEX128) return scipy_LAPACKE_zpotrf_work(COLMAJOR, u, n, a, n);
     if (n > SMALL_ORDER)
         return f64 ? scipy_LAPACKE_dpotrf_work(COLMAJOR, u, n, a, n)
                    : scipy_LAPACKE_spotrf_work(COLMAJOR, u, n, a, n);
@@ -82,7 +110,6 @@ static int x_potrf(int f64, int upper, int n, void *a) {
     return f64 ? port_potrf_d(upper, n, a, n) : port_potrf_s(upper, n, a, n);
 }
 
-/* QR: work holds tau (k elements) then LAPACK's workspace. */
 static int x_geqrf(int f64, int m, int n, void *a, void *tau, void *work,
                    int lwork) {
     if (m == 0 || n == 0) return 0;
@@ -120,7 +147,7 @@ int th_has_lapack(void) {
 /* ---- LU ------------------------------------------------------------ */
 static int lu_factor_one(lp_job *j, int64_t b, void *work, int *iwork) {
     (void)work; (void)iwork;
-    return x_getrf(is_f64(j), j->m, j->n, mat(j, 0, b), (int *)mat(j, 1, b));
+    return x_getrf(j->dtype, j->m, j->n, mat(j, 0, b), (int *)mat(j, 1, b));
 }
 
 int th_linalg_lu_factor(const th_tensor *A, th_tensor **LU, th_tensor **pivots,
@@ -128,7 +155,7 @@ int th_linalg_lu_factor(const th_tensor *A, th_tensor **LU, th_tensor **pivots,
     const char *fn = "linalg.lu_factor";
     if (!LU || !pivots || !info)
         return th__error(TH_ERR_VALUE, "%s: output pointers must not be NULL", fn);
-    int rc = check_matrix(fn, "A", A, 0);
+    int rc = check_matrix_of(fn, "A", A, 0, 1);
     if (rc) return rc;
     int nb = A->ndim - 2;
     int64_t m = A->sizes[nb], n = A->sizes[nb + 1], k = TH_MIN(m, n);
@@ -158,7 +185,7 @@ int th_linalg_lu_factor(const th_tensor *A, th_tensor **LU, th_tensor **pivots,
 /* Solves with LU factors: slot 0 the factors, 1 the pivots, 2 B -> X. */
 static int lu_solve_one(lp_job *j, int64_t b, void *work, int *iwork) {
     (void)work; (void)iwork;
-    return x_getrs(is_f64(j), j->f[0], j->n, j->k, mat(j, 0, b),
+    return x_getrs(j->dtype, j->f[0], j->n, j->k, mat(j, 0, b),
                    (const int *)mat(j, 1, b), mat(j, 2, b));
 }
 
@@ -166,8 +193,8 @@ int th_linalg_lu_solve(const th_tensor *LU, const th_tensor *pivots,
                        const th_tensor *B, int trans, th_tensor **X) {
     const char *fn = "linalg.lu_solve";
     if (!X) return th__error(TH_ERR_VALUE, "%s: X must not be NULL", fn);
-    int rc = check_matrix(fn, "LU", LU, 1);
-    if (!rc) rc = check_matrix(fn, "B", B, 0);
+    int rc = check_matrix_of(fn, "LU", LU, 1, 1);
+    if (!rc) rc = check_matrix_of(fn, "B", B, 0, 1);
     if (!rc) rc = check_same_dtype(fn, LU, B);
     if (rc) return rc;
     int64_t n = LU->sizes[LU->ndim - 1], k = B->sizes[B->ndim - 1];
@@ -225,9 +252,9 @@ int th_linalg_lu_solve(const th_tensor *LU, const th_tensor *pivots,
 /* Factor slot 0 (pivots in iwork), then solve slot 1 in place. */
 static int solve_one(lp_job *j, int64_t b, void *work, int *iwork) {
     (void)work;
-    int info = x_getrf(is_f64(j), j->n, j->n, mat(j, 0, b), iwork);
+    int info = x_getrf(j->dtype, j->n, j->n, mat(j, 0, b), iwork);
     if (info) return info;
-    return x_getrs(is_f64(j), 0, j->n, j->k, mat(j, 0, b), iwork, mat(j, 1, b));
+    return x_getrs(j->dtype, 0, j->n, j->k, mat(j, 0, b), iwork, mat(j, 1, b));
 }
 
 /* PyTorch's error for the first singular matrix that `info` reports
@@ -289,8 +316,8 @@ int th_linalg_solve(const th_tensor *A, const th_tensor *B, int check_errors,
                     th_tensor **X, th_tensor **info) {
     const char *fn = "linalg.solve";
     if (!X) return th__error(TH_ERR_VALUE, "%s: X must not be NULL", fn);
-    int rc = check_matrix(fn, "A", A, 1);
-    if (!rc) rc = check_matrix(fn, "B", B, 0);
+    int rc = check_matrix_of(fn, "A", A, 1, 1);
+    if (!rc) rc = check_matrix_of(fn, "B", B, 0, 1);
     if (!rc) rc = check_same_dtype(fn, A, B);
     if (rc) return rc;
     int64_t n = A->sizes[A->ndim - 1];
@@ -307,10 +334,11 @@ int th_linalg_inv(const th_tensor *A, int check_errors, th_tensor **X,
                   th_tensor **info) {
     const char *fn = "linalg.inv";
     if (!X) return th__error(TH_ERR_VALUE, "%s: X must not be NULL", fn);
-    int rc = check_matrix(fn, "A", A, 1);
+    int rc = check_matrix_of(fn, "A", A, 1, 1);
     if (rc) return rc;
     int64_t n = A->sizes[A->ndim - 1];
-    if (n < 1 || n > 4) return solve_common(fn, A, NULL, check_errors, X, info);
+    if (n < 1 || n > 4 || th_dtype_is_complex(A->dtype)) /* order 1..4 real: in registers */
+        return solve_common(fn, A, NULL, check_errors, X, info);
     th_tensor *x = NULL, *inf = NULL;
     rc = th__small_inv(A, &x, &inf);
     if (!rc && check_errors) rc = singular_error(fn, 0, A->ndim, inf);
@@ -328,44 +356,56 @@ int th_linalg_inv(const th_tensor *A, int check_errors, th_tensor **X,
 /* LU of slot 0; slot 1 gets det (f[0] == 0) or sign, slot 2 log|det|. */
 static int det_one(lp_job *j, int64_t b, void *work, int *iwork) {
     (void)work;
-    int n = j->n, f64 = is_f64(j);
+    int n = j->n, cplx = th_dtype_is_complex(j->dtype);
     char *a = mat(j, 0, b);
-    int info = x_getrf(f64, n, n, a, iwork);
+    int info = x_getrf(j->dtype, n, n, a, iwork);
     if (info < 0) return info;
-    double prod = 1, logabs = 0, sign = 1;
+    /* det = prod of U's diagonal, negated per row swap; sign = det / |det| */
+    double pr = 1, pi = 0, sr = 1, si = 0, logabs = 0;
     for (int i = 0; i < n; i++) {
-        double d = f64 ? ((double *)a)[i + (int64_t)i * n]
-                       : ((float *)a)[i + (int64_t)i * n];
-        if (iwork[i] != i + 1) { prod = -prod; sign = -sign; }
-        prod *= d;
-        if (d < 0) sign = -sign;
-        logabs += log(fabs(d));
+        double dr, di = 0;
+        const char *e = a + (i + (int64_t)i * n) * th_dtype_itemsize(j->dtype);
+        if (cplx) th__load_complex(e, j->dtype, &dr, &di);
+        else dr = th__load_double(e, j->dtype);
+        if (iwork[i] != i + 1) { pr = -pr; pi = -pi; sr = -sr; si = -si; }
+        double t = pr * dr - pi * di;
+        pi = pr * di + pi * dr;
+        pr = t;
+        double mag = hypot(dr, di);
+        logabs += log(mag);
+        if (mag > 0) {
+            t = (sr * dr - si * di) / mag;
+            si = (sr * di + si * dr) / mag;
+            sr = t;
+        }
     }
-    if (info > 0) { sign = 0; logabs = -INFINITY; prod = 0; }
+    if (info > 0) { sr = si = 0; logabs = -INFINITY; pr = pi = 0; }
     if (j->f[0] == 0) {
-        th__store_double(mat(j, 1, b), j->dtype, prod);
+        th__store_complex(mat(j, 1, b), j->dtype, pr, pi);
     } else {
-        th__store_double(mat(j, 1, b), j->dtype, sign);
-        th__store_double(mat(j, 2, b), j->dtype, logabs);
+        th__store_complex(mat(j, 1, b), j->dtype, sr, si);
+        th__store_double(mat(j, 2, b), j->f[1], logabs);
     }
     return 0;
 }
 
 static int det_common(const char *fn, const th_tensor *A, th_tensor **first,
                       th_tensor **second) {
-    int rc = check_matrix(fn, "A", A, 1);
+    int rc = check_matrix_of(fn, "A", A, 1, 1);
     if (rc) return rc;
     int nb = A->ndim - 2;
     int64_t n = A->sizes[nb];
+    int real = A->dtype == TH_COMPLEX128 ? TH_FLOAT64 :
+               A->dtype == TH_COMPLEX64 ? TH_FLOAT32 : A->dtype; /* log|det|'s dtype */
     th_tensor *t[3] = {colmajor(nb, A->sizes, n, n, A->dtype, A),
                        batched(nb, A->sizes, 0, NULL, A->dtype),
-                       second ? batched(nb, A->sizes, 0, NULL, A->dtype) : NULL};
+                       second ? batched(nb, A->sizes, 0, NULL, real) : NULL};
     if (!t[0] || !t[1] || (second && !t[2])) {
         release_all(t, 3);
         return th_last_status();
     }
     lp_job j = {.dtype = A->dtype, .nbatch = th_numel(t[1]), .n = (int)n,
-                .liwork = n, .f = {second ? 1 : 0}, .fn = det_one};
+                .liwork = n, .f = {second ? 1 : 0, real}, .fn = det_one};
     bind(&j, 0, t[0], 2);
     bind(&j, 1, t[1], 0);
     if (second) bind(&j, 2, t[2], 0);
@@ -395,16 +435,15 @@ int th_linalg_slogdet(const th_tensor *A, th_tensor **sign,
 /* ---- Cholesky ------------------------------------------------------ */
 static int cholesky_one(lp_job *j, int64_t b, void *work, int *iwork) {
     (void)work; (void)iwork;
-    int n = j->n, upper = j->f[0], f64 = is_f64(j);
+    int n = j->n, upper = j->f[0];
+    int64_t item = th_dtype_itemsize(j->dtype);
     char *a = mat(j, 0, b);
-    int info = x_potrf(f64, upper, n, a);
+    int info = x_potrf(j->dtype, upper, n, a);
     /* the other triangle still holds the input: zero it */
     for (int c = 0; c < n; c++)
         for (int r = 0; r < n; r++)
-            if (upper ? r > c : r < c) {
-                if (f64) ((double *)a)[r + (int64_t)c * n] = 0;
-                else ((float *)a)[r + (int64_t)c * n] = 0;
-            }
+            if (upper ? r > c : r < c)
+                memset(a + (r + (int64_t)c * n) * item, 0, (size_t)item);
     return info;
 }
 
@@ -412,7 +451,7 @@ int th_linalg_cholesky(const th_tensor *A, int upper, int check_errors,
                        th_tensor **L, th_tensor **info) {
     const char *fn = "linalg.cholesky";
     if (!L) return th__error(TH_ERR_VALUE, "%s: L must not be NULL", fn);
-    int rc = check_matrix(fn, "A", A, 1);
+    int rc = check_matrix_of(fn, "A", A, 1, 1);
     if (rc) return rc;
     int nb = A->ndim - 2;
     int64_t n = A->sizes[nb];
@@ -449,7 +488,7 @@ int th_linalg_cholesky(const th_tensor *A, int upper, int check_errors,
 /* ---- triangular solve ---------------------------------------------- */
 static int trsm_one(lp_job *j, int64_t b, void *work, int *iwork) {
     (void)work; (void)iwork;
-    return x_trsm(is_f64(j), j->f[0], j->f[1], j->f[2], j->n, j->k,
+    return x_trsm(j->dtype, j->f[0], j->f[1], j->f[2], j->n, j->k,
                   mat(j, 0, b), mat(j, 1, b));
 }
 
@@ -458,8 +497,8 @@ int th_linalg_solve_triangular(const th_tensor *A, const th_tensor *B,
                                th_tensor **X) {
     const char *fn = "linalg.solve_triangular";
     if (!X) return th__error(TH_ERR_VALUE, "%s: X must not be NULL", fn);
-    int rc = check_matrix(fn, "A", A, 1);
-    if (!rc) rc = check_matrix(fn, "B", B, 0);
+    int rc = check_matrix_of(fn, "A", A, 1, 1);
+    if (!rc) rc = check_matrix_of(fn, "B", B, 0, 1);
     if (!rc) rc = check_same_dtype(fn, A, B);
     if (rc) return rc;
     int64_t n = A->sizes[A->ndim - 1], k = B->sizes[B->ndim - 1];

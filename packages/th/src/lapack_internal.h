@@ -36,25 +36,45 @@ enum { CB_LEFT = 141, CB_UPPER = 121, CB_LOWER = 122, CB_NOTRANS = 111,
                                const T *, int, T *, int);
 LAPACK_DECL(float, s)
 LAPACK_DECL(double, d)
+/* the complex routines bound (LU, Cholesky, triangular solves): elements
+ * are (re, im) pairs, passed as void pointers */
+#define LAPACK_CDECL(P)                                                       \
+    int scipy_LAPACKE_##P##getrf_work(int, int, int, void *, int, int *);     \
+    int scipy_LAPACKE_##P##getrs_work(int, char, int, int, const void *, int, \
+                                      const int *, void *, int);              \
+    int scipy_LAPACKE_##P##potrf_work(int, char, int, void *, int);           \
+    void scipy_cblas_##P##trsm(int, int, int, int, int, int, int,             \
+                               const void *, const void *, int, void *, int);
+LAPACK_CDECL(c)
+LAPACK_CDECL(z)
+enum { CB_CONJTRANS = 113 };
 #endif
 
 /* ---- messages and checks ------------------------------------------- */
 static inline const char *scalar_name(int dtype) { return th__dtype_title(dtype); }
 
-/* Error unless `a` is a float32/float64 batch of matrices (square when
- * asked) whose size LAPACK's 32-bit indices can address. */
-static inline int check_matrix(const char *fn, const char *name, const th_tensor *a,
-                        int square) {
+/* Error unless `a` is a float32/float64 (or, with complex_ok, complex)
+ * batch of matrices (square when asked) whose size LAPACK's 32-bit indices
+ * can address.  Complex matrices need LAPACK: the portable kernels are
+ * real. */
+static inline int check_matrix_of(const char *fn, const char *name, const th_tensor *a,
+                                  int square, int complex_ok) {
     if (a->ndim < 2)
         return th__error(TH_ERR_RUNTIME, "%s: The input tensor %s must have at "
                          "least 2 dimensions.", fn, name);
     if (a->dtype == TH_FLOAT16 || a->dtype == TH_BFLOAT16)
         return th__error(TH_ERR_RUNTIME, "%s: Low precision dtypes not "
                          "supported. Got %s", fn, scalar_name(a->dtype));
-    if (th_dtype_is_complex(a->dtype)) /* LAPACK's complex routines are not bound */
+    if (th_dtype_is_complex(a->dtype) && !complex_ok) /* not bound for this routine */
         return th__error(TH_ERR_TYPE, "%s: complex matrices (%s) are not "
                          "supported yet", fn, scalar_name(a->dtype));
-    if (a->dtype != TH_FLOAT32 && a->dtype != TH_FLOAT64)
+#ifdef TH_NO_BLAS
+    if (th_dtype_is_complex(a->dtype))
+        return th__error(TH_ERR_NOT_IMPLEMENTED, "%s: complex matrices (%s) need "
+                         "LAPACK, which this build of libTH (TH_NO_BLAS=1) does not "
+                         "have", fn, scalar_name(a->dtype));
+#endif
+    if (a->dtype != TH_FLOAT32 && a->dtype != TH_FLOAT64 && !th_dtype_is_complex(a->dtype))
         return th__error(TH_ERR_RUNTIME, "%s: Expected a floating point or "
                          "complex tensor as input. Got %s", fn,
                          scalar_name(a->dtype));
@@ -68,6 +88,11 @@ static inline int check_matrix(const char *fn, const char *name, const th_tensor
                          "elements are too large for LAPACK (at most 2^31 - 1 "
                          "elements)", fn, (long long)m, (long long)n);
     return TH_OK;
+}
+
+static inline int check_matrix(const char *fn, const char *name, const th_tensor *a,
+                               int square) {
+    return check_matrix_of(fn, name, a, square, 0);
 }
 
 static inline int check_same_dtype(const char *fn, const th_tensor *a,

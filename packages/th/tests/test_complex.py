@@ -274,3 +274,23 @@ def test_cumsum(rng):
         t.cumprod(0)
     with pytest.raises(IndexError, match="Dimension out of range"):
         t.cumsum(2)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("dim", [0, 1, -1, -2])
+def test_scatter_add_of_complex_values(rng, dtype, dim):
+    """scatter_add sums the (re, im) pairs (the gradient of gather)."""
+    a = _c(rng, (3, 4), dtype)
+    src = _c(rng, (3, 4), dtype)
+    index = rng.integers(0, 3 if dim % 2 == 0 else 4, (3, 4))
+    want = a.copy()
+    for i in range(3):
+        for j in range(4):
+            k = index[i, j]
+            want[(k, j) if dim % 2 == 0 else (i, k)] += src[i, j]
+    t = th.from_numpy(a.copy())
+    got = t.scatter_add_(dim, th.tensor(index), th.from_numpy(src).transpose(0, 1)
+                         .transpose(0, 1))
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        t.scatter_add_(dim, th.tensor(index + 4), th.from_numpy(src))

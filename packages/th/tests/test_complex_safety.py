@@ -121,7 +121,7 @@ REFUSED = [
     ("index_add", lambda t: t.index_add_(0, th.tensor([0]), t[:1])),
     ("put_accumulate", lambda t: t.put_(th.tensor([0]), t.reshape(-1)[:1], accumulate=True)),
     ("index_put_accumulate", lambda t: t.index_put_((th.tensor([0]),), t[:1], accumulate=True)),
-    ("scatter_add", lambda t: t.scatter_add_(0, th.tensor([[0, 1]]), t[:1, :2])),
+    ("scatter_reduce", lambda t: t.scatter_reduce_(0, th.tensor([[0, 1]]), t[:1, :2], "sum")),
     ("nan_to_num", lambda t: t.nan_to_num()), ("floor", lambda t: t.floor()),
     ("sign", lambda t: t.sign()), ("lt", lambda t: t < t), ("maximum", lambda t: t.maximum(t)),
     ("clamp", lambda t: t.clamp(0, 1)), ("remainder", lambda t: t % 2),
@@ -132,7 +132,7 @@ REFUSED = [
     ("searchsorted", lambda t: th.searchsorted(th.tensor([0.0, 1.0]), t)),
     ("bincount_weights", lambda t: th.tensor([0, 1, 1]).bincount(t.reshape(-1)[:3])),
     ("lerp_weight", lambda t: th.lerp(th.ones(2), th.zeros(2), t.reshape(-1)[:2])),
-    ("inverse", lambda t: th.linalg_inv_ex(t[:3, :3])),
+    ("qr", lambda t: th.linalg_qr(t[:3, :3])), ("svd", lambda t: th.linalg_svd(t)),
 ]
 
 

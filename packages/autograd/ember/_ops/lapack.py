@@ -27,8 +27,11 @@ def det(input):
 
 def logdet(input):
     """log(det(input)): NaN where the determinant is negative, -inf where
-    it is zero."""
+    it is zero; for complex matrices the complex log|det| + i arg(det)."""
     sign, logabs = linalg.slogdet(input)
+    if input.is_complex():
+        from .complex import complex as _complex
+        return _complex(logabs, sign.angle())
     return logabs.where(sign >= 0, logabs.new_full((), float("nan")))
 
 
@@ -57,11 +60,22 @@ def cholesky(input, upper=False):
 
 
 def cholesky_solve(input, input2, upper=False):
-    """X with A X = input, A = L L^T given its factor input2 (U^T U when
+    """X with A X = input, A = L L^H given its factor input2 (U^H U when
     upper)."""
-    L = input2.mT if upper else input2
+    L = input2.mH if upper else input2
     Y = linalg.solve_triangular(L, input, upper=False)
-    return linalg.solve_triangular(L.mT, Y, upper=True)
+    return linalg.solve_triangular(L.mH, Y, upper=True)
+
+
+def cholesky_inverse(input, upper=False, *, out=None):
+    """A^-1 for A = L L^H given its factor input (U^H U when upper)."""
+    from .._creation import eye
+    n = input.shape[-1]
+    X = cholesky_solve(eye(n, dtype=input.dtype, device=input.device).expand(input.shape),
+                       input, upper)
+    if out is not None:
+        return out.copy_(X)
+    return X
 
 
 def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
@@ -120,7 +134,7 @@ def matrix_exp(input):
 
 
 for _f in (inverse, det, logdet, slogdet, svd, qr, cholesky, cholesky_solve,
-           triangular_solve, pinverse, matrix_power, lu, lu_solve, geqrf, orgqr,
+           cholesky_inverse, triangular_solve, pinverse, matrix_power, lu, lu_solve, geqrf, orgqr,
            matrix_exp):
     NAMESPACE[_f.__name__] = _f
     setattr(Tensor, _f.__name__, _f)

@@ -2,8 +2,11 @@
 routines, with gradients (see _functions.py for the primitives).
 
 Results of factorisations are laid out column-major per matrix, as
-PyTorch's.  Ember has no complex dtypes, so eig/eigvals (whose results
-are complex) are not provided."""
+PyTorch's.  Complex matrices: solve, inv, det, slogdet, cholesky,
+solve_triangular and the LU family (and what is built on them) take
+complex64/complex128; the other factorisations (QR, SVD, eigh, eig's
+input, lstsq, LDL) take real matrices (TypeError "complex matrices ... are
+not supported yet")."""
 import collections
 import math
 import numbers
@@ -159,8 +162,8 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     _tensor("lu_solve", LU, "LU")
     if left:
         X = _lu.LUSolve.apply(LU, pivots, B, bool(adjoint))
-    else:  # X A = B  <=>  A^T X^T = B^T
-        X = _lu.LUSolve.apply(LU, pivots, B.mT, not adjoint).mT
+    else:  # X A = B  <=>  A^H X^H = B^H (and X A^H = B  <=>  A X^H = B^H)
+        X = _lu.LUSolve.apply(LU, pivots, B.mH, not adjoint).mH
     return _out(X, out)
 
 
@@ -316,7 +319,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     _tensor("vector_norm", x, "input")
     if dtype is not None:
         x = x.to(dtype)
-    if not x.is_floating_point():
+    if not (x.is_floating_point() or x.is_complex()):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
                            f"as input. Got {x.dtype}")
     if isinstance(dim, int):
@@ -334,7 +337,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     elif ord == 0:
         r = (a != 0).to(x.dtype).sum(**red)
     elif ord == 2 or ord == 1:
-        r = x.norm(ord, red.get("dim"), red.get("keepdim", False))
+        r = (a if x.is_complex() else x).norm(ord, red.get("dim"), red.get("keepdim", False))
     else:
         r = a.pow(ord).sum(**red).pow(1.0 / ord)
     return _out(r, out)

@@ -1,33 +1,9 @@
 """eig and eigvals of general real matrices (libTH's geev), with PyTorch's
-gradient.  libTH's solves take real matrices only, so the complex solve
-the gradient needs is written here over the real and imaginary parts (with
-ember ops: it differentiates again)."""
+gradient (its complex solve is ember.linalg.solve on complex matrices, so
+it differentiates again)."""
 from .._tensor import _make
 from ..autograd.function import Function
 from ._functions import raw_call
-
-
-def _parts(x):
-    return (x.real, x.imag) if x.is_complex() else (x, None)
-
-
-def csolve(A, B):
-    """X with A X = B for complex A and B: the real system
-    [[Ar, -Ai], [Ai, Ar]] [Xr; Xi] = [Br; Bi] of twice the order."""
-    from .._ops.complex import complex as _complex
-    from .._ops.define import NAMESPACE
-    from . import solve
-    cat = NAMESPACE["cat"]
-    ar, ai = _parts(A)
-    br, bi = _parts(B)
-    if ai is None:
-        ai = ar * 0
-    if bi is None:
-        bi = br * 0
-    big = cat([cat([ar, -ai], -1), cat([ai, ar], -1)], -2)
-    x = solve(big, cat([br, bi], -2))
-    n = A.shape[-1]
-    return _complex(x[..., :n, :], x[..., n:, :])
 
 
 class Eig(Function):
@@ -58,5 +34,5 @@ class Eig(Function):
             inner = VhgV / (E + eye_n) * (1 - eye_n)  # the diagonal comes from gW
             if gW is not None:
                 inner = inner + gW.diag_embed()
-        gA = csolve(Vh, inner.matmul(Vh))
-        return gA.real
+        from . import solve
+        return solve(Vh, inner.matmul(Vh)).real

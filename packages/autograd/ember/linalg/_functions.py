@@ -1,10 +1,13 @@
 """The differentiable primitives of ember.linalg: each runs one backend
 routine forward (the raw ``linalg_*`` functions of the backend interface)
 and gives its gradient as ember ops, so gradients differentiate again
-(double backward).  The formulas are the standard real-matrix ones that
-PyTorch uses, including its conventions: symmetric gradients for the
-Cholesky factorisation and the symmetric eigendecomposition, gradients
-projected on the triangle a triangular solve reads."""
+(double backward).  The formulas are the standard ones that PyTorch uses,
+written with conjugate transposes (mH: transposes for real matrices) so
+that the routines libTH runs on complex matrices too (solve, inv, det,
+slogdet, Cholesky, triangular solves, LU) get PyTorch's complex gradients;
+also its conventions: symmetric (Hermitian) gradients for the Cholesky
+factorisation and the symmetric eigendecomposition, gradients projected on
+the triangle a triangular solve reads."""
 from .. import backends
 from .._device import device_of
 from .._tensor import Tensor, _make
@@ -47,8 +50,8 @@ class Solve(Function):
     @staticmethod
     def backward(ctx, gX):
         A, X = ctx.saved_tensors
-        gB = Solve.apply(A.mT, gX)
-        gA = -gB.matmul(X.mT) if ctx.needs_input_grad[0] else None
+        gB = Solve.apply(A.mH, gX)
+        gA = -gB.matmul(X.mH) if ctx.needs_input_grad[0] else None
         return (None if gA is None else gA.sum_to_size(ctx.shapes[0]),
                 gB.sum_to_size(ctx.shapes[1]) if ctx.needs_input_grad[1] else None)
 
@@ -64,13 +67,14 @@ class Inv(Function):
     @staticmethod
     def backward(ctx, gX):
         X, = ctx.saved_tensors
-        return -X.mT.matmul(gX).matmul(X.mT)
+        return -X.mH.matmul(gX).matmul(X.mH)
 
 
 class Det(Function):
-    """det(A): the gradient is g adj(A)^T, g det(A) A^-T for invertible
+    """det(A): the gradient is g adj(A)^H, g conj(det A) A^-H for invertible
     matrices and, when a matrix of the batch is singular, through the SVD
-    A = U S Vh: g det(U Vh) U diag(prod_{j != i} S_j) Vh (PyTorch's way)."""
+    A = U S Vh: g det(U Vh) U diag(prod_{j != i} S_j) Vh (PyTorch's way;
+    real matrices only, ember.linalg has no complex SVD yet)."""
 
     @staticmethod
     def forward(ctx, A):
@@ -84,7 +88,11 @@ class Det(Function):
         if A.shape[-1] == 0:
             return A.new_zeros(A.shape)
         if bool((d != 0).all()):
-            return (g * d)[..., None, None] * Inv.apply(A).mT
+            return (g * d.conj())[..., None, None] * Inv.apply(A).mH
+        if A.is_complex():
+            raise NotImplementedError("the gradient of det at a singular complex matrix "
+                                      "needs the complex SVD, which ember.linalg does not "
+                                      "have yet")
         U, S, Vh = SVD.apply(A)
         ones = S.new_ones(S.shape[:-1] + (1,))
         before = _cat([ones, S[..., :-1].cumprod(-1)])  # prod of S_j for j < i
@@ -99,20 +107,29 @@ def _cat(xs):
 
 
 class Slogdet(Function):
-    """(sign, log|det A|); sign is not differentiable."""
+    """(sign, log|det A|); sign is differentiable for complex matrices
+    only.  With log det A = log|det A| + i arg(det A), the gradient is
+    (g_logabs + i Im(g_sign conj(sign))) A^-H."""
 
     @staticmethod
     def forward(ctx, A):
         sign, logabs = raw_call("linalg_slogdet", A)
         sign, logabs = _make(sign), _make(logabs)
-        ctx.mark_non_differentiable(sign)
-        ctx.save_for_backward(A)
+        if not A.is_complex():
+            ctx.mark_non_differentiable(sign)
+        ctx.save_for_backward(A, sign)
         return sign, logabs
 
     @staticmethod
     def backward(ctx, gsign, glogabs):
-        A, = ctx.saved_tensors
-        return glogabs[..., None, None] * Inv.apply(A).mT
+        A, sign = ctx.saved_tensors
+        g = glogabs
+        if A.is_complex():
+            from .._ops.complex import complex as _complex
+            g = g if g is not None else sign.new_zeros(sign.shape).real
+            arg = (gsign * sign.conj()).imag if gsign is not None else g.new_zeros(g.shape)
+            g = _complex(g, arg)
+        return g[..., None, None] * Inv.apply(A).mH
 
 
 class Cholesky(Function):
@@ -128,12 +145,12 @@ class Cholesky(Function):
     def backward(ctx, gL):
         L, = ctx.saved_tensors
         if ctx.upper:
-            L, gL = L.mT, gL.mT
-        # A = L L^T: gA = L^-T Φ(L^T gL) L^-1, Φ keeping the lower
-        # triangle with half the diagonal, made symmetric
-        P = L.mT.matmul(gL).tril()
-        P = (P + P.tril(-1).mT) * 0.5
-        gA = SolveTriangular.apply(L.mT, P, True, True, False)
+            L, gL = L.mH, gL.mH
+        # A = L L^H: gA = L^-H Φ(L^H gL) L^-1, Φ keeping the lower
+        # triangle with half the diagonal, made Hermitian
+        P = L.mH.matmul(gL).tril()
+        P = (P + P.tril(-1).mH) * 0.5
+        gA = SolveTriangular.apply(L.mH, P, True, True, False)
         gA = SolveTriangular.apply(L, gA, False, False, False)
         return gA, None
 
@@ -151,12 +168,11 @@ class SolveTriangular(Function):
     @staticmethod
     def forward(ctx, A, B, upper, left, unitriangular):
         if left:
-            X = raw_call("linalg_solve_triangular", A, B, upper=upper,
-                         unitriangular=unitriangular)
-        else:  # X A = B  <=>  A^T X^T = B^T
-            X = raw_call("linalg_solve_triangular", A, B.mT, upper=upper, transpose=True,
-                         unitriangular=unitriangular).mT
-        X = _make(X)
+            X = _make(raw_call("linalg_solve_triangular", A, B, upper=upper,
+                               unitriangular=unitriangular))
+        else:  # X A = B  <=>  A^H X^H = B^H (the raw routine's transpose is the adjoint)
+            X = _make(raw_call("linalg_solve_triangular", A, B.mH, upper=upper,
+                               transpose=True, unitriangular=unitriangular)).mH
         ctx.save_for_backward(A, X)
         ctx.args = (upper, left, unitriangular, A.shape, B.shape)
         return X
@@ -165,10 +181,10 @@ class SolveTriangular(Function):
     def backward(ctx, gX):
         A, X = ctx.saved_tensors
         upper, left, unit, ashape, bshape = ctx.args
-        gB = SolveTriangular.apply(A.mT, gX, not upper, left, unit)
+        gB = SolveTriangular.apply(A.mH, gX, not upper, left, unit)
         gA = None
         if ctx.needs_input_grad[0]:
-            gA = -gB.matmul(X.mT) if left else -X.mT.matmul(gB)
+            gA = -gB.matmul(X.mH) if left else -X.mH.matmul(gB)
             gA = _tri(gA, upper, unit).sum_to_size(ashape)
         return gA, gB.sum_to_size(bshape) if ctx.needs_input_grad[1] else None, \
             None, None, None

@@ -51,37 +51,37 @@ def _cat(xs, dim):
 def lu_backward(gL, gU, perm, L, U):
     """The gradient of A = P L U from those of L (m, k) and U (k, n)
     (either may be None), written with differentiable ops.  Square:
-    P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T; a wide A = [A1 A2]
+    P L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H; a wide A = [A1 A2]
     (U = [U1 U2]) or a tall one (L = [L1; L2]) adds the second block's
     own term and solves with the square block."""
     m, n = L.shape[-2], U.shape[-1]
     k = min(m, n)
     if m <= n:  # square or wide
-        M = None if gL is None else L.mT.matmul(gL)
+        M = None if gL is None else L.mH.matmul(gL)
         if gU is not None:
-            t = gU.triu().matmul(U.mT)
+            t = gU.triu().matmul(U.mH)
             M = -t if M is None else M - t
         U1 = U.narrow(-1, 0, k)
-        G = SolveTriangular.apply(U1.mT, M.tril(-1), False, False, False)  # M U1^-T
+        G = SolveTriangular.apply(U1.mH, M.tril(-1), False, False, False)  # M U1^-T
         if gU is not None:
             G = G + gU.narrow(-1, 0, k).triu()
             if n > k:
                 G = _cat([G, gU.narrow(-1, k, n - k)], -1)
         elif n > k:
             G = _cat([G, G.new_zeros(G.shape[:-1] + (n - k,))], -1)
-        G = SolveTriangular.apply(L.mT, G, True, True, True)  # L^-T G
+        G = SolveTriangular.apply(L.mH, G, True, True, True)  # L^-T G
     else:  # tall
-        M = None if gU is None else gU.matmul(U.mT)
+        M = None if gU is None else gU.matmul(U.mH)
         if gL is not None:
-            t = L.mT.matmul(gL.tril(-1))
+            t = L.mH.matmul(gL.tril(-1))
             M = -t if M is None else M - t
         L1 = L.narrow(-2, 0, k)
-        G = SolveTriangular.apply(L1.mT, M.triu(), True, True, True)  # L1^-T M
+        G = SolveTriangular.apply(L1.mH, M.triu(), True, True, True)  # L1^-T M
         if gL is not None:
             G = _cat([G + gL.narrow(-2, 0, k).tril(-1), gL.narrow(-2, k, m - k)], -2)
         else:
             G = _cat([G, G.new_zeros(G.shape[:-2] + (m - k,) + G.shape[-1:])], -2)
-        G = SolveTriangular.apply(U.mT, G, False, False, False)  # G U^-T
+        G = SolveTriangular.apply(U.mH, G, False, False, False)  # G U^-T
     return _rows(G, perm.argsort(-1))  # P G
 
 
@@ -116,9 +116,10 @@ class LUFactor(Function):
 
 
 class LUSolve(Function):
-    """X with A X = B (adjoint: A^T X = B) from A's factors; differentiable
-    in B and in LU: gA = -A^-T gX X^T (adjoint: -X gX^T A^-T), then
-    gL = tril(P^T gA U^T, -1), gU = triu(L^T P^T gA)."""
+    """X with A X = B (adjoint: A^H X = B) from A's factors; differentiable
+    in B and in LU: gA = -A^-H gX X^H (adjoint: -X gX^H A^-H), then
+    gL = tril(P^T gA U^H, -1), gU = triu(L^H P^T gA) (the conjugate
+    transposes are transposes for real matrices)."""
 
     @staticmethod
     def forward(ctx, LU, pivots, B, adjoint):
@@ -134,10 +135,10 @@ class LUSolve(Function):
         gB = LUSolve.apply(LU, pivots, gX, not ctx.adjoint)
         gLU = None
         if ctx.needs_input_grad[0]:
-            gA = -X.matmul(gB.mT) if ctx.adjoint else -gB.matmul(X.mT)
+            gA = -X.matmul(gB.mH) if ctx.adjoint else -gB.matmul(X.mH)
             L, U = _unpack_data(LU)
             PtgA = _rows(gA, permutation(pivots, LU.shape[-1]))
-            gLU = PtgA.matmul(U.mT).tril(-1) + L.mT.matmul(PtgA).triu()
+            gLU = PtgA.matmul(U.mH).tril(-1) + L.mH.matmul(PtgA).triu()
             gLU = gLU.sum_to_size(ctx.shapes[0])
         return gLU, None, gB.sum_to_size(ctx.shapes[1]) if ctx.needs_input_grad[2] else None, \
             None

@@ -144,7 +144,7 @@ def _expm(A):
 
 class MatrixExp(Function):
     """exp(A); the gradient of a matrix function f at A is the upper right
-    block of f([[A^T, g], [0, A^T]]), so backward is matrix_exp again."""
+    block of f([[A^H, g], [0, A^H]]), so backward is matrix_exp again."""
 
     @staticmethod
     def forward(ctx, A):
@@ -156,7 +156,7 @@ class MatrixExp(Function):
     def backward(ctx, g):
         A, = ctx.saved_tensors
         n = A.shape[-1]
-        At = A.mT.expand(g.shape)
+        At = A.mH.expand(g.shape)
         top = _cat([At, g], -1)
         bottom = _cat([g.new_zeros(g.shape), At], -1)
         return MatrixExp.apply(_cat([top, bottom], -2)).narrow(-2, 0, n).narrow(-1, n, n)
@@ -172,7 +172,7 @@ def matrix_exp(A):
     if A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they "
                            f"are {A.shape[-2]} by {A.shape[-1]} matrices")
-    if not A.is_floating_point():
+    if not (A.is_floating_point() or A.is_complex()):
         raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as "
                            f"input. Got {A.dtype._title}")
     if A.numel() == 0:

@@ -66,6 +66,16 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
 
 def scatter_add_(self, dim, index, src):
     s = _src(src, self, index)
+    n = self.dim()
+    if self.dtype.is_complex and s.dtype == self.dtype and n and index.dim() == n \
+            and -n <= dim < n:
+        # complex sums are the sums of the parts: the (re, im) pairs
+        # scattered with the index repeated along the pairs' dim
+        from ._complex import view_as_real
+        pairs = index.unsqueeze(-1).expand(*index.shape, 2)
+        out, parts = view_as_real(self), view_as_real(s)  # alive through the call
+        check(lib.th_scatter_(out._p, dim % n, pairs._p, parts._p, lib.TH_SCATTER_SUM, 1))
+        return self
     check(lib.th_scatter_(self._p, dim, index._p, s._p, lib.TH_SCATTER_SUM, 1))
     return self
 

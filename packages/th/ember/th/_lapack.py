@@ -1,6 +1,7 @@
 """Dense linear algebra through libTH's LAPACK routines (th_linalg_*): the
 raw building blocks of ``ember.linalg``.  They take batches of matrices
-(``(*, m, n)``, float32/float64) and give results laid out column-major
+(``(*, m, n)``, float32/float64; complex64/complex128 for LU, solve, inverse,
+determinants, Cholesky and triangular solves) and give results laid out column-major
 per matrix, as PyTorch's do; argument conventions such as vector
 right-hand sides and ``left=False`` are the front's business."""
 import collections
@@ -118,7 +119,8 @@ def linalg_cholesky_ex(A, *, upper=False, check_errors=False):
 
 
 def linalg_solve_triangular(A, B, *, upper, transpose=False, unitriangular=False):
-    """op(A) X = B, with A's upper or lower triangle (op: transpose)."""
+    """op(A) X = B, with A's upper or lower triangle (op: the transpose, the
+    conjugate transpose for complex A)."""
     _check("linalg_solve_triangular", A=A, B=B)
     x, = _outs(1)
     _call(lib.th_linalg_solve_triangular(A._p, B._p, bool(upper), bool(transpose),

@@ -1,0 +1,148 @@
+"""libTH's LAPACK routines on complex64/complex128 matrices (LU, solve,
+inverse, determinants, Cholesky, triangular solves) against NumPy on fresh
+random data: batches, broadcast right-hand sides, non-contiguous inputs,
+orders 0 to 20 (the real kernels' small-order path does not apply),
+singular and non-positive-definite inputs, and the routines that still
+refuse complex matrices."""
+import numpy as np
+import pytest
+
+import ember.th as th
+
+DTYPES = [(np.complex64, 2e-4), (np.complex128, 1e-11)]
+# the TH_NO_BLAS build's portable kernels are real: complex matrices need LAPACK
+needs_lapack = pytest.mark.skipif(not th.has_lapack(), reason="TH_NO_BLAS build: "
+                                  "test_no_blas_build_refuses_complex checks the refusal")
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(3)
+
+
+def _c(rng, shape, dtype):
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+
+
+def _close(got, want, tol):
+    scale = max(1.0, float(np.abs(want).max())) if want.size else 1.0
+    assert got.shape == want.shape
+    if want.size:
+        assert np.abs(got - want).max() / scale < tol
+
+
+@needs_lapack
+@pytest.mark.parametrize("dtype,tol", DTYPES)
+@pytest.mark.parametrize("n", [0, 1, 2, 4, 5, 17, 20])
+def test_solve_inverse_and_determinants(rng, dtype, tol, n):
+    A = _c(rng, (3, n, n), dtype) + 3 * np.eye(n, dtype=dtype)
+    B = _c(rng, (n, 2), dtype)  # broadcast over the batch
+    tA = th.from_numpy(A)
+    x, info = th.linalg_solve_ex(tA, th.from_numpy(B))
+    assert x.dtype == tA.dtype and not info.numpy().any()
+    _close(x.numpy(), np.linalg.solve(A, np.broadcast_to(B, (3, n, 2))), tol)
+    _close(th.linalg_inv_ex(tA).inverse.numpy(), np.linalg.inv(A) if n else A, tol)
+    if n:
+        _close(th.linalg_det(tA).numpy(), np.linalg.det(A), tol)
+        sign, logabs = th.linalg_slogdet(tA)
+        ref_sign, ref_logabs = np.linalg.slogdet(A)
+        assert logabs.dtype == (th.float32 if dtype == np.complex64 else th.float64)
+        _close(sign.numpy(), ref_sign, tol)
+        _close(logabs.numpy(), ref_logabs, tol)
+
+
+@needs_lapack
+@pytest.mark.parametrize("dtype,tol", DTYPES)
+def test_lu_factor_and_solve(rng, dtype, tol):
+    A = _c(rng, (2, 6, 6), dtype)
+    B = _c(rng, (2, 6, 3), dtype)
+    lu, piv, info = th.linalg_lu_factor_ex(th.from_numpy(A))
+    assert lu.dtype == th.from_numpy(A).dtype and piv.dtype == th.int32
+    x = th.linalg_lu_solve(lu, piv, th.from_numpy(B)).numpy()
+    _close(A @ x, B, tol)
+    xh = th.linalg_lu_solve(lu, piv, th.from_numpy(B), adjoint=True).numpy()
+    _close(A.conj().swapaxes(-1, -2) @ xh, B, tol)  # the conjugate transpose
+    wide = _c(rng, (3, 5), dtype)  # rectangular LU
+    lu, piv, _ = th.linalg_lu_factor_ex(th.from_numpy(wide))
+    L = np.tril(lu.numpy(), -1)[:, :3] + np.eye(3)
+    U = np.triu(lu.numpy())
+    P = np.eye(3)
+    for i, p in enumerate(piv.numpy() - 1):
+        P[[i, p]] = P[[p, i]]
+    _close(P.T @ L @ U, wide, tol)
+
+
+@needs_lapack
+@pytest.mark.parametrize("dtype,tol", DTYPES)
+@pytest.mark.parametrize("n", [1, 3, 18])
+def test_cholesky_of_hermitian_matrices(rng, dtype, tol, n):
+    M = _c(rng, (2, n, n), dtype)
+    H = M @ M.conj().swapaxes(-1, -2) + n * np.eye(n, dtype=dtype)
+    L, info = th.linalg_cholesky_ex(th.from_numpy(H))
+    assert not info.numpy().any()
+    _close(L.numpy(), np.linalg.cholesky(H), tol)
+    U, _ = th.linalg_cholesky_ex(th.from_numpy(H), upper=True)
+    _close(U.numpy(), np.linalg.cholesky(H).conj().swapaxes(-1, -2), tol)
+    not_pd = -H
+    with pytest.raises(th.LinAlgError, match="not positive-definite"):
+        th.linalg_cholesky_ex(th.from_numpy(not_pd), check_errors=True)
+
+
+@needs_lapack
+@pytest.mark.parametrize("dtype,tol", DTYPES)
+def test_triangular_solves_non_contiguous(rng, dtype, tol):
+    A = _c(rng, (20, 20), dtype) + 4 * np.eye(20, dtype=dtype)
+    B = _c(rng, (20, 6), dtype)
+    tA = th.from_numpy(A).transpose(0, 1)  # non-contiguous views
+    tB = th.from_numpy(B)[:, ::2]
+    At, Bv = A.T, B[:, ::2]
+    for upper in (True, False):
+        T = np.triu(At) if upper else np.tril(At)
+        x = th.linalg_solve_triangular(tA, tB, upper=upper).numpy()
+        _close(T @ x, Bv, tol)
+        x = th.linalg_solve_triangular(tA, tB, upper=upper, transpose=True).numpy()
+        _close(T.conj().T @ x, Bv, tol)
+    x = th.linalg_solve_triangular(tA, tB, upper=True, unitriangular=True).numpy()
+    _close((np.triu(At, 1) + np.eye(20)) @ x, Bv, tol)
+
+
+@needs_lapack
+def test_singular_and_mismatched_inputs():
+    S = th.from_numpy(np.array([[1 + 1j, 2 + 2j], [2 + 2j, 4 + 4j]], np.complex128))
+    with pytest.raises(th.LinAlgError, match="singular"):
+        th.linalg_solve_ex(S, th.ones(2, 1, dtype=th.complex128), check_errors=True)
+    with pytest.raises(th.LinAlgError, match="singular"):
+        th.linalg_inv_ex(S, check_errors=True)
+    assert th.linalg_det(S).item() == 0
+    sign, logabs = th.linalg_slogdet(S)
+    assert sign.item() == 0 and logabs.item() == -np.inf
+    with pytest.raises(RuntimeError, match="same dtype"):
+        th.linalg_solve_ex(S, th.ones(2, 1), check_errors=True)
+    with pytest.raises(RuntimeError, match="same dtype"):
+        th.linalg_solve_ex(S, th.ones(2, 1, dtype=th.complex64))
+
+
+@pytest.mark.parametrize("call", [
+    lambda a: th.linalg_qr(a), lambda a: th.linalg_svd(a), lambda a: th.linalg_eigh(a),
+    lambda a: th.linalg_eig(a), lambda a: th.linalg_lstsq(a, a),
+    lambda a: th.linalg_householder_product(a, a[:, 0].contiguous()),
+])
+def test_other_factorisations_refuse_complex(call):
+    a = th.from_numpy(np.eye(3, dtype=np.complex64))
+    if th.has_lapack():
+        with pytest.raises(TypeError, match="complex matrices .ComplexFloat. are not supported"):
+            call(a)
+    else:  # svd, eigh, eig, lstsq are not in the TH_NO_BLAS build at all
+        with pytest.raises((TypeError, NotImplementedError),
+                           match="complex matrices .ComplexFloat. are not supported|not "
+                                 "available in this build"):
+            call(a)
+
+
+@pytest.mark.skipif(th.has_lapack(), reason="the TH_NO_BLAS build's refusal")
+def test_no_blas_build_refuses_complex():
+    a = th.from_numpy(np.eye(3, dtype=np.complex128))
+    with pytest.raises(NotImplementedError, match="need LAPACK"):
+        th.linalg_solve_ex(a, a)
+    with pytest.raises(NotImplementedError, match="need LAPACK"):
+        th.linalg_cholesky_ex(a)
