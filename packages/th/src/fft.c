@@ -45,9 +45,11 @@ static void roots_free(fft_roots *r) {
 }
 
 static int roots_init(fft_roots *r, int64_t n) {
-    int64_t s = 1;
-    while (s * s < n)
+    int64_t s = (int64_t)sqrt((double)n);
+    while (s * s < n) /* the smallest s with s * s >= n */
         s++;
+    while (s > 1 && (s - 1) * (s - 1) >= n)
+        s--;
     int64_t nh = (n + s - 1) / s;
     r->n = n;
     r->s = s;
@@ -142,15 +144,41 @@ static int lanes_init(fft_lanes *p, int64_t n, const fft_roots *roots) {
 }
 
 /* n = n1 * n2 with both >= lanes, n2 <= sqrt(n) as close to it as can be,
- * a multiple of lanes where one is; 0 if there is no such split. */
+ * a multiple of lanes where one is; 0 if there is no such split.  The
+ * divisors come from n's factors (all <= FFT_MAX_RADIX, or 0), so a
+ * length near 2^62 costs its few thousand divisors, not a scan to sqrt(n). */
 static int64_t four_step_split(int64_t n, int lanes) {
-    int64_t best = 0, best_aligned = 0;
-    for (int64_t d = lanes; d * d <= n; d++)
-        if (n % d == 0 && n / d >= lanes) {
-            best = d;
-            if (d % lanes == 0 && (n / d) % lanes == 0)
-                best_aligned = d;
+    int64_t prime[FFT_MAX_RADIX], m = n;
+    int exp[FFT_MAX_RADIX], count[FFT_MAX_RADIX] = {0}, np = 0;
+    for (int64_t q = 2; q <= FFT_MAX_RADIX && m > 1; q++)
+        if (m % q == 0) {
+            prime[np] = q;
+            exp[np] = 0;
+            while (m % q == 0) {
+                m /= q;
+                exp[np]++;
+            }
+            np++;
         }
+    if (m != 1)
+        return 0;
+    int64_t best = 0, best_aligned = 0;
+    for (;;) { /* every divisor d: the exponents count[] run like an odometer */
+        int64_t d = 1;
+        for (int i = 0; i < np; i++)
+            for (int k = 0; k < count[i]; k++)
+                d *= prime[i];
+        if (d >= lanes && n / d >= lanes && d <= n / d) {
+            best = TH_MAX(best, d);
+            if (d % lanes == 0 && (n / d) % lanes == 0)
+                best_aligned = TH_MAX(best_aligned, d);
+        }
+        int i = 0;
+        while (i < np && ++count[i] > exp[i])
+            count[i++] = 0;
+        if (i == np)
+            break;
+    }
     return best_aligned * 2 >= best ? (best_aligned ? best_aligned : best) : best;
 }
 

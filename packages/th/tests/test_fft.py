@@ -118,6 +118,9 @@ def test_supported_lengths():
     assert not th.fft_supported(67) and not th.fft_supported(0) and not th.fft_supported(2 * 67)
     assert th.fft_supported(122, real=True) and not th.fft_supported(134, real=True)
     assert th.fft_supported(61, real=True)
+    assert th.fft_supported(2 ** 62) and th.fft_supported(3 ** 39)  # from the factors, at once
+    with pytest.raises(RuntimeError, match="needs"):
+        th.fft_c2r(th.zeros(8, dtype=th.complex64), 0, 2 ** 62)
 
 
 def test_errors():

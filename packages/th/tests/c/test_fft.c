@@ -189,6 +189,9 @@ static void test_refusals(void) {
     CHECK(!th_fft_supported(67, 0) && th_fft_supported(134, 0) == 0 && th_fft_supported(61, 0));
     CHECK(th_fft_supported(122, 1) && !th_fft_supported(134, 1) && !th_fft_supported(0, 0));
     CHECK(!th_fft_c2c(p, 0, 0, 1) && th_last_status() == TH_ERR_NOT_IMPLEMENTED);
+    /* lengths near 2^62 are answered from their factors at once */
+    CHECK(th_fft_supported((int64_t)1 << 62, 0) && th_fft_supported((int64_t)1 << 62, 1));
+    CHECK(!th_fft_c2r(z, 0, (int64_t)1 << 62, 1) && th_last_status() == TH_ERR_RUNTIME);
     /* one value seen as 2^61 (stride 0): the result's size overflows, an error */
     th_tensor *one = th_empty(1, (int64_t[]){1}, TH_COMPLEX64);
     th_tensor *huge = th_expand(one, 1, (int64_t[]){(int64_t)1 << 61});
