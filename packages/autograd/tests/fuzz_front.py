@@ -1,6 +1,7 @@
 """A seeded property-based fuzz of the front, run by test_fuzz.py in a
 subprocess of its own: ops of every family (element-wise, reductions,
-views and shape ops, indexing, nn.functional) on tensors of random shapes
+views and shape ops, indexing, nn.functional, the FFT and linear algebra)
+on tensors of random shapes
 (0-d, empty, size 1), dtypes and layouts (contiguous, transposed, strided
 slices, expanded, as_strided within bounds), with arguments that are often
 out of range or hostile (huge or negative sizes).  Ordinary exceptions
@@ -429,8 +430,43 @@ def op_nn(data, x):
     return getattr(F, name)(x)
 
 
+def op_spectral(data, x):
+    """ember.fft's transforms (hostile lengths and dims included) and
+    ember.linalg's routines on whatever x is (any dtype, shape, layout)."""
+    import ember.fft
+    import ember.linalg as LA
+    name = note(data.draw(st.sampled_from(
+        ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "rfftn", "irfftn", "fftn",
+         "stft", "solve", "inv", "det", "slogdet", "cholesky", "lu_factor", "lu_solve",
+         "solve_triangular", "eig", "eigh", "qr", "svd", "lstsq", "matrix_exp", "logdet"])))
+    if name == "stft":
+        return ember.stft(x, data.draw(st.sampled_from([1, 4, 16, 2**40])),
+                          hop_length=data.draw(st.sampled_from([None, 1, 3])),
+                          return_complex=True)
+    if hasattr(ember.fft, name):
+        n = data.draw(st.one_of(st.none(), st.integers(-2, 70), st.sampled_from(HOSTILE)))
+        dim = data.draw(st.one_of(dims(x), st.integers(-6, 6)))
+        fn = getattr(ember.fft, name)
+        if name in ("fft2", "rfftn", "irfftn", "fftn"):
+            s = None if n is None else (n,)
+            return fn(x, s=s, dim=(dim,) if s is not None else None,
+                      norm=data.draw(st.sampled_from([None, "ortho", "forward"])))
+        return fn(x, n=n, dim=dim, norm=data.draw(st.sampled_from([None, "ortho", "forward"])))
+    if name in ("solve", "lstsq"):
+        return getattr(LA, name)(x, other(data, x))
+    if name == "lu_solve":
+        LU, piv = LA.lu_factor(x)
+        return LA.lu_solve(LU, piv, other(data, x))
+    if name == "solve_triangular":
+        return LA.solve_triangular(x, other(data, x), upper=data.draw(st.booleans()),
+                                   left=data.draw(st.booleans()))
+    if name == "logdet":
+        return ember.logdet(x)
+    return getattr(LA, name)(x)
+
+
 FAMILIES = {"unary": op_unary, "binary": op_binary, "reduce": op_reduce, "view": op_view,
-            "index": op_index, "nn": op_nn}
+            "index": op_index, "nn": op_nn, "spectral": op_spectral}
 
 
 def _faulty(kind):

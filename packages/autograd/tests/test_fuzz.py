@@ -15,7 +15,7 @@ pytest.importorskip("hypothesis")
 pytest.importorskip("ember.nn")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FAMILIES = ["unary", "binary", "reduce", "view", "index", "nn"]
+FAMILIES = ["unary", "binary", "reduce", "view", "index", "nn", "spectral"]
 EXAMPLES = int(os.environ.get("EMBER_FUZZ_EXAMPLES", "1000"))
 TIMEOUT_S = 300   # per family: far above a normal run, the watchdog catches a single hang
 
