@@ -110,10 +110,16 @@ static int x_potrf(int dtype, int upper, int n, void *a) {
     return f64 ? port_potrf_d(upper, n, a, n) : port_potrf_s(upper, n, a, n);
 }
 
-static int x_geqrf(int f64, int m, int n, void *a, void *tau, void *work,
+/* QR: work holds tau (k elements) then LAPACK's workspace. */
+static int x_geqrf(int dtype, int m, int n, void *a, void *tau, void *work,
                    int lwork) {
     if (m == 0 || n == 0) return 0;
+    int f64 = dtype == TH_FLOAT64;
 #ifndef TH_NO_BLAS
+    if (dtype == TH_COMPLEX64)
+        return scipy_LAPACKE_cgeqrf_work(COLMAJOR, m, n, a, m, tau, work, lwork);
+    if (dtype == TH_COMPLEX128)
+        return scipy_LAPACKE_zgeqrf_work(COLMAJOR, m, n, a, m, tau, work, lwork);
     return f64 ? scipy_LAPACKE_dgeqrf_work(COLMAJOR, m, n, a, m, tau, work, lwork)
                : scipy_LAPACKE_sgeqrf_work(COLMAJOR, m, n, a, m, tau, work, lwork);
 #else
@@ -123,10 +129,16 @@ static int x_geqrf(int f64, int m, int n, void *a, void *tau, void *work,
 #endif
 }
 
-static int x_orgqr(int f64, int m, int n, int k, void *a, const void *tau,
+/* Q from reflectors: orgqr, ungqr for complex matrices. */
+static int x_orgqr(int dtype, int m, int n, int k, void *a, const void *tau,
                    void *work, int lwork) {
     if (m == 0 || n == 0) return 0;
+    int f64 = dtype == TH_FLOAT64;
 #ifndef TH_NO_BLAS
+    if (dtype == TH_COMPLEX64)
+        return scipy_LAPACKE_cungqr_work(COLMAJOR, m, n, k, a, m, tau, work, lwork);
+    if (dtype == TH_COMPLEX128)
+        return scipy_LAPACKE_zungqr_work(COLMAJOR, m, n, k, a, m, tau, work, lwork);
     return f64 ? scipy_LAPACKE_dorgqr_work(COLMAJOR, m, n, k, a, m, tau, work, lwork)
                : scipy_LAPACKE_sorgqr_work(COLMAJOR, m, n, k, a, m, tau, work, lwork);
 #else
@@ -134,6 +146,28 @@ static int x_orgqr(int f64, int m, int n, int k, void *a, const void *tau,
     if (f64) port_orgqr_d(m, n, k, a, m, tau); else port_orgqr_s(m, n, k, a, m, tau);
     return 0;
 #endif
+}
+
+/* The workspace (elements of dtype) geqrf of (m, n) and orgqr of (m, qc)
+ * from k reflectors ask for (0 columns: not asked): workspace queries
+ * (lwork = -1) read only the sizes.  1 in the TH_NO_BLAS build, whose
+ * kernels need none. */
+static int64_t qr_workspace(int dtype, int64_t m, int64_t n, int64_t qc, int64_t k) {
+    int64_t lwork = 1;
+#ifndef TH_NO_BLAS
+    double wq[2] = {0, 0}; /* room for a complex answer */
+    if (m > 0 && n > 0) {
+        x_geqrf(dtype, (int)m, (int)n, NULL, NULL, wq, -1);
+        lwork = TH_MAX(lwork, query_size(wq, dtype));
+    }
+    if (m > 0 && qc > 0) {
+        x_orgqr(dtype, (int)m, (int)qc, (int)k, NULL, NULL, wq, -1);
+        lwork = TH_MAX(lwork, query_size(wq, dtype));
+    }
+#else
+    (void)dtype; (void)m; (void)n; (void)qc; (void)k;
+#endif
+    return lwork;
 }
 
 int th_has_lapack(void) {
@@ -538,21 +572,21 @@ int th_linalg_solve_triangular(const th_tensor *A, const th_tensor *B,
  * R (rr, n).  f[0]: mode; k = min(m, n); f[1]: Q's columns; f[2]: R's rows. */
 static int qr_one(lp_job *j, int64_t b, void *work, int *iwork) {
     (void)iwork;
-    int f64 = is_f64(j), m = j->m, n = j->n, k = j->k, qc = j->f[1], rr = j->f[2];
-    int64_t item = f64 ? 8 : 4;
+    int m = j->m, n = j->n, k = j->k, qc = j->f[1], rr = j->f[2];
+    int64_t item = th_dtype_itemsize(j->dtype);
     char *a = mat(j, 0, b), *r = mat(j, 1, b);
     char *tau = work, *w = (char *)work + (int64_t)TH_MAX(k, 1) * item;
     int lwork = (int)(j->lwork - TH_MAX(k, 1));
-    int info = x_geqrf(f64, m, n, a, tau, w, lwork);
+    int info = x_geqrf(j->dtype, m, n, a, tau, w, lwork);
     if (info < 0) return info;
     for (int c = 0; c < n; c++)
         for (int i = 0; i < rr; i++) {
-            int64_t ri = i + (int64_t)c * rr;
-            if (f64) ((double *)r)[ri] = i <= c ? ((double *)a)[i + (int64_t)c * m] : 0;
-            else ((float *)r)[ri] = i <= c ? ((float *)a)[i + (int64_t)c * m] : 0;
+            char *to = r + (i + (int64_t)c * rr) * item;
+            if (i <= c) memcpy(to, a + (i + (int64_t)c * m) * item, (size_t)item);
+            else memset(to, 0, (size_t)item);
         }
     if (j->f[0] == 2) return 0;
-    return x_orgqr(f64, m, qc, k, a, tau, w, lwork);
+    return x_orgqr(j->dtype, m, qc, k, a, tau, w, lwork);
 }
 
 int th_linalg_qr(const th_tensor *A, int mode, th_tensor **Q, th_tensor **R) {
@@ -562,7 +596,7 @@ int th_linalg_qr(const th_tensor *A, int mode, th_tensor **Q, th_tensor **R) {
         return th__error(TH_ERR_RUNTIME, "qr received unrecognized mode %d but "
                          "expected one of 'reduced' (0), 'complete' (1) or "
                          "'r' (2)", mode);
-    int rc = check_matrix(fn, "A", A, 0);
+    int rc = check_matrix_of(fn, "A", A, 0, 1);
     if (rc) return rc;
     int nb = A->ndim - 2;
     int64_t m = A->sizes[nb], n = A->sizes[nb + 1], k = TH_MIN(m, n);
@@ -584,28 +618,7 @@ int th_linalg_qr(const th_tensor *A, int mode, th_tensor **Q, th_tensor **R) {
                 .m = (int)m, .n = (int)n, .k = (int)k,
                 .f = {mode, (int)qc, (int)rr}, .fn = qr_one};
     if (!rc) {
-        int64_t lwork = 1;
-#ifndef TH_NO_BLAS
-        if (m > 0) {
-            double q1 = 0, q2 = 0;
-            int f64 = A->dtype == TH_FLOAT64;
-            /* workspace queries (lwork = -1) read only the sizes */
-            if (f64) {
-                double wq;
-                scipy_LAPACKE_dgeqrf_work(COLMAJOR, (int)m, (int)n, NULL, (int)m, NULL, &wq, -1);
-                q1 = wq;
-                scipy_LAPACKE_dorgqr_work(COLMAJOR, (int)m, (int)TH_MAX(qc, 1), (int)k, NULL, (int)m, NULL, &wq, -1);
-                q2 = wq;
-            } else {
-                float wq;
-                scipy_LAPACKE_sgeqrf_work(COLMAJOR, (int)m, (int)n, NULL, (int)m, NULL, &wq, -1);
-                q1 = wq;
-                scipy_LAPACKE_sorgqr_work(COLMAJOR, (int)m, (int)TH_MAX(qc, 1), (int)k, NULL, (int)m, NULL, &wq, -1);
-                q2 = wq;
-            }
-            lwork = (int64_t)TH_MAX(TH_MAX(q1, q2), 1);
-        }
-#endif
+        int64_t lwork = qr_workspace(A->dtype, m, n, mode == 2 ? 0 : TH_MAX(qc, 1), k);
         j.lwork = lwork + TH_MAX(k, 1);
         bind(&j, 0, t[0], 2);
         bind(&j, 1, t[1], 2);
@@ -635,7 +648,7 @@ int th_linalg_qr(const th_tensor *A, int mode, th_tensor **Q, th_tensor **R) {
 /* Slot 0: the (m, n) reflectors, overwritten by Q; slot 1: tau (k). */
 static int householder_one(lp_job *j, int64_t b, void *work, int *iwork) {
     (void)iwork;
-    return x_orgqr(is_f64(j), j->m, j->n, j->k, mat(j, 0, b), mat(j, 1, b), work,
+    return x_orgqr(j->dtype, j->m, j->n, j->k, mat(j, 0, b), mat(j, 1, b), work,
                    (int)j->lwork);
 }
 
@@ -646,7 +659,7 @@ int th_linalg_householder_product(const th_tensor *A, const th_tensor *tau,
     if (A->ndim < 2)
         return th__error(TH_ERR_RUNTIME, "%s: input must have at least 2 "
                          "dimensions.", fn);
-    int rc = check_matrix(fn, "input", A, 0);
+    int rc = check_matrix_of(fn, "input", A, 0, 1);
     if (rc) return rc;
     int nb = A->ndim - 2;
     int64_t m = A->sizes[nb], n = A->sizes[nb + 1];
@@ -681,20 +694,7 @@ int th_linalg_householder_product(const th_tensor *A, const th_tensor *tau,
     lp_job j = {.dtype = A->dtype, .nbatch = th__prod(nb, A->sizes), .m = (int)m,
                 .n = (int)n, .k = (int)k, .fn = householder_one};
     if (!rc) {
-        int64_t lwork = 1;
-#ifndef TH_NO_BLAS
-        if (m > 0 && n > 0) { /* a workspace query reads only the sizes */
-            if (A->dtype == TH_FLOAT64) {
-                double wq;
-                scipy_LAPACKE_dorgqr_work(COLMAJOR, (int)m, (int)n, (int)k, NULL, (int)m, NULL, &wq, -1);
-                lwork = (int64_t)wq;
-            } else {
-                float wq;
-                scipy_LAPACKE_sorgqr_work(COLMAJOR, (int)m, (int)n, (int)k, NULL, (int)m, NULL, &wq, -1);
-                lwork = (int64_t)wq;
-            }
-        }
-#endif
+        int64_t lwork = n > 0 ? qr_workspace(A->dtype, m, 0, n, k) : 1;
         j.lwork = TH_MAX(lwork, 1);
         bind(&j, 0, t[0], 2);
         bind(&j, 1, t[1], 1);
@@ -713,7 +713,7 @@ int th_linalg_householder_product(const th_tensor *A, const th_tensor *tau,
 /* Slot 0: A, overwritten by R and the reflectors; slot 1: tau (k). */
 static int geqrf_one(lp_job *j, int64_t b, void *work, int *iwork) {
     (void)iwork;
-    return x_geqrf(is_f64(j), j->m, j->n, mat(j, 0, b), mat(j, 1, b), work,
+    return x_geqrf(j->dtype, j->m, j->n, mat(j, 0, b), mat(j, 1, b), work,
                    (int)j->lwork);
 }
 
@@ -723,7 +723,7 @@ int th_linalg_geqrf(const th_tensor *A, th_tensor **QR, th_tensor **tau) {
     if (A->ndim < 2)
         return th__error(TH_ERR_RUNTIME, "%s: input must have at least 2 "
                          "dimensions.", fn);
-    int rc = check_matrix(fn, "input", A, 0);
+    int rc = check_matrix_of(fn, "input", A, 0, 1);
     if (rc) return rc;
     int nb = A->ndim - 2;
     int64_t m = A->sizes[nb], n = A->sizes[nb + 1], k = TH_MIN(m, n);
@@ -733,20 +733,7 @@ int th_linalg_geqrf(const th_tensor *A, th_tensor **QR, th_tensor **tau) {
         release_all(t, 2);
         return th_last_status();
     }
-    int64_t lwork = 1;
-#ifndef TH_NO_BLAS
-    if (m > 0 && n > 0) { /* a workspace query reads only the sizes */
-        if (A->dtype == TH_FLOAT64) {
-            double wq;
-            scipy_LAPACKE_dgeqrf_work(COLMAJOR, (int)m, (int)n, NULL, (int)m, NULL, &wq, -1);
-            lwork = (int64_t)wq;
-        } else {
-            float wq;
-            scipy_LAPACKE_sgeqrf_work(COLMAJOR, (int)m, (int)n, NULL, (int)m, NULL, &wq, -1);
-            lwork = (int64_t)wq;
-        }
-    }
-#endif
+    int64_t lwork = qr_workspace(A->dtype, m, n, 0, k);
     lp_job j = {.dtype = A->dtype, .nbatch = th__prod(nb, A->sizes), .m = (int)m,
                 .n = (int)n, .k = (int)k, .lwork = TH_MAX(lwork, 1), .fn = geqrf_one};
     bind(&j, 0, t[0], 2);

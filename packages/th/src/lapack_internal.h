@@ -44,7 +44,17 @@ LAPACK_DECL(double, d)
                                       const int *, void *, int);              \
     int scipy_LAPACKE_##P##potrf_work(int, char, int, void *, int);           \
     void scipy_cblas_##P##trsm(int, int, int, int, int, int, int,             \
-                               const void *, const void *, int, void *, int);
+                               const void *, const void *, int, void *, int); \
+    int scipy_LAPACKE_##P##heevd_work(int, char, char, int, void *, int,      \
+                                      void *, void *, int, void *, int, int *,\
+                                      int);                                   \
+    int scipy_LAPACKE_##P##gesdd_work(int, char, int, int, void *, int,       \
+                                      void *, void *, int, void *, int,       \
+                                      void *, int, void *, int *);            \
+    int scipy_LAPACKE_##P##geqrf_work(int, int, int, void *, int, void *,     \
+                                      void *, int);                           \
+    int scipy_LAPACKE_##P##ungqr_work(int, int, int, int, void *, int,        \
+                                      const void *, void *, int);
 LAPACK_CDECL(c)
 LAPACK_CDECL(z)
 enum { CB_CONJTRANS = 113 };
@@ -302,7 +312,20 @@ static inline int64_t first_failure(const th_tensor *info) {
     return -1;
 }
 
-static inline int is_f64(const lp_job *j) { return j->dtype == TH_FLOAT64; }
+static inline int is_f64(const lp_job *j) {
+    return j->dtype == TH_FLOAT64 || j->dtype == TH_COMPLEX128;
+}
+
+/* The real dtype of a complex one (the dtype itself when real). */
+static inline int real_dtype(int dtype) {
+    return dtype == TH_COMPLEX128 ? TH_FLOAT64 : dtype == TH_COMPLEX64 ? TH_FLOAT32 : dtype;
+}
+
+/* A workspace query's answer (the real part of its first element). */
+static inline int64_t query_size(const void *w, int dtype) {
+    double v = real_dtype(dtype) == TH_FLOAT64 ? *(const double *)w : *(const float *)w;
+    return (int64_t)v + 1;
+}
 
 static inline int lda_of(int rows) { return rows > 0 ? rows : 1; }
 

@@ -29,13 +29,11 @@ int th_linalg_eig(const th_tensor *A, int compute_v, th_tensor **W, th_tensor **
 }
 #else
 
-static void set_identity(int f64, char *a, int rows, int cols) {
+static void set_identity(int dtype, char *a, int rows, int cols) {
+    int64_t item = th_dtype_itemsize(dtype);
     for (int c = 0; c < cols; c++)
-        for (int r = 0; r < rows; r++) {
-            int64_t i = r + (int64_t)c * rows;
-            if (f64) ((double *)a)[i] = r == c;
-            else ((float *)a)[i] = r == c;
-        }
+        for (int r = 0; r < rows; r++)
+            th__store_double(a + (r + (int64_t)c * rows) * item, dtype, r == c);
 }
 
 /* Raises the error for the first failed matrix, if any. */
@@ -58,7 +56,7 @@ static int convergence_error(const char *fn, const th_tensor *info, int ndim,
 /* ---- SVD ----------------------------------------------------------- */
 /* Slots: 0 A (destroyed), 1 S, 2 U, 3 Vh.  f[0]: jobz ('N', 'S', 'A'). */
 static int svd_one(lp_job *j, int64_t b, void *work, int *iwork) {
-    int f64 = is_f64(j), m = j->m, n = j->n, k = j->k;
+    int f64 = is_f64(j), m = j->m, n = j->n, k = j->k, cplx = th_dtype_is_complex(j->dtype);
     char jobz = (char)j->f[0];
     int urows = m, vrows = jobz == 'A' ? n : k;
     char *a = mat(j, 0, b), *s = mat(j, 1, b);
@@ -66,14 +64,22 @@ static int svd_one(lp_job *j, int64_t b, void *work, int *iwork) {
     char *vt = jobz == 'N' ? NULL : mat(j, 3, b);
     if (m == 0 || n == 0) {
         if (jobz == 'A') {
-            set_identity(f64, u, m, m);
-            set_identity(f64, vt, n, n);
+            set_identity(j->dtype, u, m, m);
+            set_identity(j->dtype, vt, n, n);
         }
         return 0;
     }
-    if (has_nonfinite(f64, a, (int64_t)m * n)) return NONFINITE;
-    double dummy[1];
+    if (has_nonfinite(f64, a, (int64_t)m * n * (cplx ? 2 : 1))) return NONFINITE;
+    double dummy[2];
     if (jobz == 'N') { u = vt = (char *)dummy; urows = vrows = 1; }
+    if (cplx) { /* gesdd: f[1] complex elements of work, then its real workspace */
+        int lw = j->f[1];
+        char *rwork = (char *)work + (int64_t)lw * th_dtype_itemsize(j->dtype);
+        return f64 ? scipy_LAPACKE_zgesdd_work(COLMAJOR, jobz, m, n, a, m, s, u, urows, vt,
+                                               lda_of(vrows), work, lw, rwork, iwork)
+                   : scipy_LAPACKE_cgesdd_work(COLMAJOR, jobz, m, n, a, m, s, u, urows, vt,
+                                               lda_of(vrows), work, lw, rwork, iwork);
+    }
     int lwork = (int)j->lwork;
     return f64 ? scipy_LAPACKE_dgesdd_work(COLMAJOR, jobz, m, n, (double *)a, m,
                                            (double *)s, (double *)u, urows,
@@ -90,7 +96,7 @@ int th_linalg_svd(const th_tensor *A, int full_matrices, int compute_uv,
     const char *fn = "linalg.svd";
     if (!S || (compute_uv && (!U || !Vh)))
         return th__error(TH_ERR_VALUE, "%s: outputs must not be NULL", fn);
-    int rc = check_matrix(fn, "A", A, 0);
+    int rc = check_matrix_of(fn, "A", A, 0, 1);
     if (rc) return rc;
     int nb = A->ndim - 2, f64 = A->dtype == TH_FLOAT64;
     int64_t m = A->sizes[nb], n = A->sizes[nb + 1], k = TH_MIN(m, n);
@@ -100,7 +106,7 @@ int th_linalg_svd(const th_tensor *A, int full_matrices, int compute_uv,
         (th__mul_ovf(n, vrows, &e) || e > INT_MAX))
         return th__error(TH_ERR_RUNTIME, "%s: matrices too large for LAPACK", fn);
     th_tensor *t[5] = {colmajor(nb, A->sizes, m, n, A->dtype, A),
-                       batched(nb, A->sizes, 1, &k, A->dtype),
+                       batched(nb, A->sizes, 1, &k, real_dtype(A->dtype)),
                        compute_uv ? colmajor(nb, A->sizes, m, ucols, A->dtype, NULL) : NULL,
                        compute_uv ? colmajor(nb, A->sizes, vrows, n, A->dtype, NULL) : NULL,
                        batched(nb, A->sizes, 0, NULL, TH_INT32)};
@@ -111,7 +117,18 @@ int th_linalg_svd(const th_tensor *A, int full_matrices, int compute_uv,
     lp_job j = {.dtype = A->dtype, .nbatch = th_numel(t[4]), .m = (int)m,
                 .n = (int)n, .k = (int)k, .f = {jobz}, .liwork = 8 * k,
                 .fn = svd_one, .info = (int32_t *)th__ptr(t[4])};
-    if (k > 0) {
+    if (k > 0 && th_dtype_is_complex(A->dtype)) {
+        double wq[2] = {0, 0}, dummy[2];
+        int iq[1], mm = (int)m, nn = (int)n, ur = jobz == 'N' ? 1 : mm,
+                   vr = jobz == 'N' ? 1 : (int)vrows;
+        (A->dtype == TH_COMPLEX64 ? scipy_LAPACKE_cgesdd_work : scipy_LAPACKE_zgesdd_work)(
+            COLMAJOR, jobz, mm, nn, dummy, mm, dummy, dummy, ur, dummy, vr, wq, -1, dummy, iq);
+        /* the real workspace LAPACK documents for gesdd */
+        int64_t lw = query_size(wq, A->dtype), big = TH_MAX(m, n);
+        int64_t lrw = jobz == 'N' ? 7 * k : k * TH_MAX(5 * k + 7, 2 * big + 2 * k + 1);
+        j.f[1] = (int)lw;
+        j.lwork = lw + (lrw + 1) / 2;
+    } else if (k > 0) {
         double wq = 0, dummy[1];
         float wqs = 0, dummys[1];
         int iq[1], mm = (int)m, nn = (int)n, ur = jobz == 'N' ? 1 : mm,
@@ -147,11 +164,19 @@ int th_linalg_svd(const th_tensor *A, int full_matrices, int compute_uv,
 /* ---- symmetric eigendecomposition ----------------------------------- */
 /* Slots: 0 A -> eigenvectors, 1 eigenvalues.  f[0]: jobz, f[1]: uplo. */
 static int eigh_one(lp_job *j, int64_t b, void *work, int *iwork) {
-    int f64 = is_f64(j), n = j->n;
+    int f64 = is_f64(j), n = j->n, cplx = th_dtype_is_complex(j->dtype);
     char *a = mat(j, 0, b), *w = mat(j, 1, b);
     if (n == 0) return 0;
-    if (has_nonfinite(f64, a, (int64_t)n * n)) return NONFINITE;
+    if (has_nonfinite(f64, a, (int64_t)n * n * (cplx ? 2 : 1))) return NONFINITE;
     char jobz = (char)j->f[0], uplo = (char)j->f[1];
+    if (cplx) { /* heevd: f[2] complex elements of work, then its real workspace */
+        int lw = j->f[2], lrw = (int)(2 * (j->lwork - lw));
+        char *rwork = (char *)work + (int64_t)lw * th_dtype_itemsize(j->dtype);
+        return f64 ? scipy_LAPACKE_zheevd_work(COLMAJOR, jobz, uplo, n, a, n, w, work, lw,
+                                               rwork, lrw, iwork, (int)j->liwork)
+                   : scipy_LAPACKE_cheevd_work(COLMAJOR, jobz, uplo, n, a, n, w, work, lw,
+                                               rwork, lrw, iwork, (int)j->liwork);
+    }
     return f64 ? scipy_LAPACKE_dsyevd_work(COLMAJOR, jobz, uplo, n, (double *)a,
                                            n, (double *)w, work, (int)j->lwork,
                                            iwork, (int)j->liwork)
@@ -165,12 +190,12 @@ int th_linalg_eigh(const th_tensor *A, int upper, int compute_v,
     const char *fn = "linalg.eigh";
     if (!W || (compute_v && !V))
         return th__error(TH_ERR_VALUE, "%s: outputs must not be NULL", fn);
-    int rc = check_matrix(fn, "A", A, 1);
+    int rc = check_matrix_of(fn, "A", A, 1, 1);
     if (rc) return rc;
     int nb = A->ndim - 2, f64 = A->dtype == TH_FLOAT64;
     int64_t n = A->sizes[nb];
     th_tensor *t[3] = {colmajor(nb, A->sizes, n, n, A->dtype, A),
-                       batched(nb, A->sizes, 1, &n, A->dtype),
+                       batched(nb, A->sizes, 1, &n, real_dtype(A->dtype)),
                        batched(nb, A->sizes, 0, NULL, TH_INT32)};
     if (!t[0] || !t[1] || !t[2]) {
         release_all(t, 3);
@@ -180,7 +205,16 @@ int th_linalg_eigh(const th_tensor *A, int upper, int compute_v,
     lp_job j = {.dtype = A->dtype, .nbatch = th_numel(t[2]), .n = (int)n,
                 .f = {jobz, uplo}, .fn = eigh_one,
                 .info = (int32_t *)th__ptr(t[2])};
-    if (n > 0) {
+    if (n > 0 && th_dtype_is_complex(A->dtype)) {
+        double wq[2] = {0, 0}, rq[1] = {0}, dummy[2];
+        int iq = 0, c64 = A->dtype == TH_COMPLEX64;
+        (c64 ? scipy_LAPACKE_cheevd_work : scipy_LAPACKE_zheevd_work)(
+            COLMAJOR, jobz, uplo, (int)n, dummy, (int)n, dummy, wq, -1, rq, -1, &iq, -1);
+        int64_t lw = query_size(wq, A->dtype), lrw = query_size(rq, A->dtype);
+        j.f[2] = (int)lw;
+        j.lwork = lw + (lrw + 1) / 2;
+        j.liwork = TH_MAX(iq, 1);
+    } else if (n > 0) {
         double wq = 0, dummy[1];
         float wqs = 0, dummys[1];
         int iq = 0;

@@ -1,9 +1,10 @@
 """libTH's LAPACK routines on complex64/complex128 matrices (LU, solve,
-inverse, determinants, Cholesky, triangular solves) against NumPy on fresh
-random data: batches, broadcast right-hand sides, non-contiguous inputs,
-orders 0 to 20 (the real kernels' small-order path does not apply),
-singular and non-positive-definite inputs, and the routines that still
-refuse complex matrices."""
+inverse, determinants, Cholesky, triangular solves, QR and the Householder
+routines, the SVD, the Hermitian eigendecomposition) against NumPy on
+fresh random data: batches, broadcast right-hand sides, non-contiguous
+inputs, orders 0 to 20 (the real kernels' small-order path does not
+apply), singular and non-positive-definite inputs, and the routines that
+still refuse complex matrices."""
 import numpy as np
 import pytest
 
@@ -122,17 +123,57 @@ def test_singular_and_mismatched_inputs():
         th.linalg_solve_ex(S, th.ones(2, 1, dtype=th.complex64))
 
 
+@needs_lapack
+@pytest.mark.parametrize("dtype,tol", DTYPES)
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4), (2, 0, 3)])
+def test_qr_svd_and_householder(rng, dtype, tol, shape):
+    A = _c(rng, shape, dtype)
+    tA = th.from_numpy(A)
+    k = min(shape[-2:])
+    for mode in ("reduced", "complete"):
+        Q, R = th.linalg_qr(tA, mode)
+        _close(Q.numpy() @ R.numpy(), A, tol)
+        eye = np.eye(Q.shape[-1])
+        _close(Q.numpy().conj().swapaxes(-1, -2) @ Q.numpy(), np.broadcast_to(eye, Q.shape[:-2]
+                                                                               + eye.shape), tol)
+    QR, tau = th.linalg_geqrf(tA)
+    if shape[-2] >= shape[-1]:
+        H = th.linalg_householder_product(QR, tau).numpy()
+        _close(H, th.linalg_qr(tA, "reduced")[0].numpy(), tol)
+    U, S, Vh = th.linalg_svd(tA, False)
+    assert S.dtype == (th.float32 if dtype == np.complex64 else th.float64)
+    _close(S.numpy(), np.linalg.svd(A, compute_uv=False), tol)
+    _close((U.numpy() * S.numpy()[..., None, :]) @ Vh.numpy(), A, tol)
+    U, S, Vh = th.linalg_svd(tA, True)
+    assert U.shape[-1] == shape[-2] and Vh.shape[-2] == shape[-1] and S.shape[-1] == k
+    _close(th.linalg_svd(tA, False, compute_uv=False)[1].numpy(), S.numpy(), tol)
+
+
+@needs_lapack
+@pytest.mark.parametrize("dtype,tol", DTYPES)
+@pytest.mark.parametrize("upper", [False, True])
+def test_hermitian_eigendecomposition(rng, dtype, tol, upper):
+    M = _c(rng, (3, 6, 6), dtype)
+    H = M @ M.conj().swapaxes(-1, -2)
+    # only one triangle is read: the other holds garbage
+    G = np.triu(H) + np.tril(_c(rng, (3, 6, 6), dtype), -1) if upper else \
+        np.tril(H) + np.triu(_c(rng, (3, 6, 6), dtype), 1)
+    W, V = th.linalg_eigh(th.from_numpy(G.astype(dtype)), "U" if upper else "L")
+    assert W.dtype == (th.float32 if dtype == np.complex64 else th.float64)
+    _close(W.numpy(), np.linalg.eigvalsh(H), tol * 10)
+    _close(H @ V.numpy(), V.numpy() * W.numpy()[..., None, :], tol * 10)
+
+
 @pytest.mark.parametrize("call", [
-    lambda a: th.linalg_qr(a), lambda a: th.linalg_svd(a), lambda a: th.linalg_eigh(a),
     lambda a: th.linalg_eig(a), lambda a: th.linalg_lstsq(a, a),
-    lambda a: th.linalg_householder_product(a, a[:, 0].contiguous()),
+    lambda a: th.linalg_ldl_factor_ex(a),
 ])
 def test_other_factorisations_refuse_complex(call):
     a = th.from_numpy(np.eye(3, dtype=np.complex64))
     if th.has_lapack():
         with pytest.raises(TypeError, match="complex matrices .ComplexFloat. are not supported"):
             call(a)
-    else:  # svd, eigh, eig, lstsq are not in the TH_NO_BLAS build at all
+    else:  # eig, lstsq, LDL are not in the TH_NO_BLAS build at all
         with pytest.raises((TypeError, NotImplementedError),
                            match="complex matrices .ComplexFloat. are not supported|not "
                                  "available in this build"):

@@ -215,35 +215,37 @@ class QR(Function):
 
 
 def _syminvadj(X):
-    r = X + X.mT
+    """X + X^H with the diagonal counted once (real for complex X)."""
+    r = X + X.mH
     return r - r.diagonal(0, -2, -1).diag_embed() * 0.5
 
 
 def _qr_grad(Q, R, gQ, gR, A):
     m, n = A.shape[-2], A.shape[-1]
     if m >= n:
-        # gA = [gQ + Q syminvadj(triu(gR R^T - Q^T gQ))] R^-T
-        M = gR.matmul(R.mT) - Q.mT.matmul(gQ)
+        # gA = [gQ + Q syminvadj(triu(gR R^H - Q^H gQ))] R^-H
+        M = gR.matmul(R.mH) - Q.mH.matmul(gQ)
         gA = Q.matmul(_syminvadj(M.triu())) + gQ
-        return SolveTriangular.apply(R.mT, gA, False, False, False)
+        return SolveTriangular.apply(R.mH, gA, False, False, False)
     # wide A = [X | Y] with X = Q U square: the square part's gradient plus Y's
     Y = A.narrow(-1, m, n - m)
     U = R.narrow(-1, 0, m)
     gV = gR.narrow(-1, 0, m)
     gRY = gR.narrow(-1, m, n - m)
     gY = Q.matmul(gRY)
-    gQ2 = gQ + Y.matmul(gRY.mT)
-    M = gV.matmul(U.mT) - Q.mT.matmul(gQ2)
+    gQ2 = gQ + Y.matmul(gRY.mH)
+    M = gV.matmul(U.mH) - Q.mH.matmul(gQ2)
     gX = Q.matmul(_syminvadj(M.triu())) + gQ2
-    gX = SolveTriangular.apply(U.mT, gX, False, False, False)
+    gX = SolveTriangular.apply(U.mH, gX, False, False, False)
     from .._ops.shape import cat
     return cat([gX, gY], -1)
 
 
 class SVD(Function):
-    """U, S, Vh (reduced); gradients as PyTorch's svd_backward for real
-    inputs: repeated singular values make the U/V terms infinite, while
-    the singular values alone (svdvals) always have a gradient."""
+    """U, S, Vh (reduced); gradients as PyTorch's svd_backward: repeated
+    singular values make the U/V terms infinite, while the singular values
+    alone (svdvals) always have a gradient; for complex inputs the loss
+    must not depend on the singular vectors' phases (as PyTorch's)."""
 
     @staticmethod
     def forward(ctx, A):
@@ -265,19 +267,19 @@ def svd_grad(U, S, Vh, gU, gS, gVh):
         if gS is None:
             return None
         return U.matmul(gS.unsqueeze(-1) * Vh)
-    V = Vh.mT
-    gV = None if gVh is None else gVh.mT
+    V = Vh.mH
+    gV = None if gVh is None else gVh.mH
     S2 = S * S
     E = S2.unsqueeze(-2) - S2.unsqueeze(-1)
     k = S.shape[-1]
     from .._creation import eye
     E = E + eye(k, dtype=S.dtype, device=S.device)  # 1 on the diagonal
     if gU is not None:
-        UhgU = U.mT.matmul(gU)
-        UhgU = UhgU - UhgU.mT
+        UhgU = U.mH.matmul(gU)
+        UhgU = UhgU - UhgU.mH
     if gV is not None:
         VhgV = Vh.matmul(gV)
-        VhgV = VhgV - VhgV.mT
+        VhgV = VhgV - VhgV.mH
     if gU is not None and gV is not None:
         gA = (UhgU * S.unsqueeze(-2) + S.unsqueeze(-1) * VhgV) / E
     elif gU is not None:
@@ -286,15 +288,20 @@ def svd_grad(U, S, Vh, gU, gS, gVh):
         gA = S.unsqueeze(-1) * (VhgV / E)
     if gS is not None:
         gA = gA + gS.diag_embed()
+    if U.is_complex() and gU is not None:
+        # the phase of each pair of singular vectors: i Im(diag(U^H gU)) / S
+        from .._ops.complex import complex as _complex
+        im = UhgU.diagonal(0, -2, -1).imag / (2 * S)
+        gA = gA + _complex(im.new_zeros(im.shape), im).diag_embed()
     if m > n and gU is not None:
         gA = U.matmul(gA)
         gUSinv = gU / S.unsqueeze(-2)
-        gA = gA + gUSinv - U.matmul(U.mT.matmul(gUSinv))
+        gA = gA + gUSinv - U.matmul(U.mH.matmul(gUSinv))
         return gA.matmul(Vh)
     if m < n and gV is not None:
         gA = gA.matmul(Vh)
         gVSinv = gV / S.unsqueeze(-2)
-        gA = gA + gVSinv.mT - gVSinv.mT.matmul(V).matmul(Vh)
+        gA = gA + gVSinv.mH - gVSinv.mH.matmul(V).matmul(Vh)
         return U.matmul(gA)
     return U.matmul(gA.matmul(Vh)) if m >= n else U.matmul(gA).matmul(Vh)
 
@@ -314,16 +321,16 @@ class Eigh(Function):
         if gV is None:
             if gW is None:
                 return None, None
-            return (V * gW.unsqueeze(-2)).matmul(V.mT), None
-        VhgV = V.mT.matmul(gV)
-        VhgV = (VhgV - VhgV.mT) * 0.5  # the part that moves V on its manifold
+            return (V * gW.unsqueeze(-2)).matmul(V.mH), None
+        VhgV = V.mH.matmul(gV)
+        VhgV = (VhgV - VhgV.mH) * 0.5  # the part that moves V on its manifold
         from .._creation import eye
         n = W.shape[-1]
         E = W.unsqueeze(-2) - W.unsqueeze(-1) + eye(n, dtype=W.dtype, device=W.device)
         gA = VhgV / E
         if gW is not None:
             gA = gA + gW.diag_embed()
-        return V.matmul(gA.matmul(V.mT)), None
+        return V.matmul(gA.matmul(V.mH)), None
 
 
 class Pinv(Function):
@@ -337,12 +344,12 @@ class Pinv(Function):
             absw = W.abs()
             tol = _tolerance(absw.amax(-1, keepdim=True) if W.shape[-1] else absw, atol, rtol)
             inv = (1 / W).where(absw > tol, W.new_zeros(()))
-            P = (V * inv.unsqueeze(-2)).matmul(V.mT)
+            P = (V * inv.unsqueeze(-2)).matmul(V.mH)
         else:
             U, S, Vh = (_make(x) for x in raw_call("linalg_svd", A, False))
             tol = _tolerance(S[..., :1] if S.shape[-1] else S, atol, rtol)
             inv = (1 / S).where(S > tol, S.new_zeros(()))
-            P = (Vh.mT * inv.unsqueeze(-2)).matmul(U.mT)
+            P = (Vh.mH * inv.unsqueeze(-2)).matmul(U.mH)
         ctx.save_for_backward(A, P)
         return P
 
@@ -350,16 +357,16 @@ class Pinv(Function):
     def backward(ctx, g):
         A, P = ctx.saved_tensors
         m, n = A.shape[-2], A.shape[-1]
-        Ph, gh = P.mT, g.mT
+        Ph, gh = P.mH, g.mH
         if m <= n:
             K = gh.matmul(P)
             KPh = K.matmul(Ph)
-            gA = -P.matmul(K).mT + KPh - A.matmul(P).matmul(KPh) + \
+            gA = -P.matmul(K).mH + KPh - A.matmul(P).matmul(KPh) + \
                 Ph.matmul(P).matmul(gh - K.matmul(A))
         else:
             K = P.matmul(gh)
             PhK = Ph.matmul(K)
-            gA = -K.matmul(P).mT + (gh - A.matmul(K)).matmul(P).matmul(Ph) + PhK - \
+            gA = -K.matmul(P).mH + (gh - A.matmul(K)).matmul(P).matmul(Ph) + PhK - \
                 PhK.matmul(P).matmul(A)
         return gA, None, None, None
 

@@ -28,10 +28,11 @@ def _cat(xs, dim):
 # ---- householder_product ----------------------------------------------------
 class HouseholderProduct(Function):
     """Q = H_0 ... H_{k-1} E (E: the first n columns of I), H_i = I - tau_i
-    v_i v_i^T with v_i the reflector in column i of A below the diagonal
-    (v_i[i] = 1).  With G_i = W_i S_i^T the gradient reaching H_i
-    (W_i = H_{i-1} ... H_0 gQ, S_i = H_{i+1} ... H_{k-1} E):
-    g tau_i = -v_i^T G_i v_i and g v_i = -tau_i (G_i + G_i^T) v_i."""
+    v_i v_i^H with v_i the reflector in column i of A below the diagonal
+    (v_i[i] = 1).  With G_i = W_i S_i^H the gradient reaching H_i
+    (W_i = H_{i-1}^H ... H_0^H gQ, S_i = H_{i+1} ... H_{k-1} E):
+    g tau_i = -v_i^H G_i v_i and g v_i = -conj(tau_i) G_i v_i - tau_i G_i^H v_i
+    (-tau_i (G_i + G_i^T) v_i for real matrices)."""
 
     @staticmethod
     def forward(ctx, A, tau):
@@ -49,21 +50,21 @@ class HouseholderProduct(Function):
         vs = [V.narrow(-1, i, 1) for i in range(k)]          # (*, m, 1)
         ts = [tau.narrow(-1, i, 1).unsqueeze(-1) for i in range(k)]  # (*, 1, 1)
 
-        def reflect(i, X):
-            return X - ts[i] * vs[i].matmul(vs[i].mT.matmul(X))
+        def reflect(i, X, t):  # (I - t v_i v_i^H) X
+            return X - t * vs[i].matmul(vs[i].mH.matmul(X))
         S = [None] * k
         S[k - 1] = _eye(m, n, A).expand(gQ.shape)
         for i in range(k - 1, 0, -1):
-            S[i - 1] = reflect(i, S[i])
+            S[i - 1] = reflect(i, S[i], ts[i])
         W = gQ
         gtau, gv = [], []
         for i in range(k):
-            a = S[i].mT.matmul(vs[i])   # S_i^T v
-            b = W.mT.matmul(vs[i])      # W_i^T v
-            gtau.append(-(a * b).sum((-2, -1)))
-            gv.append(-ts[i] * (W.matmul(a) + S[i].matmul(b)))
+            a = S[i].mH.matmul(vs[i])   # S_i^H v
+            b = W.mH.matmul(vs[i])      # W_i^H v
+            gtau.append(-(b.conj() * a).sum((-2, -1)))
+            gv.append(-ts[i].conj() * W.matmul(a) - ts[i] * S[i].matmul(b))
             if i + 1 < k:
-                W = reflect(i, W)
+                W = reflect(i, W, ts[i].conj())  # H_i^H W
         gV = _cat(gv, -1).tril(-1)
         if n > k:
             gV = _cat([gV, gV.new_zeros(gV.shape[:-1] + (n - k,))], -1)

@@ -1,7 +1,7 @@
 """Dense linear algebra through libTH's LAPACK routines (th_linalg_*): the
 raw building blocks of ``ember.linalg``.  They take batches of matrices
-(``(*, m, n)``, float32/float64; complex64/complex128 for LU, solve, inverse,
-determinants, Cholesky and triangular solves) and give results laid out column-major
+(``(*, m, n)``, float32/float64; complex64/complex128 for all but LDL, eig
+and lstsq) and give results laid out column-major
 per matrix, as PyTorch's do; argument conventions such as vector
 right-hand sides and ``left=False`` are the front's business."""
 import collections
