@@ -54,9 +54,17 @@ LAPACK_DECL(double, d)
     int scipy_LAPACKE_##P##geqrf_work(int, int, int, void *, int, void *,     \
                                       void *, int);                           \
     int scipy_LAPACKE_##P##ungqr_work(int, int, int, int, void *, int,        \
-                                      const void *, void *, int);
+                                      const void *, void *, int);             \
+    int scipy_LAPACKE_##P##geev_work(int, char, char, int, void *, int,       \
+                                     void *, void *, int, void *, int, void *,\
+                                     int, void *);
 LAPACK_CDECL(c)
 LAPACK_CDECL(z)
+/* gelsd's rcond is a float for c, a double for z */
+int scipy_LAPACKE_cgelsd_work(int, int, int, int, void *, int, void *, int, float *, float,
+                              int *, void *, int, float *, int *);
+int scipy_LAPACKE_zgelsd_work(int, int, int, int, void *, int, void *, int, double *, double,
+                              int *, void *, int, double *, int *);
 enum { CB_CONJTRANS = 113 };
 #endif
 

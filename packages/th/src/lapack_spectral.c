@@ -248,6 +248,16 @@ static int eig_one(lp_job *j, int64_t b, void *work, int *iwork) {
     int f64 = is_f64(j), n = j->n;
     char *a = mat(j, 0, b), jobvr = (char)j->f[0];
     if (n == 0) return 0;
+    if (th_dtype_is_complex(j->dtype)) { /* geev's complex results directly; rwork: 2n */
+        if (has_nonfinite(f64, a, 2 * (int64_t)n * n)) return NONFINITE;
+        int lw = (int)(j->lwork - n);
+        char *rwork = (char *)work + (int64_t)lw * th_dtype_itemsize(j->dtype);
+        char *v = jobvr == 'V' ? mat(j, 2, b) : NULL;
+        double dummy[2];
+        return (f64 ? scipy_LAPACKE_zgeev_work : scipy_LAPACKE_cgeev_work)(
+            COLMAJOR, 'N', jobvr, n, a, n, mat(j, 1, b), dummy, 1, v ? v : (char *)dummy,
+            v ? n : 1, work, lw, rwork);
+    }
     if (has_nonfinite(f64, a, (int64_t)n * n)) return NONFINITE;
     int64_t nn = (int64_t)n * n, lw = j->lwork - 2 * n - nn, item = f64 ? 8 : 4;
     char *wr = (char *)work + lw * item, *wi = wr + n * item, *vr = wi + n * item;
@@ -283,9 +293,9 @@ int th_linalg_eig(const th_tensor *A, int compute_v, th_tensor **W, th_tensor **
     const char *fn = "linalg.eig";
     if (!W || (compute_v && !V))
         return th__error(TH_ERR_VALUE, "%s: outputs must not be NULL", fn);
-    int rc = check_matrix(fn, "A", A, 1);
+    int rc = check_matrix_of(fn, "A", A, 1, 1);
     if (rc) return rc;
-    int nb = A->ndim - 2, f64 = A->dtype == TH_FLOAT64;
+    int nb = A->ndim - 2, f64 = real_dtype(A->dtype) == TH_FLOAT64;
     int ct = f64 ? TH_COMPLEX128 : TH_COMPLEX64;
     int64_t n = A->sizes[nb];
     th_tensor *t[4] = {colmajor(nb, A->sizes, n, n, A->dtype, A),
@@ -300,7 +310,13 @@ int th_linalg_eig(const th_tensor *A, int compute_v, th_tensor **W, th_tensor **
     char jobvr = compute_v ? 'V' : 'N';
     lp_job j = {.dtype = A->dtype, .nbatch = th_numel(t[3]), .n = (int)n,
                 .f = {jobvr}, .fn = eig_one, .info = (int32_t *)th__ptr(t[3])};
-    if (n > 0) {
+    if (n > 0 && th_dtype_is_complex(A->dtype)) {
+        double wq[2] = {0, 0}, dummy[2];
+        (f64 ? scipy_LAPACKE_zgeev_work : scipy_LAPACKE_cgeev_work)(
+            COLMAJOR, 'N', jobvr, (int)n, dummy, (int)n, dummy, dummy, 1, dummy, (int)n, wq,
+            -1, dummy);
+        j.lwork = query_size(wq, A->dtype) + n; /* then rwork: 2n reals */
+    } else if (n > 0) {
         double wq = 0, dummy[1];
         float wqs = 0, dummys[1];
         if (f64) scipy_LAPACKE_dgeev_work(COLMAJOR, 'N', jobvr, (int)n, dummy, (int)n,
@@ -335,6 +351,18 @@ static int lstsq_one(lp_job *j, int64_t b, void *work, int *iwork) {
     *rank = 0;
     if (m == 0 || n == 0) return 0;
     int r = 0, ldb = m > n ? m : n, info;
+    if (th_dtype_is_complex(j->dtype)) { /* f[0] complex elements of work, then rwork */
+        int lw = j->f[0];
+        void *rwork = (char *)work + (int64_t)lw * th_dtype_itemsize(j->dtype);
+        info = f64 ? scipy_LAPACKE_zgelsd_work(COLMAJOR, m, n, k, mat(j, 0, b), m,
+                                               mat(j, 1, b), ldb, (double *)mat(j, 2, b),
+                                               j->rcond, &r, work, lw, rwork, iwork)
+                   : scipy_LAPACKE_cgelsd_work(COLMAJOR, m, n, k, mat(j, 0, b), m,
+                                               mat(j, 1, b), ldb, (float *)mat(j, 2, b),
+                                               (float)j->rcond, &r, work, lw, rwork, iwork);
+        *rank = r;
+        return info;
+    }
     if (f64)
         info = scipy_LAPACKE_dgelsd_work(COLMAJOR, m, n, k, (double *)mat(j, 0, b), m,
                                          (double *)mat(j, 1, b), ldb,
@@ -354,8 +382,8 @@ int th_linalg_lstsq(const th_tensor *A, const th_tensor *B, double rcond,
     const char *fn = "linalg.lstsq";
     if (!X || !rank || !S)
         return th__error(TH_ERR_VALUE, "%s: outputs must not be NULL", fn);
-    int rc = check_matrix(fn, "A", A, 0);
-    if (!rc) rc = check_matrix(fn, "B", B, 0);
+    int rc = check_matrix_of(fn, "A", A, 0, 1);
+    if (!rc) rc = check_matrix_of(fn, "B", B, 0, 1);
     if (!rc) rc = check_same_dtype(fn, A, B);
     if (rc) return rc;
     int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1];
@@ -365,13 +393,13 @@ int th_linalg_lstsq(const th_tensor *A, const th_tensor *B, double rcond,
                          "match other.size(-2)", fn);
     if (th__mul_ovf(mx, k, &e) || e > INT_MAX)
         return th__error(TH_ERR_RUNTIME, "%s: matrices too large for LAPACK", fn);
-    int nb, f64 = A->dtype == TH_FLOAT64;
+    int nb, f64 = real_dtype(A->dtype) == TH_FLOAT64;
     int64_t bsz[TH_MAX_DIMS];
     rc = broadcast_batch(A, B, &nb, bsz);
     if (rc) return rc;
     th_tensor *t[5] = {colmajor(nb, bsz, m, n, A->dtype, A),
                        colmajor(nb, bsz, mx, k, A->dtype, NULL),
-                       batched(nb, bsz, 1, &mn, A->dtype),
+                       batched(nb, bsz, 1, &mn, real_dtype(A->dtype)),
                        batched(nb, bsz, 0, NULL, TH_INT64),
                        batched(nb, bsz, 0, NULL, TH_INT32)};
     if (!t[0] || !t[1] || !t[2] || !t[3] || !t[4]) {
@@ -385,7 +413,19 @@ int th_linalg_lstsq(const th_tensor *A, const th_tensor *B, double rcond,
     lp_job j = {.dtype = A->dtype, .nbatch = th_numel(t[4]), .m = (int)m,
                 .n = (int)n, .k = (int)k, .rcond = rcond, .fn = lstsq_one,
                 .info = (int32_t *)th__ptr(t[4])};
-    if (!rc && mn > 0) {
+    if (!rc && mn > 0 && th_dtype_is_complex(A->dtype)) {
+        double wq[2] = {0, 0}, rq[1] = {0}, dummy[2];
+        int iq = 0, r = 0, ldb = (int)mx;
+        if (f64) scipy_LAPACKE_zgelsd_work(COLMAJOR, (int)m, (int)n, (int)k, dummy, (int)m,
+                                           dummy, ldb, dummy, rcond, &r, wq, -1, rq, &iq);
+        else scipy_LAPACKE_cgelsd_work(COLMAJOR, (int)m, (int)n, (int)k, dummy, (int)m,
+                                       dummy, ldb, (float *)dummy, (float)rcond, &r, wq, -1,
+                                       (float *)rq, &iq);
+        int64_t lw = query_size(wq, A->dtype), lrw = query_size(rq, A->dtype);
+        j.f[0] = (int)lw;
+        j.lwork = lw + (lrw + 1) / 2;
+        j.liwork = TH_MAX(iq, 1);
+    } else if (!rc && mn > 0) {
         double wq = 0, dummy[1];
         float wqs = 0, dummys[1];
         int iq = 0, r = 0, ldb = (int)mx;

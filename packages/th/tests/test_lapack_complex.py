@@ -3,8 +3,8 @@ inverse, determinants, Cholesky, triangular solves, QR and the Householder
 routines, the SVD, the Hermitian eigendecomposition) against NumPy on
 fresh random data: batches, broadcast right-hand sides, non-contiguous
 inputs, orders 0 to 20 (the real kernels' small-order path does not
-apply), singular and non-positive-definite inputs, and the routines that
-still refuse complex matrices."""
+apply), singular and non-positive-definite inputs, eig and lstsq, and the
+LDL routines, which still refuse complex matrices."""
 import numpy as np
 import pytest
 
@@ -164,16 +164,31 @@ def test_hermitian_eigendecomposition(rng, dtype, tol, upper):
     _close(H @ V.numpy(), V.numpy() * W.numpy()[..., None, :], tol * 10)
 
 
-@pytest.mark.parametrize("call", [
-    lambda a: th.linalg_eig(a), lambda a: th.linalg_lstsq(a, a),
-    lambda a: th.linalg_ldl_factor_ex(a),
-])
+@needs_lapack
+@pytest.mark.parametrize("dtype,tol", DTYPES)
+def test_general_eigendecomposition_and_least_squares(rng, dtype, tol):
+    A = _c(rng, (3, 5, 5), dtype)
+    W, V = th.linalg_eig(th.from_numpy(A))
+    assert W.dtype == V.dtype == th.from_numpy(A).dtype
+    _close(A @ V.numpy(), V.numpy() * W.numpy()[..., None, :], tol * 10)
+    _close(np.linalg.norm(V.numpy(), axis=-2), np.ones((3, 5)), tol)
+    _close(np.sort_complex(th.linalg_eig(th.from_numpy(A), compute_v=False)[0].numpy()),
+           np.sort_complex(np.linalg.eigvals(A)), tol * 10)
+    for shape in ((6, 4), (4, 6)):
+        M, B = _c(rng, (2,) + shape, dtype), _c(rng, (2, shape[0], 3), dtype)
+        X, rank, S = th.linalg_lstsq(th.from_numpy(M), th.from_numpy(B), -1)
+        assert S.dtype == W.dtype.to_real() and rank.numpy().tolist() == [4, 4]
+        want = np.stack([np.linalg.lstsq(M[i], B[i], rcond=None)[0] for i in range(2)])
+        _close(X.numpy(), want, tol * 10)
+
+
+@pytest.mark.parametrize("call", [lambda a: th.linalg_ldl_factor_ex(a)])
 def test_other_factorisations_refuse_complex(call):
     a = th.from_numpy(np.eye(3, dtype=np.complex64))
     if th.has_lapack():
         with pytest.raises(TypeError, match="complex matrices .ComplexFloat. are not supported"):
             call(a)
-    else:  # eig, lstsq, LDL are not in the TH_NO_BLAS build at all
+    else:  # LDL is not in the TH_NO_BLAS build at all
         with pytest.raises((TypeError, NotImplementedError),
                            match="complex matrices .ComplexFloat. are not supported|not "
                                  "available in this build"):

@@ -2,11 +2,9 @@
 routines, with gradients (see _functions.py for the primitives).
 
 Results of factorisations are laid out column-major per matrix, as
-PyTorch's.  Complex matrices: solve, inv, det, slogdet, cholesky,
-solve_triangular and the LU family (and what is built on them) take
-complex64/complex128; the other factorisations (QR, SVD, eigh, eig's
-input, lstsq, LDL) take real matrices (TypeError "complex matrices ... are
-not supported yet")."""
+PyTorch's.  Complex matrices (complex64/complex128) are taken by every
+routine but the LDL ones (TypeError "complex matrices ... are not
+supported yet")."""
 import collections
 import math
 import numbers
@@ -239,9 +237,10 @@ def eigh(A, UPLO="L", *, out=None):
 
 
 def eig(A, *, out=None):
-    """Eigenvalues and right eigenvectors of general real square matrices,
-    complex (conjugate pairs together, vectors of unit norm); differentiable
-    for losses that do not depend on each vector's phase."""
+    """Eigenvalues and right eigenvectors of general square matrices (real
+    or complex), complex (for real ones conjugate pairs together; vectors of
+    unit norm); differentiable for losses that do not depend on each
+    vector's phase."""
     _tensor("eig", A)
     from ._eig import Eig
     W, V = Eig.apply(A)

@@ -1,5 +1,5 @@
-"""eig and eigvals of general real matrices (libTH's geev), with PyTorch's
-gradient (its complex solve is ember.linalg.solve on complex matrices, so
+"""eig and eigvals of general (real or complex) matrices (libTH's geev),
+with PyTorch's gradient (its complex solve is ember.linalg.solve on complex matrices, so
 it differentiates again)."""
 from .._tensor import _make
 from ..autograd.function import Function
@@ -12,6 +12,7 @@ class Eig(Function):
         W, V = (_make(x) for x in raw_call("linalg_eig", A))
         ctx.save_for_backward(W, V)
         ctx.set_materialize_grads(False)
+        ctx.real_input = not A.is_complex()
         return W, V
 
     @staticmethod
@@ -35,4 +36,5 @@ class Eig(Function):
             if gW is not None:
                 inner = inner + gW.diag_embed()
         from . import solve
-        return solve(Vh, inner.matmul(Vh)).real
+        gA = solve(Vh, inner.matmul(Vh))
+        return gA.real if ctx.real_input else gA
