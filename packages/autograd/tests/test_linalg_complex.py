@@ -4,7 +4,7 @@ svd, eigh, eig, lstsq, pinv, householder_product, matrix_exp and the
 norms, against NumPy on fresh random data; gradcheck and
 gradgradcheck of each in complex128 (PyTorch's convention: through the
 (re, im) pairs); the gradients of a real loss against PyTorch's where it is
-installed; and the LDL routines, which still refuse complex matrices."""
+installed; LDL of Hermitian and complex symmetric matrices."""
 import numpy as np
 import pytest
 
@@ -197,7 +197,15 @@ def test_singular_complex_matrices(rng):
         LA.det(s).abs().backward()
 
 
-@pytest.mark.parametrize("fn", [lambda a: LA.ldl_factor(a)])
-def test_factorisations_without_complex_support_refuse(fn):
-    with pytest.raises(TypeError, match="complex matrices"):
-        fn(ember.eye(3, dtype=ember.complex128))
+@pytest.mark.parametrize("hermitian", [True, False])
+def test_ldl_factor_and_solve(rng, hermitian):
+    M = _c(rng, 4, 4)
+    A = M + (M.conj() if hermitian else M).T
+    B = _c(rng, 4, 2)
+    LD, piv = LA.ldl_factor(ember.tensor(A), hermitian=hermitian)
+    X = LA.ldl_solve(LD, piv, ember.tensor(B), hermitian=hermitian)
+    _close(X, np.linalg.solve(A, B))
+    torch = pytest.importorskip("torch")
+    tLD, tpiv = torch.linalg.ldl_factor(torch.tensor(A), hermitian=hermitian)
+    _close(LD, tLD.numpy())
+    assert piv.tolist() == tpiv.tolist()

@@ -57,7 +57,15 @@ LAPACK_DECL(double, d)
                                       const void *, void *, int);             \
     int scipy_LAPACKE_##P##geev_work(int, char, char, int, void *, int,       \
                                      void *, void *, int, void *, int, void *,\
-                                     int, void *);
+                                     int, void *);                            \
+    int scipy_LAPACKE_##P##sytrf_work(int, char, int, void *, int, int *,     \
+                                      void *, int);                           \
+    int scipy_LAPACKE_##P##hetrf_work(int, char, int, void *, int, int *,     \
+                                      void *, int);                           \
+    int scipy_LAPACKE_##P##sytrs_work(int, char, int, int, const void *, int, \
+                                      const int *, void *, int);              \
+    int scipy_LAPACKE_##P##hetrs_work(int, char, int, int, const void *, int, \
+                                      const int *, void *, int);
 LAPACK_CDECL(c)
 LAPACK_CDECL(z)
 /* gelsd's rcond is a float for c, a double for z */

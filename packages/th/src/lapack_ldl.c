@@ -2,26 +2,42 @@
  * sytrf) and solves from it (sytrs), on batches; the lower triangle is
  * read and LD holds L below the diagonal and the blocks of D (1x1, or
  * 2x2 with their off-diagonal entry under the diagonal) on it, as
- * PyTorch's linalg.ldl_factor.  Not in the TH_NO_BLAS build. */
+ * PyTorch's linalg.ldl_factor.  Complex matrices: LDL^H of Hermitian ones
+ * (hetrf/hetrs) when `hermitian`, else LDL^T of complex symmetric ones
+ * (the complex sytrf/sytrs).  Not in the TH_NO_BLAS build. */
 #include "lapack_internal.h"
 
 #ifndef TH_NO_BLAS
+/* The complex routine for dtype and `hermitian`: sytrf or hetrf, sytrs or
+ * hetrs. */
+typedef int (*ctrf_fn)(int, char, int, void *, int, int *, void *, int);
+typedef int (*ctrs_fn)(int, char, int, int, const void *, int, const int *, void *, int);
+static ctrf_fn complex_trf(int dtype, int hermitian) {
+    if (dtype == TH_COMPLEX64)
+        return hermitian ? scipy_LAPACKE_chetrf_work : scipy_LAPACKE_csytrf_work;
+    return hermitian ? scipy_LAPACKE_zhetrf_work : scipy_LAPACKE_zsytrf_work;
+}
+static ctrs_fn complex_trs(int dtype, int hermitian) {
+    if (dtype == TH_COMPLEX64)
+        return hermitian ? scipy_LAPACKE_chetrs_work : scipy_LAPACKE_csytrs_work;
+    return hermitian ? scipy_LAPACKE_zhetrs_work : scipy_LAPACKE_zsytrs_work;
+}
+
 /* Slot 0: A -> LD (upper triangle zeroed), slot 1: pivots (n). */
 static int ldl_factor_one(lp_job *j, int64_t b, void *work, int *iwork) {
     (void)iwork;
     int n = j->n, f64 = is_f64(j);
+    int64_t item = th_dtype_itemsize(j->dtype);
     char *a = mat(j, 0, b);
     int *ipiv = (int *)mat(j, 1, b), lwork = (int)j->lwork;
     if (n == 0) return 0;
-    int info = f64 ? scipy_LAPACKE_dsytrf_work(COLMAJOR, 'L', n, (double *)a, n, ipiv,
-                                               work, lwork)
-                   : scipy_LAPACKE_ssytrf_work(COLMAJOR, 'L', n, (float *)a, n, ipiv,
-                                               work, lwork);
+    int info = th_dtype_is_complex(j->dtype)
+        ? complex_trf(j->dtype, j->f[0])(COLMAJOR, 'L', n, a, n, ipiv, work, lwork)
+        : f64 ? scipy_LAPACKE_dsytrf_work(COLMAJOR, 'L', n, (double *)a, n, ipiv, work, lwork)
+              : scipy_LAPACKE_ssytrf_work(COLMAJOR, 'L', n, (float *)a, n, ipiv, work, lwork);
     for (int c = 1; c < n; c++)
-        for (int r = 0; r < c; r++) {
-            if (f64) ((double *)a)[r + (int64_t)c * n] = 0;
-            else ((float *)a)[r + (int64_t)c * n] = 0;
-        }
+        for (int r = 0; r < c; r++)
+            memset(a + (r + (int64_t)c * n) * item, 0, (size_t)item);
     return info;
 }
 
@@ -30,6 +46,9 @@ static int ldl_solve_one(lp_job *j, int64_t b, void *work, int *iwork) {
     int n = j->n, k = j->k;
     if (n == 0 || k == 0) return 0;
     const int *ipiv = (const int *)mat(j, 1, b);
+    if (th_dtype_is_complex(j->dtype))
+        return complex_trs(j->dtype, j->f[0])(COLMAJOR, 'L', n, k, mat(j, 0, b), n, ipiv,
+                                              mat(j, 2, b), n);
     return is_f64(j)
         ? scipy_LAPACKE_dsytrs_work(COLMAJOR, 'L', n, k, (const double *)mat(j, 0, b), n,
                                     ipiv, (double *)mat(j, 2, b), n)
@@ -57,13 +76,13 @@ static int64_t bad_pivot(const int32_t *p, int64_t nmat, int n) {
 int th_linalg_ldl_factor(const th_tensor *A, int hermitian, int check_errors,
                          th_tensor **LD, th_tensor **pivots, th_tensor **info) {
     const char *fn = "torch.linalg.ldl_factor_ex";
-    (void)hermitian; /* real matrices: symmetric and Hermitian agree */
+    /* hermitian: real matrices, symmetric and Hermitian agree */
     if (!LD || !pivots)
         return th__error(TH_ERR_VALUE, "%s: outputs must not be NULL", fn);
-    int rc = check_matrix(fn, "A", A, 1);
+    int rc = check_matrix_of(fn, "A", A, 1, 1);
     if (rc) return rc;
 #ifdef TH_NO_BLAS
-    (void)check_errors; (void)info;
+    (void)check_errors; (void)info; (void)hermitian;
     return no_lapack("linalg.ldl_factor");
 #else
     int nb = A->ndim - 2;
@@ -76,7 +95,11 @@ int th_linalg_ldl_factor(const th_tensor *A, int hermitian, int check_errors,
         return th_last_status();
     }
     int64_t lwork = 1;
-    if (n > 0) { /* a workspace query reads only the sizes */
+    if (n > 0 && th_dtype_is_complex(A->dtype)) { /* a workspace query reads only the sizes */
+        double wq[2] = {0, 0};
+        complex_trf(A->dtype, hermitian)(COLMAJOR, 'L', (int)n, NULL, (int)n, NULL, wq, -1);
+        lwork = query_size(wq, A->dtype);
+    } else if (n > 0) {
         if (A->dtype == TH_FLOAT64) {
             double wq;
             scipy_LAPACKE_dsytrf_work(COLMAJOR, 'L', (int)n, NULL, (int)n, NULL, &wq, -1);
@@ -88,7 +111,7 @@ int th_linalg_ldl_factor(const th_tensor *A, int hermitian, int check_errors,
         }
     }
     lp_job j = {.dtype = A->dtype, .nbatch = th_numel(t[2]), .n = (int)n,
-                .lwork = TH_MAX(lwork, 1), .fn = ldl_factor_one,
+                .f = {hermitian != 0}, .lwork = TH_MAX(lwork, 1), .fn = ldl_factor_one,
                 .info = (int32_t *)th__ptr(t[2])};
     bind(&j, 0, t[0], 2);
     bind(&j, 1, t[1], 1);
@@ -117,10 +140,9 @@ int th_linalg_ldl_factor(const th_tensor *A, int hermitian, int check_errors,
 int th_linalg_ldl_solve(const th_tensor *LD, const th_tensor *pivots,
                         const th_tensor *B, int hermitian, th_tensor **X) {
     const char *fn = "torch.linalg.ldl_solve";
-    (void)hermitian;
     if (!X) return th__error(TH_ERR_VALUE, "%s: X must not be NULL", fn);
-    int rc = check_matrix(fn, "LD", LD, 1);
-    if (!rc) rc = check_matrix(fn, "B", B, 0);
+    int rc = check_matrix_of(fn, "LD", LD, 1, 1);
+    if (!rc) rc = check_matrix_of(fn, "B", B, 0, 1);
     if (!rc) rc = check_same_dtype(fn, LD, B);
     if (rc) return rc;
     int64_t n = LD->sizes[LD->ndim - 1], k = B->sizes[B->ndim - 1];
@@ -136,6 +158,7 @@ int th_linalg_ldl_solve(const th_tensor *LD, const th_tensor *pivots,
         return th__error(TH_ERR_RUNTIME, "%s: Expected LD.shape[:-1] and pivots.shape "
                          "to be the same", fn);
 #ifdef TH_NO_BLAS
+    (void)hermitian;
     return no_lapack("linalg.ldl_solve");
 #else
     int nb;
@@ -158,7 +181,7 @@ int th_linalg_ldl_solve(const th_tensor *LD, const th_tensor *pivots,
                        "returns them", fn, (long long)n);
     if (!rc) {
         lp_job j = {.dtype = LD->dtype, .nbatch = nmat, .n = (int)n, .k = (int)k,
-                    .fn = ldl_solve_one};
+                    .f = {hermitian != 0}, .fn = ldl_solve_one};
         bind(&j, 0, t[0], 2);
         bind(&j, 1, t[1], 1);
         bind(&j, 2, t[2], 2);

@@ -3,8 +3,8 @@ inverse, determinants, Cholesky, triangular solves, QR and the Householder
 routines, the SVD, the Hermitian eigendecomposition) against NumPy on
 fresh random data: batches, broadcast right-hand sides, non-contiguous
 inputs, orders 0 to 20 (the real kernels' small-order path does not
-apply), singular and non-positive-definite inputs, eig and lstsq, and the
-LDL routines, which still refuse complex matrices."""
+apply), singular and non-positive-definite inputs, eig, lstsq and LDL
+(Hermitian and complex symmetric), and the TH_NO_BLAS build's refusal."""
 import numpy as np
 import pytest
 
@@ -182,17 +182,17 @@ def test_general_eigendecomposition_and_least_squares(rng, dtype, tol):
         _close(X.numpy(), want, tol * 10)
 
 
-@pytest.mark.parametrize("call", [lambda a: th.linalg_ldl_factor_ex(a)])
-def test_other_factorisations_refuse_complex(call):
-    a = th.from_numpy(np.eye(3, dtype=np.complex64))
-    if th.has_lapack():
-        with pytest.raises(TypeError, match="complex matrices .ComplexFloat. are not supported"):
-            call(a)
-    else:  # LDL is not in the TH_NO_BLAS build at all
-        with pytest.raises((TypeError, NotImplementedError),
-                           match="complex matrices .ComplexFloat. are not supported|not "
-                                 "available in this build"):
-            call(a)
+@needs_lapack
+@pytest.mark.parametrize("dtype,tol", DTYPES)
+@pytest.mark.parametrize("hermitian", [True, False])
+def test_ldl_of_hermitian_and_complex_symmetric_matrices(rng, dtype, tol, hermitian):
+    M = _c(rng, (2, 6, 6), dtype)
+    A = M + (M.conj() if hermitian else M).swapaxes(-1, -2)
+    B = _c(rng, (2, 6, 2), dtype)
+    LD, piv, info = th.linalg_ldl_factor_ex(th.from_numpy(A), hermitian=hermitian)
+    assert not info.numpy().any() and not np.triu(LD.numpy(), 1).any()
+    X = th.linalg_ldl_solve(LD, piv, th.from_numpy(B), hermitian=hermitian)
+    _close(A @ X.numpy(), B, tol * 10)
 
 
 @pytest.mark.skipif(th.has_lapack(), reason="the TH_NO_BLAS build's refusal")
@@ -202,3 +202,5 @@ def test_no_blas_build_refuses_complex():
         th.linalg_solve_ex(a, a)
     with pytest.raises(NotImplementedError, match="need LAPACK"):
         th.linalg_cholesky_ex(a)
+    with pytest.raises(NotImplementedError, match="need LAPACK"):
+        th.linalg_qr(a)

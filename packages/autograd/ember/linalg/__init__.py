@@ -2,9 +2,8 @@
 routines, with gradients (see _functions.py for the primitives).
 
 Results of factorisations are laid out column-major per matrix, as
-PyTorch's.  Complex matrices (complex64/complex128) are taken by every
-routine but the LDL ones (TypeError "complex matrices ... are not
-supported yet")."""
+PyTorch's.  Every routine takes complex matrices (complex64/complex128)
+too, with PyTorch's complex gradients."""
 import collections
 import math
 import numbers

@@ -1,7 +1,6 @@
 """Dense linear algebra through libTH's LAPACK routines (th_linalg_*): the
 raw building blocks of ``ember.linalg``.  They take batches of matrices
-(``(*, m, n)``, float32/float64; complex64/complex128 for all but LDL, eig
-and lstsq) and give results laid out column-major
+(``(*, m, n)``, float32/float64/complex64/complex128) and give results laid out column-major
 per matrix, as PyTorch's do; argument conventions such as vector
 right-hand sides and ``left=False`` are the front's business."""
 import collections
@@ -205,7 +204,8 @@ LDLResult = collections.namedtuple("linalg_ldl_factor_ex", ["LD", "pivots", "inf
 
 
 def linalg_ldl_factor_ex(A, *, hermitian=False, check_errors=False):
-    """LDL^T with Bunch-Kaufman pivoting (LAPACK sytrf) of A's lower triangle."""
+    """LDL^T with Bunch-Kaufman pivoting (LAPACK sytrf) of A's lower triangle;
+    LDL^H (hetrf) of a complex A when hermitian."""
     _check("linalg_ldl_factor_ex", A=A)
     ld, piv, info = _outs(3)
     _call(lib.th_linalg_ldl_factor(A._p, bool(hermitian), bool(check_errors), ld, piv, info))
