@@ -189,7 +189,7 @@ int th_linalg_lu_factor(const th_tensor *A, th_tensor **LU, th_tensor **pivots,
     const char *fn = "linalg.lu_factor";
     if (!LU || !pivots || !info)
         return th__error(TH_ERR_VALUE, "%s: output pointers must not be NULL", fn);
-    int rc = check_matrix_of(fn, "A", A, 0, 1);
+    int rc = check_matrix(fn, "A", A, 0);
     if (rc) return rc;
     int nb = A->ndim - 2;
     int64_t m = A->sizes[nb], n = A->sizes[nb + 1], k = TH_MIN(m, n);
@@ -227,8 +227,8 @@ int th_linalg_lu_solve(const th_tensor *LU, const th_tensor *pivots,
                        const th_tensor *B, int trans, th_tensor **X) {
     const char *fn = "linalg.lu_solve";
     if (!X) return th__error(TH_ERR_VALUE, "%s: X must not be NULL", fn);
-    int rc = check_matrix_of(fn, "LU", LU, 1, 1);
-    if (!rc) rc = check_matrix_of(fn, "B", B, 0, 1);
+    int rc = check_matrix(fn, "LU", LU, 1);
+    if (!rc) rc = check_matrix(fn, "B", B, 0);
     if (!rc) rc = check_same_dtype(fn, LU, B);
     if (rc) return rc;
     int64_t n = LU->sizes[LU->ndim - 1], k = B->sizes[B->ndim - 1];
@@ -350,8 +350,8 @@ int th_linalg_solve(const th_tensor *A, const th_tensor *B, int check_errors,
                     th_tensor **X, th_tensor **info) {
     const char *fn = "linalg.solve";
     if (!X) return th__error(TH_ERR_VALUE, "%s: X must not be NULL", fn);
-    int rc = check_matrix_of(fn, "A", A, 1, 1);
-    if (!rc) rc = check_matrix_of(fn, "B", B, 0, 1);
+    int rc = check_matrix(fn, "A", A, 1);
+    if (!rc) rc = check_matrix(fn, "B", B, 0);
     if (!rc) rc = check_same_dtype(fn, A, B);
     if (rc) return rc;
     int64_t n = A->sizes[A->ndim - 1];
@@ -368,7 +368,7 @@ int th_linalg_inv(const th_tensor *A, int check_errors, th_tensor **X,
                   th_tensor **info) {
     const char *fn = "linalg.inv";
     if (!X) return th__error(TH_ERR_VALUE, "%s: X must not be NULL", fn);
-    int rc = check_matrix_of(fn, "A", A, 1, 1);
+    int rc = check_matrix(fn, "A", A, 1);
     if (rc) return rc;
     int64_t n = A->sizes[A->ndim - 1];
     if (n < 1 || n > 4 || th_dtype_is_complex(A->dtype)) /* order 1..4 real: in registers */
@@ -425,7 +425,7 @@ static int det_one(lp_job *j, int64_t b, void *work, int *iwork) {
 
 static int det_common(const char *fn, const th_tensor *A, th_tensor **first,
                       th_tensor **second) {
-    int rc = check_matrix_of(fn, "A", A, 1, 1);
+    int rc = check_matrix(fn, "A", A, 1);
     if (rc) return rc;
     int nb = A->ndim - 2;
     int64_t n = A->sizes[nb];
@@ -485,7 +485,7 @@ int th_linalg_cholesky(const th_tensor *A, int upper, int check_errors,
                        th_tensor **L, th_tensor **info) {
     const char *fn = "linalg.cholesky";
     if (!L) return th__error(TH_ERR_VALUE, "%s: L must not be NULL", fn);
-    int rc = check_matrix_of(fn, "A", A, 1, 1);
+    int rc = check_matrix(fn, "A", A, 1);
     if (rc) return rc;
     int nb = A->ndim - 2;
     int64_t n = A->sizes[nb];
@@ -531,8 +531,8 @@ int th_linalg_solve_triangular(const th_tensor *A, const th_tensor *B,
                                th_tensor **X) {
     const char *fn = "linalg.solve_triangular";
     if (!X) return th__error(TH_ERR_VALUE, "%s: X must not be NULL", fn);
-    int rc = check_matrix_of(fn, "A", A, 1, 1);
-    if (!rc) rc = check_matrix_of(fn, "B", B, 0, 1);
+    int rc = check_matrix(fn, "A", A, 1);
+    if (!rc) rc = check_matrix(fn, "B", B, 0);
     if (!rc) rc = check_same_dtype(fn, A, B);
     if (rc) return rc;
     int64_t n = A->sizes[A->ndim - 1], k = B->sizes[B->ndim - 1];
@@ -596,7 +596,7 @@ int th_linalg_qr(const th_tensor *A, int mode, th_tensor **Q, th_tensor **R) {
         return th__error(TH_ERR_RUNTIME, "qr received unrecognized mode %d but "
                          "expected one of 'reduced' (0), 'complete' (1) or "
                          "'r' (2)", mode);
-    int rc = check_matrix_of(fn, "A", A, 0, 1);
+    int rc = check_matrix(fn, "A", A, 0);
     if (rc) return rc;
     int nb = A->ndim - 2;
     int64_t m = A->sizes[nb], n = A->sizes[nb + 1], k = TH_MIN(m, n);
@@ -659,7 +659,7 @@ int th_linalg_householder_product(const th_tensor *A, const th_tensor *tau,
     if (A->ndim < 2)
         return th__error(TH_ERR_RUNTIME, "%s: input must have at least 2 "
                          "dimensions.", fn);
-    int rc = check_matrix_of(fn, "input", A, 0, 1);
+    int rc = check_matrix(fn, "input", A, 0);
     if (rc) return rc;
     int nb = A->ndim - 2;
     int64_t m = A->sizes[nb], n = A->sizes[nb + 1];
@@ -723,7 +723,7 @@ int th_linalg_geqrf(const th_tensor *A, th_tensor **QR, th_tensor **tau) {
     if (A->ndim < 2)
         return th__error(TH_ERR_RUNTIME, "%s: input must have at least 2 "
                          "dimensions.", fn);
-    int rc = check_matrix_of(fn, "input", A, 0, 1);
+    int rc = check_matrix(fn, "input", A, 0);
     if (rc) return rc;
     int nb = A->ndim - 2;
     int64_t m = A->sizes[nb], n = A->sizes[nb + 1], k = TH_MIN(m, n);

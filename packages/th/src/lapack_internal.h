@@ -79,21 +79,17 @@ enum { CB_CONJTRANS = 113 };
 /* ---- messages and checks ------------------------------------------- */
 static inline const char *scalar_name(int dtype) { return th__dtype_title(dtype); }
 
-/* Error unless `a` is a float32/float64 (or, with complex_ok, complex)
- * batch of matrices (square when asked) whose size LAPACK's 32-bit indices
- * can address.  Complex matrices need LAPACK: the portable kernels are
- * real. */
-static inline int check_matrix_of(const char *fn, const char *name, const th_tensor *a,
-                                  int square, int complex_ok) {
+/* Error unless `a` is a float32/float64/complex64/complex128 batch of
+ * matrices (square when asked) whose size LAPACK's 32-bit indices can
+ * address.  Complex matrices need LAPACK: the portable kernels are real. */
+static inline int check_matrix(const char *fn, const char *name, const th_tensor *a,
+                               int square) {
     if (a->ndim < 2)
         return th__error(TH_ERR_RUNTIME, "%s: The input tensor %s must have at "
                          "least 2 dimensions.", fn, name);
     if (a->dtype == TH_FLOAT16 || a->dtype == TH_BFLOAT16)
         return th__error(TH_ERR_RUNTIME, "%s: Low precision dtypes not "
                          "supported. Got %s", fn, scalar_name(a->dtype));
-    if (th_dtype_is_complex(a->dtype) && !complex_ok) /* not bound for this routine */
-        return th__error(TH_ERR_TYPE, "%s: complex matrices (%s) are not "
-                         "supported yet", fn, scalar_name(a->dtype));
 #ifdef TH_NO_BLAS
     if (th_dtype_is_complex(a->dtype))
         return th__error(TH_ERR_NOT_IMPLEMENTED, "%s: complex matrices (%s) need "
@@ -114,11 +110,6 @@ static inline int check_matrix_of(const char *fn, const char *name, const th_ten
                          "elements are too large for LAPACK (at most 2^31 - 1 "
                          "elements)", fn, (long long)m, (long long)n);
     return TH_OK;
-}
-
-static inline int check_matrix(const char *fn, const char *name, const th_tensor *a,
-                               int square) {
-    return check_matrix_of(fn, name, a, square, 0);
 }
 
 static inline int check_same_dtype(const char *fn, const th_tensor *a,

@@ -79,7 +79,7 @@ int th_linalg_ldl_factor(const th_tensor *A, int hermitian, int check_errors,
     /* hermitian: real matrices, symmetric and Hermitian agree */
     if (!LD || !pivots)
         return th__error(TH_ERR_VALUE, "%s: outputs must not be NULL", fn);
-    int rc = check_matrix_of(fn, "A", A, 1, 1);
+    int rc = check_matrix(fn, "A", A, 1);
     if (rc) return rc;
 #ifdef TH_NO_BLAS
     (void)check_errors; (void)info; (void)hermitian;
@@ -141,8 +141,8 @@ int th_linalg_ldl_solve(const th_tensor *LD, const th_tensor *pivots,
                         const th_tensor *B, int hermitian, th_tensor **X) {
     const char *fn = "torch.linalg.ldl_solve";
     if (!X) return th__error(TH_ERR_VALUE, "%s: X must not be NULL", fn);
-    int rc = check_matrix_of(fn, "LD", LD, 1, 1);
-    if (!rc) rc = check_matrix_of(fn, "B", B, 0, 1);
+    int rc = check_matrix(fn, "LD", LD, 1);
+    if (!rc) rc = check_matrix(fn, "B", B, 0);
     if (!rc) rc = check_same_dtype(fn, LD, B);
     if (rc) return rc;
     int64_t n = LD->sizes[LD->ndim - 1], k = B->sizes[B->ndim - 1];

@@ -96,7 +96,7 @@ int th_linalg_svd(const th_tensor *A, int full_matrices, int compute_uv,
     const char *fn = "linalg.svd";
     if (!S || (compute_uv && (!U || !Vh)))
         return th__error(TH_ERR_VALUE, "%s: outputs must not be NULL", fn);
-    int rc = check_matrix_of(fn, "A", A, 0, 1);
+    int rc = check_matrix(fn, "A", A, 0);
     if (rc) return rc;
     int nb = A->ndim - 2, f64 = A->dtype == TH_FLOAT64;
     int64_t m = A->sizes[nb], n = A->sizes[nb + 1], k = TH_MIN(m, n);
@@ -190,7 +190,7 @@ int th_linalg_eigh(const th_tensor *A, int upper, int compute_v,
     const char *fn = "linalg.eigh";
     if (!W || (compute_v && !V))
         return th__error(TH_ERR_VALUE, "%s: outputs must not be NULL", fn);
-    int rc = check_matrix_of(fn, "A", A, 1, 1);
+    int rc = check_matrix(fn, "A", A, 1);
     if (rc) return rc;
     int nb = A->ndim - 2, f64 = A->dtype == TH_FLOAT64;
     int64_t n = A->sizes[nb];
@@ -293,7 +293,7 @@ int th_linalg_eig(const th_tensor *A, int compute_v, th_tensor **W, th_tensor **
     const char *fn = "linalg.eig";
     if (!W || (compute_v && !V))
         return th__error(TH_ERR_VALUE, "%s: outputs must not be NULL", fn);
-    int rc = check_matrix_of(fn, "A", A, 1, 1);
+    int rc = check_matrix(fn, "A", A, 1);
     if (rc) return rc;
     int nb = A->ndim - 2, f64 = real_dtype(A->dtype) == TH_FLOAT64;
     int ct = f64 ? TH_COMPLEX128 : TH_COMPLEX64;
@@ -382,8 +382,8 @@ int th_linalg_lstsq(const th_tensor *A, const th_tensor *B, double rcond,
     const char *fn = "linalg.lstsq";
     if (!X || !rank || !S)
         return th__error(TH_ERR_VALUE, "%s: outputs must not be NULL", fn);
-    int rc = check_matrix_of(fn, "A", A, 0, 1);
-    if (!rc) rc = check_matrix_of(fn, "B", B, 0, 1);
+    int rc = check_matrix(fn, "A", A, 0);
+    if (!rc) rc = check_matrix(fn, "B", B, 0);
     if (!rc) rc = check_same_dtype(fn, A, B);
     if (rc) return rc;
     int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1];

@@ -1,6 +1,6 @@
 """eig and eigvals of general (real or complex) matrices (libTH's geev),
-with PyTorch's gradient (its complex solve is ember.linalg.solve on complex matrices, so
-it differentiates again)."""
+with PyTorch's gradient (its complex solve is ember.linalg.solve, so it
+differentiates again)."""
 from .._tensor import _make
 from ..autograd.function import Function
 from ._functions import raw_call

@@ -2,10 +2,9 @@
 routine forward (the raw ``linalg_*`` functions of the backend interface)
 and gives its gradient as ember ops, so gradients differentiate again
 (double backward).  The formulas are the standard ones that PyTorch uses,
-written with conjugate transposes (mH: transposes for real matrices) so
-that the routines libTH runs on complex matrices too (solve, inv, det,
-slogdet, Cholesky, triangular solves, LU) get PyTorch's complex gradients;
-also its conventions: symmetric (Hermitian) gradients for the Cholesky
+written with conjugate transposes (mH: transposes for real matrices), so
+that complex matrices get PyTorch's complex gradients (plus the SVD's
+phase term); also its conventions: symmetric (Hermitian) gradients for the Cholesky
 factorisation and the symmetric eigendecomposition, gradients projected on
 the triangle a triangular solve reads."""
 from .. import backends
