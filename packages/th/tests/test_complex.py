@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import ember.th as th
+from th_testing import complex_normal as _c
 
 COMPLEX = [th.complex64, th.complex128]
 
@@ -16,9 +17,6 @@ COMPLEX = [th.complex64, th.complex128]
 def rng():
     return np.random.default_rng(11)
 
-
-def _c(rng, shape, dtype=np.complex128):
-    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
 
 
 def test_dtype_facts():

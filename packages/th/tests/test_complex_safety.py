@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import ember.th as th
+from th_testing import complex_normal as _c
 
 DTYPES = [(th.complex64, np.complex64), (th.complex128, np.complex128)]
 
@@ -15,9 +16,6 @@ DTYPES = [(th.complex64, np.complex64), (th.complex128, np.complex128)]
 def rng():
     return np.random.default_rng(5)
 
-
-def _c(rng, shape, npd):
-    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(npd)
 
 
 @pytest.mark.parametrize("dt,npd", DTYPES)

@@ -6,20 +6,13 @@ import numpy as np
 import pytest
 
 import ember.th as th
+from th_testing import complex_normal as _c
 
 C2C_LENGTHS = [1, 2, 3, 5, 7, 9, 16, 30, 49, 61, 64, 96, 120, 256, 343, 1000, 1024, 3125,
                4096, 5000, 12288]
 REAL_LENGTHS = [1, 2, 3, 6, 11, 64, 90, 122, 255, 256, 1000, 2048, 4100, 10000, 32768]
 TOL = {np.complex64: 3e-6, np.complex128: 1e-13, np.float32: 3e-6, np.float64: 1e-13}
 
-
-@pytest.fixture
-def rng():
-    return np.random.default_rng(5)
-
-
-def _c(rng, shape, dtype):
-    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
 
 
 def _close(got, want, tol):

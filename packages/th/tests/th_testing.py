@@ -32,6 +32,11 @@ TOLERANCES = {
 }
 
 
+def complex_normal(rng, shape, dtype=np.complex128):
+    """Standard normal real and imaginary parts, as a NumPy array of dtype."""
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+
+
 def ids(dtypes):
     return [d.name for d in dtypes]
 
