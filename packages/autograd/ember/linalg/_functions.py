@@ -72,8 +72,8 @@ class Inv(Function):
 class Det(Function):
     """det(A): the gradient is g adj(A)^H, g conj(det A) A^-H for invertible
     matrices and, when a matrix of the batch is singular, through the SVD
-    A = U S Vh: g det(U Vh) U diag(prod_{j != i} S_j) Vh (PyTorch's way;
-    real matrices only, ember.linalg has no complex SVD yet)."""
+    A = U S Vh: g conj(det(U Vh)) U diag(prod_{j != i} S_j) Vh (PyTorch's
+    way)."""
 
     @staticmethod
     def forward(ctx, A):
@@ -88,15 +88,11 @@ class Det(Function):
             return A.new_zeros(A.shape)
         if bool((d != 0).all()):
             return (g * d.conj())[..., None, None] * Inv.apply(A).mH
-        if A.is_complex():
-            raise NotImplementedError("the gradient of det at a singular complex matrix "
-                                      "needs the complex SVD, which ember.linalg does not "
-                                      "have yet")
         U, S, Vh = SVD.apply(A)
         ones = S.new_ones(S.shape[:-1] + (1,))
         before = _cat([ones, S[..., :-1].cumprod(-1)])  # prod of S_j for j < i
         after = _cat([ones, S.flip(-1)[..., :-1].cumprod(-1)]).flip(-1)  # j > i
-        sign = Det.apply(U.matmul(Vh)).detach()
+        sign = Det.apply(U.matmul(Vh)).detach().conj()  # the phase det(U Vh)
         return (g * sign)[..., None, None] * (U * (before * after).unsqueeze(-2)).matmul(Vh)
 
 
