@@ -232,6 +232,11 @@ static inline void release_all(th_tensor **ts, int n) {
     }
 }
 
+/* The real dtype of a complex one (the dtype itself when real). */
+static inline int real_dtype(int dtype) {
+    return dtype == TH_COMPLEX128 ? TH_FLOAT64 : dtype == TH_COMPLEX64 ? TH_FLOAT32 : dtype;
+}
+
 /* ---- the batch runner ---------------------------------------------- */
 typedef struct lp_job lp_job;
 /* Works on matrix b; returns LAPACK's info (< 0 only for a bad argument,
@@ -247,6 +252,7 @@ struct lp_job {
     int f[3];        /* routine-specific flags */
     double rcond;
     int64_t lwork;   /* workspace per thread, in elements of dtype */
+    int64_t lrwork;  /* real workspace per thread (complex routines), reals */
     int64_t liwork;  /* integer workspace per thread */
     int32_t *info;   /* nbatch entries, or NULL */
     lp_fn fn;
@@ -266,18 +272,28 @@ static inline char *mat(const lp_job *j, int slot, int64_t b) {
     return j->p[slot] + b * j->bs[slot];
 }
 
+/* Bytes of a worker's buffer before its real and its integer workspaces. */
+static inline int64_t work_bytes(const lp_job *j) {
+    return (j->lwork * th_dtype_itemsize(j->dtype) + 15) / 16 * 16;
+}
+
+/* The real workspace (j->lrwork reals) that follows work. */
+static inline void *rwork_of(const lp_job *j, void *work) {
+    return (char *)work + work_bytes(j);
+}
+
 static inline void run_range(int64_t begin, int64_t end, void *vctx) {
     lp_job *j = vctx;
-    int64_t item = th_dtype_itemsize(j->dtype);
     char *work = NULL;
     int *iwork = NULL;
-    if (j->lwork + j->liwork > 0) {
-        work = malloc((size_t)(j->lwork * item + j->liwork * 4 + 64));
+    if (j->lwork + j->lrwork + j->liwork > 0) {
+        int64_t rbytes = (j->lrwork * th_dtype_itemsize(real_dtype(j->dtype)) + 15) / 16 * 16;
+        work = malloc((size_t)(work_bytes(j) + rbytes + j->liwork * 4 + 64));
         if (!work) {
             __atomic_store_n(&j->failed, TH_ERR_MEMORY, __ATOMIC_RELAXED);
             return;
         }
-        iwork = (int *)(work + ((j->lwork * item + 15) / 16) * 16);
+        iwork = (int *)(work + work_bytes(j) + rbytes);
     }
     for (int64_t b = begin; b < end; b++) {
         int info = j->fn(j, b, work, iwork);
@@ -321,11 +337,6 @@ static inline int64_t first_failure(const th_tensor *info) {
 
 static inline int is_f64(const lp_job *j) {
     return j->dtype == TH_FLOAT64 || j->dtype == TH_COMPLEX128;
-}
-
-/* The real dtype of a complex one (the dtype itself when real). */
-static inline int real_dtype(int dtype) {
-    return dtype == TH_COMPLEX128 ? TH_FLOAT64 : dtype == TH_COMPLEX64 ? TH_FLOAT32 : dtype;
 }
 
 /* A workspace query's answer (the real part of its first element). */

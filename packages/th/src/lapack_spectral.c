@@ -72,9 +72,9 @@ static int svd_one(lp_job *j, int64_t b, void *work, int *iwork) {
     if (has_nonfinite(f64, a, (int64_t)m * n * (cplx ? 2 : 1))) return NONFINITE;
     double dummy[2];
     if (jobz == 'N') { u = vt = (char *)dummy; urows = vrows = 1; }
-    if (cplx) { /* gesdd: f[1] complex elements of work, then its real workspace */
-        int lw = j->f[1];
-        char *rwork = (char *)work + (int64_t)lw * th_dtype_itemsize(j->dtype);
+    if (cplx) { /* gesdd: a real workspace too */
+        int lw = (int)j->lwork;
+        void *rwork = rwork_of(j, work);
         return f64 ? scipy_LAPACKE_zgesdd_work(COLMAJOR, jobz, m, n, a, m, s, u, urows, vt,
                                                lda_of(vrows), work, lw, rwork, iwork)
                    : scipy_LAPACKE_cgesdd_work(COLMAJOR, jobz, m, n, a, m, s, u, urows, vt,
@@ -124,10 +124,9 @@ int th_linalg_svd(const th_tensor *A, int full_matrices, int compute_uv,
         (A->dtype == TH_COMPLEX64 ? scipy_LAPACKE_cgesdd_work : scipy_LAPACKE_zgesdd_work)(
             COLMAJOR, jobz, mm, nn, dummy, mm, dummy, dummy, ur, dummy, vr, wq, -1, dummy, iq);
         /* the real workspace LAPACK documents for gesdd */
-        int64_t lw = query_size(wq, A->dtype), big = TH_MAX(m, n);
-        int64_t lrw = jobz == 'N' ? 7 * k : k * TH_MAX(5 * k + 7, 2 * big + 2 * k + 1);
-        j.f[1] = (int)lw;
-        j.lwork = lw + (lrw + 1) / 2;
+        int64_t big = TH_MAX(m, n);
+        j.lwork = query_size(wq, A->dtype);
+        j.lrwork = jobz == 'N' ? 7 * k : k * TH_MAX(5 * k + 7, 2 * big + 2 * k + 1);
     } else if (k > 0) {
         double wq = 0, dummy[1];
         float wqs = 0, dummys[1];
@@ -169,9 +168,9 @@ static int eigh_one(lp_job *j, int64_t b, void *work, int *iwork) {
     if (n == 0) return 0;
     if (has_nonfinite(f64, a, (int64_t)n * n * (cplx ? 2 : 1))) return NONFINITE;
     char jobz = (char)j->f[0], uplo = (char)j->f[1];
-    if (cplx) { /* heevd: f[2] complex elements of work, then its real workspace */
-        int lw = j->f[2], lrw = (int)(2 * (j->lwork - lw));
-        char *rwork = (char *)work + (int64_t)lw * th_dtype_itemsize(j->dtype);
+    if (cplx) { /* heevd: a real workspace too */
+        int lw = (int)j->lwork, lrw = (int)j->lrwork;
+        void *rwork = rwork_of(j, work);
         return f64 ? scipy_LAPACKE_zheevd_work(COLMAJOR, jobz, uplo, n, a, n, w, work, lw,
                                                rwork, lrw, iwork, (int)j->liwork)
                    : scipy_LAPACKE_cheevd_work(COLMAJOR, jobz, uplo, n, a, n, w, work, lw,
@@ -210,9 +209,8 @@ int th_linalg_eigh(const th_tensor *A, int upper, int compute_v,
         int iq = 0, c64 = A->dtype == TH_COMPLEX64;
         (c64 ? scipy_LAPACKE_cheevd_work : scipy_LAPACKE_zheevd_work)(
             COLMAJOR, jobz, uplo, (int)n, dummy, (int)n, dummy, wq, -1, rq, -1, &iq, -1);
-        int64_t lw = query_size(wq, A->dtype), lrw = query_size(rq, A->dtype);
-        j.f[2] = (int)lw;
-        j.lwork = lw + (lrw + 1) / 2;
+        j.lwork = query_size(wq, A->dtype);
+        j.lrwork = query_size(rq, A->dtype);
         j.liwork = TH_MAX(iq, 1);
     } else if (n > 0) {
         double wq = 0, dummy[1];
@@ -248,10 +246,10 @@ static int eig_one(lp_job *j, int64_t b, void *work, int *iwork) {
     int f64 = is_f64(j), n = j->n;
     char *a = mat(j, 0, b), jobvr = (char)j->f[0];
     if (n == 0) return 0;
-    if (th_dtype_is_complex(j->dtype)) { /* geev's complex results directly; rwork: 2n */
+    if (th_dtype_is_complex(j->dtype)) { /* geev's complex results directly */
         if (has_nonfinite(f64, a, 2 * (int64_t)n * n)) return NONFINITE;
-        int lw = (int)(j->lwork - n);
-        char *rwork = (char *)work + (int64_t)lw * th_dtype_itemsize(j->dtype);
+        int lw = (int)j->lwork;
+        void *rwork = rwork_of(j, work);
         char *v = jobvr == 'V' ? mat(j, 2, b) : NULL;
         double dummy[2];
         return (f64 ? scipy_LAPACKE_zgeev_work : scipy_LAPACKE_cgeev_work)(
@@ -315,7 +313,8 @@ int th_linalg_eig(const th_tensor *A, int compute_v, th_tensor **W, th_tensor **
         (f64 ? scipy_LAPACKE_zgeev_work : scipy_LAPACKE_cgeev_work)(
             COLMAJOR, 'N', jobvr, (int)n, dummy, (int)n, dummy, dummy, 1, dummy, (int)n, wq,
             -1, dummy);
-        j.lwork = query_size(wq, A->dtype) + n; /* then rwork: 2n reals */
+        j.lwork = query_size(wq, A->dtype);
+        j.lrwork = 2 * n;
     } else if (n > 0) {
         double wq = 0, dummy[1];
         float wqs = 0, dummys[1];
@@ -351,9 +350,9 @@ static int lstsq_one(lp_job *j, int64_t b, void *work, int *iwork) {
     *rank = 0;
     if (m == 0 || n == 0) return 0;
     int r = 0, ldb = m > n ? m : n, info;
-    if (th_dtype_is_complex(j->dtype)) { /* f[0] complex elements of work, then rwork */
-        int lw = j->f[0];
-        void *rwork = (char *)work + (int64_t)lw * th_dtype_itemsize(j->dtype);
+    if (th_dtype_is_complex(j->dtype)) { /* gelsd: a real workspace too */
+        int lw = (int)j->lwork;
+        void *rwork = rwork_of(j, work);
         info = f64 ? scipy_LAPACKE_zgelsd_work(COLMAJOR, m, n, k, mat(j, 0, b), m,
                                                mat(j, 1, b), ldb, (double *)mat(j, 2, b),
                                                j->rcond, &r, work, lw, rwork, iwork)
@@ -421,9 +420,8 @@ int th_linalg_lstsq(const th_tensor *A, const th_tensor *B, double rcond,
         else scipy_LAPACKE_cgelsd_work(COLMAJOR, (int)m, (int)n, (int)k, dummy, (int)m,
                                        dummy, ldb, (float *)dummy, (float)rcond, &r, wq, -1,
                                        (float *)rq, &iq);
-        int64_t lw = query_size(wq, A->dtype), lrw = query_size(rq, A->dtype);
-        j.f[0] = (int)lw;
-        j.lwork = lw + (lrw + 1) / 2;
+        j.lwork = query_size(wq, A->dtype);
+        j.lrwork = query_size(rq, A->dtype);
         j.liwork = TH_MAX(iq, 1);
     } else if (!rc && mn > 0) {
         double wq = 0, dummy[1];

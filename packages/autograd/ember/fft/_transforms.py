@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .._device import device as _device, namespace
+from .._tensor import _make
 from ..autograd.function import Function
 
 # the normalisation with the same scale factor in the other direction
@@ -124,12 +125,6 @@ def _c2c_dims(ns, raw, dims, forward, scale):
 def _complex_of(arr):
     return np.dtype(np.complex64) if arr.dtype in (np.float32, np.complex64) \
         else np.dtype(np.complex128)
-
-
-def _make(raw):
-    """A tensor over the backend tensor raw."""
-    from .._tensor import _make as make
-    return make(raw)
 
 
 def _tensor(arr, like):

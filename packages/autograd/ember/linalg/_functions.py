@@ -285,9 +285,7 @@ def svd_grad(U, S, Vh, gU, gS, gVh):
         gA = gA + gS.diag_embed()
     if U.is_complex() and gU is not None:
         # the phase of each pair of singular vectors: i Im(diag(U^H gU)) / S
-        from .._ops.complex import complex as _complex
-        im = UhgU.diagonal(0, -2, -1).imag / (2 * S)
-        gA = gA + _complex(im.new_zeros(im.shape), im).diag_embed()
+        gA = gA + (UhgU.diagonal(0, -2, -1).imag / (2 * S) * 1j).diag_embed()
     if m > n and gU is not None:
         gA = U.matmul(gA)
         gUSinv = gU / S.unsqueeze(-2)
