@@ -311,6 +311,7 @@ static inline int run(lp_job *j, const char *fn, double flops) {
     if (j->nbatch == 0) return TH_OK;
     if (j->nbatch == 1 || th_in_parallel()) {
         if (!th_in_parallel()) th__blas_sync(flops);
+        else th__blas_in_region();
         run_range(0, j->nbatch, j);
     } else {
         th__blas_sync(0); /* one thread per LAPACK call inside the region */

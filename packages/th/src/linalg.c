@@ -476,6 +476,8 @@ static int run_job(th_tensor *C, const th_tensor *A, const th_tensor *B,
     if (th_dtype_is_floating(j.dtype)) {
         if (!th_in_parallel())
             th__blas_sync(work);
+        else
+            th__blas_in_region();
         double small = j.m == 1 || j.n == 1 ? SMALL_VECTOR_PRODUCT
                                             : SMALL_PRODUCT;
         if (nbatch > 1 && work < small) /* >= 64K multiply-adds a task */

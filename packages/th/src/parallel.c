@@ -55,6 +55,7 @@
 
 #ifndef TH_NO_BLAS
 void scipy_openblas_set_num_threads(int n);
+int scipy_openblas_get_num_threads(void);
 #endif
 
 /* chunks per thread: small enough that a preempted worker holds little */
@@ -101,6 +102,7 @@ int th_parallel_info(char *buf, int64_t size) {
 }
 
 void th__blas_sync(double work) { (void)work; }
+void th__blas_in_region(void) {}
 
 #else /* threaded build */
 
@@ -739,8 +741,27 @@ void th__blas_sync(double work) {
         __atomic_store_n(&blas_width_set, w, __ATOMIC_RELAXED);
     }
 }
+
+/* A region that ran serially (one thread set, a busy machine, a small
+ * loop) leaves OpenBLAS's width as it was, maybe above 1: its products
+ * would then call blas_threads from inside the region, which makes
+ * threads for each one.  The width is set only when it is above 1 (asked
+ * of OpenBLAS the first time), since setting it starts OpenBLAS's own
+ * threads in a forked child that has none. */
+void th__blas_in_region(void) {
+    int w = __atomic_load_n(&blas_width_set, __ATOMIC_RELAXED);
+    if (w == 1)
+        return;
+    if (w == 0 && scipy_openblas_get_num_threads() <= 1) {
+        __atomic_store_n(&blas_width_set, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    scipy_openblas_set_num_threads(1);
+    __atomic_store_n(&blas_width_set, 1, __ATOMIC_RELAXED);
+}
 #else
 void th__blas_sync(double work) { (void)work; }
+void th__blas_in_region(void) {}
 #endif
 
 /* ---- fork ----------------------------------------------------------- */
@@ -794,6 +815,7 @@ int th_parallel_info(char *buf, int64_t size) {
              "\tworkers started: %d\n"
              "\tidle spin before sleeping: %lld us\n"
              "\tregions run: %lld (%lld OpenBLAS)\n"
+             "\tOpenBLAS products on threads made for them: %lld\n"
              "\tregions run serially (pool busy in another thread): %lld\n"
              "\tstalls (a worker preempted mid-chunk): %lld\n"
              "\twidth now: %d%s\n"
@@ -801,7 +823,7 @@ int th_parallel_info(char *buf, int64_t size) {
              "\tOpenBLAS: %s\n",
              TH_VERSION_STRING, th_get_num_threads(), P.nworkers,
              (long long)(spin_ns / 1000), (long long)P.regions,
-             (long long)P.gangs, (long long)P.serial_busy,
+             (long long)P.gangs, (long long)P.gang_spawned, (long long)P.serial_busy,
              (long long)P.stalls, width,
              backing_off ? " (backing off: the cores are busy)" : "",
              load_text,

@@ -123,6 +123,9 @@ void th__cache_describe(char *buf, size_t size);
  * pool's current width, or 1 below BLAS_THREAD_WORK (before a BLAS call
  * from outside a region). */
 void th__blas_sync(double work);
+/* Before a BLAS call from inside a region (serial ones included): OpenBLAS
+ * on one job, as it would otherwise make threads for each product. */
+void th__blas_in_region(void);
 /* Multiply-adds from which OpenBLAS runs a product on the pool's width. */
 #define TH_BLAS_THREAD_WORK (1 << 22)
 

@@ -1,7 +1,7 @@
 """conv2d's Winograd F(2x2, 3x3) path (float32, 3x3, stride 1, dilation 1,
 one group, at least 16 channels each way and 36 output positions; taken by
 default when the batch and plane repay the filter transform, always with
-EMBER_CONV_WINOGRAD=1): the forward and the input gradient against
+EMBER_CONV_WINOGRAD=1): the forward and both gradients against
 float64 NumPy references and against the im2col path
 (EMBER_CONV_WINOGRAD=0), over odd sizes, paddings 0-2, batches, bias or
 none, non-contiguous inputs, chunks of tile rows, and 1 or 2 threads;
@@ -23,6 +23,18 @@ CASES = [  # (N, C, H, W), O, padding
     ((4, 64, 30, 31), 64, (1, 1)),     # several chunks of tile rows
     ((6, 16, 28, 28), 16, (1, 1)),     # taken by default (unset)
 ]
+
+
+def grad_weight_ref(gy, x, p):
+    """sum over samples and output positions of gy times the padded input
+    window at each tap (float64)."""
+    xp = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])))
+    oh, ow = gy.shape[2:]
+    gw = np.empty((gy.shape[1], x.shape[1], 3, 3))
+    for i in range(3):
+        for j in range(3):
+            gw[:, :, i, j] = np.einsum("nohw,nchw->oc", gy, xp[:, :, i:i + oh, j:j + ow])
+    return gw
 
 
 def grad_input_ref(gy, w, p, shape):
@@ -48,17 +60,23 @@ def test_winograd_against_references_and_im2col(shape, o, p, threads, monkeypatc
         y = nn.conv2d_forward(th.from_numpy(x), th.from_numpy(w), th.from_numpy(b), 1, p).numpy()
         gy = rng.standard_normal(y.shape).astype(np.float32)
         gi = nn.conv2d_backward_input(th.from_numpy(gy), shape, th.from_numpy(w), 1, p).numpy()
+        gw = nn.conv2d_backward_params(th.from_numpy(gy), th.from_numpy(x), w.shape, 1, p,
+                                       need_bias=False)[0].numpy()
         monkeypatch.setenv("EMBER_CONV_WINOGRAD", "0")
         y_im2col = nn.conv2d_forward(th.from_numpy(x), th.from_numpy(w), th.from_numpy(b),
                                      1, p).numpy()
         gi_im2col = nn.conv2d_backward_input(th.from_numpy(gy), shape, th.from_numpy(w),
                                              1, p).numpy()
+        gw_im2col = nn.conv2d_backward_params(th.from_numpy(gy), th.from_numpy(x), w.shape, 1,
+                                              p, need_bias=False)[0].numpy()
     finally:
         th.set_num_threads(old)
     want = conv2d_ref(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
                       (1, 1), p, (1, 1), 1)
     want_gi = grad_input_ref(gy.astype(np.float64), w.astype(np.float64), p, shape)
-    for got, other, ref in ((y, y_im2col, want), (gi, gi_im2col, want_gi)):
+    want_gw = grad_weight_ref(gy.astype(np.float64), x.astype(np.float64), p)
+    for got, other, ref in ((y, y_im2col, want), (gi, gi_im2col, want_gi),
+                            (gw, gw_im2col, want_gw)):
         scale = np.abs(ref).max()
         assert np.abs(got - ref).max() <= 2e-6 * scale      # float32 rounding of the transforms
         assert np.abs(got - other).max() <= 2e-6 * scale
@@ -78,7 +96,9 @@ def test_the_same_bits_on_one_and_two_threads(monkeypatch):
         for n in (1, 2):
             th.set_num_threads(n)
             runs.append([nn.conv2d_forward(x, w, None, 1, 1).numpy(),
-                         nn.conv2d_backward_input(gy, tuple(x.shape), w, 1, 1).numpy()])
+                         nn.conv2d_backward_input(gy, tuple(x.shape), w, 1, 1).numpy(),
+                         nn.conv2d_backward_params(gy, x, tuple(w.shape), 1, 1,
+                                                   need_bias=False)[0].numpy()])
     finally:
         th.set_num_threads(old)
     for a, b in zip(*runs):
@@ -97,6 +117,14 @@ def test_no_bias_and_non_contiguous_input(monkeypatch):
     want = conv2d_ref(x.transpose(0, 3, 1, 2).astype(np.float64), w.astype(np.float64), None,
                       (1, 1), (1, 1), (1, 1), 1)
     assert np.abs(y - want).max() <= 2e-6 * np.abs(want).max()
+    # the weight gradient from a strided input and a strided grad_output
+    gy = rng.standard_normal((2, 10, 12, 16)).astype(np.float32)
+    gyt = th.from_numpy(gy).permute(0, 3, 1, 2)
+    monkeypatch.setenv("EMBER_CONV_WINOGRAD", "1")
+    gw = nn.conv2d_backward_params(gyt, xt, (16, 16, 3, 3), 1, 1, need_bias=False)[0].numpy()
+    want_gw = grad_weight_ref(gy.transpose(0, 3, 1, 2).astype(np.float64),
+                              x.transpose(0, 3, 1, 2).astype(np.float64), (1, 1))
+    assert np.abs(gw - want_gw).max() <= 2e-6 * np.abs(want_gw).max()
 
 
 @pytest.mark.parametrize("shape, wshape, stride, dilation, groups", [

@@ -54,6 +54,31 @@ def test_running_kernels_loads_no_openmp_runtime():
     assert out.stdout.strip() == "False"
 
 
+def test_products_inside_a_serial_region_make_no_threads():
+    """One thread set while OpenBLAS's width is still 2 (its default on a
+    2-core machine, or left by an earlier product): the Winograd
+    convolution's products run inside a region that runs serially, and
+    OpenBLAS must run them on one job, not ask libTH for threads made for
+    each product."""
+    code = (
+        "import os, ctypes, numpy as np, scipy_openblas32, re\n"
+        "os.environ['EMBER_CONV_WINOGRAD'] = '1'\n"
+        "import ember.th as th, ember.thnn as nn\n"
+        "ob = ctypes.CDLL(os.path.join(scipy_openblas32.get_lib_dir(), 'libscipy_openblas.so'))\n"
+        "ob.scipy_openblas_set_num_threads(2)\n"
+        "th.set_num_threads(1)\n"
+        "rng = np.random.default_rng(0)\n"
+        "x = th.from_numpy(rng.standard_normal((2, 64, 40, 40)).astype(np.float32))\n"
+        "w = th.from_numpy(rng.standard_normal((64, 64, 3, 3)).astype(np.float32))\n"
+        "for _ in range(3): nn.conv2d_forward(x, w, None, 1, 1)\n"
+        "print(re.search(r'products on threads made for them: (\\d+)', th.parallel_info())[1],\n"
+        "      ob.scipy_openblas_get_num_threads())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0", "1"]
+
+
 def _regions():
     return int(re.search(r"regions run: (\d+)", th.parallel_info()).group(1))
 
