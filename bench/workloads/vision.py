@@ -2,7 +2,9 @@
 3x224x224, ember.vision.models.resnet18 against the same network in
 torch.nn (torchvision's layout, built here so that torchvision is not
 needed), both holding the same weights.  Training mode (batch statistics),
-as in a training step; the forward rows compare the outputs.
+as in a training step; the forward rows compare the outputs.  Then each
+distinct convolution of the network alone, forward+backward at batch 8
+(no bias, as in the network; the stem's input needs no gradient).
 """
 from __future__ import annotations
 
@@ -110,11 +112,48 @@ def _forward_backward(batch):
     return make
 
 
+# ResNet-18's convolutions: (in channels, side, out channels, kernel, stride)
+RESNET_CONVS = [(3, 224, 64, 7, 2),
+                (64, 56, 64, 3, 1), (64, 56, 128, 3, 2), (64, 56, 128, 1, 2),
+                (128, 28, 128, 3, 1), (128, 28, 256, 3, 2), (128, 28, 256, 1, 2),
+                (256, 14, 256, 3, 1), (256, 14, 512, 3, 2), (256, 14, 512, 1, 2),
+                (512, 7, 512, 3, 1)]
+
+
+def _conv(n, c, hw, o, k, stride):
+    def make(lib, mod):
+        if lib == "numpy":
+            raise Unsupported("NumPy has no autograd or nn")
+        if lib == "ember":
+            try:
+                import ember as m
+                import ember.nn.functional as F
+            except ImportError as e:
+                raise Unsupported(f"ember.nn is not installed ({e})")
+            m.set_num_threads(mod.get_num_threads())
+        else:
+            m, F = mod, mod.nn.functional
+        g = np.random.default_rng(2)
+        x = m.from_numpy(g.standard_normal((n, c, hw, hw)).astype(np.float32))
+        w = m.from_numpy((g.standard_normal((o, c, k, k)) / np.sqrt(c * k * k))
+                         .astype(np.float32))
+        x.requires_grad_(c != 3)
+        w.requires_grad_(True)
+        call = f"F.conv2d(x, w, None, {stride}, {k // 2})"
+        return Stmt(f"{call}.sum().backward()", {"F": F, "x": x, "w": w},
+                    result=f"{call}.detach()")
+    return make
+
+
 def cases(scale: str = "full") -> list[Case]:
     batch = 1 if scale == "smoke" else 8
+    convs = RESNET_CONVS if scale != "smoke" else [(3, 16, 4, 7, 2), (4, 8, 4, 3, 1)]
     return [
         Case(FAMILY, f"ResNet-18 forward (batch {batch}, 3x224x224, train mode)", "ms/op",
              _forward(batch), rtol=1e-3, atol=1e-3),
         Case(FAMILY, f"ResNet-18 forward+backward (batch {batch}, 3x224x224)", "ms/op",
              _forward_backward(batch)),
-    ]
+    ] + [Case(FAMILY, f"ResNet-18 conv fwd+bwd {batch}x{c}x{hw}x{hw} * {o}x{c}x{k}x{k} "
+              f"stride {stride}", "ms/op", _conv(batch, c, hw, o, k, stride),
+              rtol=1e-4, atol=1e-3)
+         for c, hw, o, k, stride in convs]

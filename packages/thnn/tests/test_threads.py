@@ -222,8 +222,12 @@ def _conv_ref(x, w, stride, pad, dil, groups):
 # samples side by side on the pool: LeNet's two layers (one sample per GEMM),
 # small planes several samples per GEMM (at least 3 such batches, so that
 # there are blocks to spread), groups, stride, dilation; batches below, at
-# and past the weight gradient's 8 blocks
+# and past the weight gradient's 8 blocks; and samples past BLAS's threshold
+# (a stride-2 layer and a stem, one sample per GEMM) in batches of at least
+# two per thread
 SIDE_BY_SIDE = [((13, 1, 28, 28), (6, 1, 5, 5), 1, 2, 1, 1),
+                ((4, 32, 64, 64), (32, 32, 3, 3), 2, 1, 1, 1),
+                ((5, 3, 96, 96), (16, 3, 7, 7), 2, 3, 1, 1),
                 ((64, 6, 14, 14), (16, 6, 5, 5), 1, 0, 1, 1),
                 ((40, 4, 6, 6), (8, 2, 3, 3), 1, 1, 1, 2),
                 ((70, 3, 9, 9), (4, 3, 3, 3), 2, 1, 2, 1),
@@ -233,8 +237,8 @@ SIDE_BY_SIDE = [((13, 1, 28, 28), (6, 1, 5, 5), 1, 2, 1, 1),
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", SIDE_BY_SIDE, ids=lambda s: "x".join(map(str, s[0])))
 def test_small_convolutions_side_by_side(shape, dtype):
-    """Convolutions too small for BLAS's threads run blocks of samples on the
-    pool: forward and both gradients bitwise equal on 1 and 2 threads, and
+    """Blocks of samples run side by side on the pool: forward and both
+    gradients bitwise equal on 1 and 2 threads, and
     equal to float64 references (the input gradient by the adjoint identity
     <conv(x), gy> = <x, conv^T(gy)>, the weight gradient against one built
     from the reference)."""
