@@ -51,8 +51,9 @@ static inline void valid_range(int64_t off, int64_t stride, int64_t W,
        geometry is read into locals and each row's valid columns computed  \
        once (not per output row): with LeNet's 10-wide rows the per-row    \
        divisions and reloads cost more than the copies. */                 \
-    static void im2col_##T(const T *x, T *col, const conv_geom *g,            \
-                           int64_t nb, int64_t oh0, int64_t oh1) {            \
+    THNN_VEC_CLONES static void im2col_##T(const T *x, T *col,                \
+                                           const conv_geom *g, int64_t nb,    \
+                                           int64_t oh0, int64_t oh1) {        \
         const int64_t OW = g->OW, H = g->H, W = g->W, sw = g->sw;             \
         const int64_t kk = g->kh * g->kw, L = (oh1 - oh0) * OW;               \
         const int64_t rows = g->C * kk, ncols = nb * L;                       \
@@ -80,6 +81,9 @@ static inline void valid_range(int64_t off, int64_t stride, int64_t W,
                     else if (sw == 1) /* LeNet's 10: a call costs more */     \
                         for (int64_t ow = lo; ow < hi; ow++)                  \
                             dst[ow] = src[ow + off];                          \
+                    else if (sw == 2) /* a constant stride vectorises */  \
+                        for (int64_t ow = lo; ow < hi; ow++)                  \
+                            dst[ow] = src[ow * 2 + off];                      \
                     else                                                      \
                         for (int64_t ow = lo; ow < hi; ow++)                  \
                             dst[ow] = src[ow * sw + off];                     \

@@ -127,39 +127,38 @@ typedef struct {
  * TMP_LEN floats */
 THNN_VEC_CLONES static void input_transform(const wg_job *j, float *V, int64_t ld, int64_t c0,
                                             int64_t c1, int64_t r0, int64_t nr, float *tmp) {
-    const int64_t H = j->H, W = j->W, tW = j->tW, L = TMP_LEN(j), cn = j->C * ld;
-    float *d = tmp, *u = tmp + 4 * L;
-    /* input columns [x_lo, x_hi) land at tmp columns [x_lo + pw, ...) */
-    const int64_t x_hi = W < L - j->pw ? W : L - j->pw;
+    const int64_t H = j->H, W = j->W, tW = j->tW, L = TMP_LEN(j), cn = j->C * ld,
+                  pw = j->pw;
+    float *zero = tmp, *u = tmp + 4 * L; /* zero: the rows above and below */
+    memset(zero, 0, (size_t)L * sizeof *zero);
+    /* input columns [0, x_hi) land at u's columns [pw, pw + x_hi) */
+    const int64_t x_hi = W < L - pw ? W : L - pw;
+    float *restrict u0 = u, *restrict u1 = u + L, *restrict u2 = u + 2 * L,
+                    *restrict u3 = u + 3 * L;
+    for (int64_t k = 0; k < pw; k++) u0[k] = u1[k] = u2[k] = u3[k] = 0.0f;
+    for (int64_t k = pw + x_hi; k < L; k++) u0[k] = u1[k] = u2[k] = u3[k] = 0.0f;
     /* channel by channel, so that the rows read (and the runs written)
        follow each other in memory */
     for (int64_t c = c0; c < c1; c++) {
         for (int64_t rr = 0; rr < nr; rr++) {
             const int64_t s = (r0 + rr) / j->tH, y0 = 2 * ((r0 + rr) % j->tH) - j->ph;
             const float *xp = j->x + (s * j->C + c) * H * W;
-            for (int a = 0; a < 4; a++) {
-                float *da = d + a * L;
-                const int64_t y = y0 + a;
-                if (y < 0 || y >= H) {
-                    memset(da, 0, (size_t)L * sizeof *da);
-                    continue;
-                }
-                memset(da, 0, (size_t)j->pw * sizeof *da);
-                memcpy(da + j->pw, xp + y * W, (size_t)x_hi * sizeof *da);
-                for (int64_t k = j->pw + x_hi; k < L; k++) da[k] = 0.0f;
-            }
-            const float *d0 = d, *d1 = d + L, *d2 = d + 2 * L, *d3 = d + 3 * L;
-            float *u0 = u, *u1 = u + L, *u2 = u + 2 * L, *u3 = u + 3 * L;
-            for (int64_t k = 0; k < L; k++) { /* B^T d, column by column */
-                u0[k] = d0[k] - d2[k];
-                u1[k] = d1[k] + d2[k];
-                u2[k] = d2[k] - d1[k];
-                u3[k] = d1[k] - d3[k];
+            const float *rows[4];
+            for (int a = 0; a < 4; a++)
+                rows[a] = y0 + a < 0 || y0 + a >= H ? zero : xp + (y0 + a) * W;
+            const float *restrict d0 = rows[0], *restrict d1 = rows[1],
+                        *restrict d2 = rows[2], *restrict d3 = rows[3];
+            for (int64_t k = 0; k < x_hi; k++) { /* B^T d, column by column */
+                u0[pw + k] = d0[k] - d2[k];
+                u1[pw + k] = d1[k] + d2[k];
+                u2[pw + k] = d2[k] - d1[k];
+                u3[pw + k] = d1[k] - d3[k];
             }
             float *Vc = V + c * ld + rr * tW;
             for (int a = 0; a < 4; a++) { /* (B^T d) B, tile by tile */
-                const float *ua = u + a * L;
-                float *v0 = Vc + (a * 4) * cn, *v1 = v0 + cn, *v2 = v1 + cn, *v3 = v2 + cn;
+                const float *restrict ua = u + a * L;
+                float *restrict v0 = Vc + (a * 4) * cn, *restrict v1 = v0 + cn,
+                                *restrict v2 = v1 + cn, *restrict v3 = v2 + cn;
                 for (int64_t t = 0; t < tW; t++) {
                     const float e0 = ua[2 * t], e1 = ua[2 * t + 1], e2 = ua[2 * t + 2],
                                 e3 = ua[2 * t + 3];
