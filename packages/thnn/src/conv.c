@@ -750,7 +750,8 @@ THNN_API int thnn_conv2d_backward_params(th_tensor *grad_weight,
     }
     if (!(x = thnn__contig(input))) { rc = thnn_last_status(); goto done; }
     if (thnn__winograd_fits(input->dtype, g.N, g.C, g.O, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.G,
-                            g.ph, g.pw, g.OH, g.OW)) {
+                            g.ph, g.pw, g.OH, g.OW) &&
+        thnn__winograd_weight_grad_fits(g.N, g.OH, g.OW)) {
         rc = thnn__winograd_weight_grad(thnn__data(grad_weight), thnn__data(x), thnn__data(go),
                                         g.N, g.C, g.H, g.W, g.O, g.ph, g.pw, g.OH, g.OW);
         goto done;

@@ -1,4 +1,4 @@
-/* conv2d's Winograd F(2x2, 3x3) path (conv_winograd.c), used by conv.c for
+/* conv2d's Winograd F(4x4, 3x3) path (conv_winograd.c), used by conv.c for
  * the forward and both gradients. */
 #ifndef THNN_CONV_WINOGRAD_H
 #define THNN_CONV_WINOGRAD_H
@@ -20,6 +20,10 @@ int thnn__winograd_fits(int dtype, int64_t N, int64_t C, int64_t O, int64_t kh, 
 int thnn__winograd_conv(float *out, const float *x, const float *w, const float *bias,
                         int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t ph,
                         int64_t pw, int64_t OH, int64_t OW, int flip);
+
+/* 1 when the weight gradient of a convolution that fits takes the path:
+ * enough tiles for its products over them (or EMBER_CONV_WINOGRAD=1) */
+int thnn__winograd_weight_grad_fits(int64_t N, int64_t OH, int64_t OW);
 
 /* gw (O, C, 3, 3) = the weight gradient of that convolution (no flip) for
  * input x (N, C, H, W) and grad_output gy (N, O, OH, OW); contiguous

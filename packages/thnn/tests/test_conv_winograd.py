@@ -1,4 +1,4 @@
-"""conv2d's Winograd F(2x2, 3x3) path (float32, 3x3, stride 1, dilation 1,
+"""conv2d's Winograd F(4x4, 3x3) path (float32, 3x3, stride 1, dilation 1,
 one group, at least 16 channels each way and 36 output positions; taken by
 default when the batch and plane repay the filter transform, always with
 EMBER_CONV_WINOGRAD=1): the forward and both gradients against
@@ -75,11 +75,14 @@ def test_winograd_against_references_and_im2col(shape, o, p, threads, monkeypatc
                       (1, 1), p, (1, 1), 1)
     want_gi = grad_input_ref(gy.astype(np.float64), w.astype(np.float64), p, shape)
     want_gw = grad_weight_ref(gy.astype(np.float64), x.astype(np.float64), p)
-    for got, other, ref in ((y, y_im2col, want), (gi, gi_im2col, want_gi),
-                            (gw, gw_im2col, want_gw)):
+    # float32 rounding of the transforms (which scale values by up to 8 and
+    # 1/24): a few 1e-6 of the largest output, about 1e-5 of the largest
+    # weight gradient entry (summed over every tile)
+    for got, other, ref, tol in ((y, y_im2col, want, 1e-5), (gi, gi_im2col, want_gi, 1e-5),
+                                 (gw, gw_im2col, want_gw, 3e-5)):
         scale = np.abs(ref).max()
-        assert np.abs(got - ref).max() <= 2e-6 * scale      # float32 rounding of the transforms
-        assert np.abs(got - other).max() <= 2e-6 * scale
+        assert np.abs(got - ref).max() <= tol * scale
+        assert np.abs(got - other).max() <= tol * scale
         assert not np.array_equal(got, other) or got.size < 64   # the other path ran
 
 
@@ -116,7 +119,7 @@ def test_no_bias_and_non_contiguous_input(monkeypatch):
     assert not np.array_equal(y, nn.conv2d_forward(xt, th.from_numpy(w), None, 1, 1).numpy())
     want = conv2d_ref(x.transpose(0, 3, 1, 2).astype(np.float64), w.astype(np.float64), None,
                       (1, 1), (1, 1), (1, 1), 1)
-    assert np.abs(y - want).max() <= 2e-6 * np.abs(want).max()
+    assert np.abs(y - want).max() <= 1e-5 * np.abs(want).max()
     # the weight gradient from a strided input and a strided grad_output
     gy = rng.standard_normal((2, 10, 12, 16)).astype(np.float32)
     gyt = th.from_numpy(gy).permute(0, 3, 1, 2)
@@ -124,7 +127,7 @@ def test_no_bias_and_non_contiguous_input(monkeypatch):
     gw = nn.conv2d_backward_params(gyt, xt, (16, 16, 3, 3), 1, 1, need_bias=False)[0].numpy()
     want_gw = grad_weight_ref(gy.transpose(0, 3, 1, 2).astype(np.float64),
                               x.transpose(0, 3, 1, 2).astype(np.float64), (1, 1))
-    assert np.abs(gw - want_gw).max() <= 2e-6 * np.abs(want_gw).max()
+    assert np.abs(gw - want_gw).max() <= 3e-5 * np.abs(want_gw).max()
 
 
 @pytest.mark.parametrize("shape, wshape, stride, dilation, groups", [
@@ -157,3 +160,24 @@ def test_small_batches_and_planes_take_im2col_by_default(monkeypatch):
     y = nn.conv2d_forward(x, w, None, 1, 1).numpy()
     monkeypatch.setenv("EMBER_CONV_WINOGRAD", "0")
     np.testing.assert_array_equal(y, nn.conv2d_forward(x, w, None, 1, 1).numpy())
+
+
+def test_weight_gradient_over_few_tiles_takes_im2col_by_default(monkeypatch):
+    """ResNet-18's 14x14 layers at batch 8 (128 tiles): the forward takes
+    the path, the weight gradient's products over so few tiles do not
+    repay it."""
+    monkeypatch.delenv("EMBER_CONV_WINOGRAD", raising=False)
+    rng = np.random.default_rng(16)
+    x = th.from_numpy(rng.standard_normal((8, 16, 14, 14)).astype(np.float32))
+    w = th.from_numpy(rng.standard_normal((16, 16, 3, 3)).astype(np.float32))
+    gy = th.from_numpy(rng.standard_normal((8, 16, 14, 14)).astype(np.float32))
+
+    def run():
+        return (nn.conv2d_forward(x, w, None, 1, 1).numpy(),
+                nn.conv2d_backward_params(gy, x, (16, 16, 3, 3), 1, 1,
+                                          need_bias=False)[0].numpy())
+    y, gw = run()
+    monkeypatch.setenv("EMBER_CONV_WINOGRAD", "0")
+    y0, gw0 = run()
+    assert not np.array_equal(y, y0)
+    np.testing.assert_array_equal(gw, gw0)
