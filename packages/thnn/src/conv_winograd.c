@@ -346,7 +346,15 @@ int thnn__winograd_conv(float *out, const float *x, const float *w, const float 
                         int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t ph,
                         int64_t pw, int64_t OH, int64_t OW, int flip) {
     const int64_t tH = (OH + 3) / 4, tW = (OW + 3) / 4, rows = N * tH;
-    const int64_t chunk_rows = chunk_rows_for(C, O, tW, rows, 1);
+    int64_t chunk_rows = chunk_rows_for(C, O, tW, rows, 1);
+    /* a few chunks: as many per thread (3 chunks on 2 threads left one
+       idle a third of the time) */
+    const int64_t threads = th_in_parallel() ? 1 : th_get_num_threads();
+    int64_t chunks = (rows + chunk_rows - 1) / chunk_rows;
+    if (threads > 1 && chunks < 4 * threads && chunks % threads) {
+        chunks += threads - chunks % threads;
+        chunk_rows = (rows + chunks - 1) / chunks;
+    }
     int64_t us[1] = {NPOS * O * C};
     th_tensor *U = th_empty(1, us, TH_FLOAT32);
     if (!U) return thnn__from_th("conv2d (Winograd) filter transform");
@@ -358,8 +366,7 @@ int thnn__winograd_conv(float *out, const float *x, const float *w, const float 
                            "filter transform");
     }
     wg_job j = {U, x, bias, out, N, C, H, W, O, ph, pw, OH, OW, tH, tW, rows, chunk_rows, 0};
-    const int64_t chunks = (rows + chunk_rows - 1) / chunk_rows;
-    th_parallel_for(chunks, 1, run_chunks, &j);
+    th_parallel_for((rows + chunk_rows - 1) / chunk_rows, 1, run_chunks, &j);
     th_tensor_release(U);
     return j.failed ? thnn__error(TH_ERR_MEMORY, "conv2d: not enough memory for the "
                                   "Winograd transforms of a chunk of tiles") : TH_OK;
