@@ -132,7 +132,7 @@ static inline void cpu_relax(void) {
 /* ---- settings ------------------------------------------------------- */
 
 static int num_threads;        /* 0: not yet read from the environment */
-static int64_t spin_ns = 100000; /* how long idle workers spin (EMBER_SPIN_US) */
+static int64_t spin_ns = 2000000; /* how long idle workers spin (EMBER_SPIN_US) */
 
 int th_has_threads(void) { return 1; }
 
@@ -170,7 +170,7 @@ int th_get_num_threads(void) {
         if (!__atomic_compare_exchange_n(&num_threads, &unset, n, 0,
                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED))
             n = unset;
-        spin_ns = (int64_t)env_int("EMBER_SPIN_US", 100) * 1000;
+        spin_ns = (int64_t)env_int("EMBER_SPIN_US", 2000) * 1000;
     }
     return n;
 }
@@ -563,6 +563,17 @@ static int run_job(th_range_fn fn, void *ctx, int64_t n, int64_t grain,
         }
         cpu_relax();
     }
+    /* a region that had to wake sleeping workers (the pool sat idle for
+     * over spin_ns; the pool's other workers may sleep on, unused): their
+     * waking, not load, explains a late start.  On a
+     * virtual machine the caller of such a region lost a 4 ms host tick
+     * off the CPU, and backing off for it ran the next 10 ms on one thread
+     * (a convolution's forward and backward after each 50 ms pause: 13 ->
+     * 29 ms on 2 threads, slower than on 1).  Load shows in the regions
+     * that follow, whose workers are awake, and in the look at the
+     * machine's load. */
+    if (limit > 0 && workers - sleepers < limit) /* fewer awake than it used */
+        return RAN_WELL;
     /* stalled: the caller waited much longer for a claimed chunk than its
      * own chunks took, or (OpenBLAS's jobs, which wait for each other) the
      * workers took over half a millisecond to join */
