@@ -13,9 +13,10 @@
  *   G = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6;
  *        1/24 -1/12 1/6; 0 0 1],
  *   A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1].
- * F(2x2, 3x3) (4x4 tiles, 16 products of 1/4 the positions) ran ResNet-18's
- * 3x3 layers 1.3-1.5x slower: its products and its transforms' traffic
- * (4 transformed values per output, here 2.25) were both larger.
+ * F(2x2, 3x3) (4x4 input tiles, 16 products of 1/4 the positions) ran
+ * ResNet-18's 56x56 and 28x28 layers 1.3-1.8x slower per pass: its
+ * products and its transforms' traffic (4 transformed values per output,
+ * here 2.25) were both larger.
  *
  * Tiles are taken a chunk at a time (about CHUNK_BYTES of V and M); chunks
  * are tasks on libTH's pool, each with its own V and M (its GEMMs run on
@@ -24,7 +25,8 @@
  * transposed and padding 2 - p, so backward_input runs the same code
  * (`flip`); the weight gradient has its own products (below).  Rounding
  * differs from im2col's (the transforms scale values by up to 8 and 1/24):
- * a few 1e-6 of the outputs' magnitude in float32.
+ * a few 1e-6 of the outputs' magnitude in float32, about 1e-5 of the
+ * weight gradient's (summed over every tile; im2col's: 4e-7).
  *
  * Loops over a chunk go channel by channel, each over all the chunk's tile
  * rows: the rows read and the runs written then follow each other in
