@@ -22,6 +22,7 @@ CASES = [  # (N, C, H, W), O, padding
     ((1, 17, 13, 6), 18, (1, 0)),      # odd sizes, one padding each way
     ((4, 64, 30, 31), 64, (1, 1)),     # several chunks of tile rows
     ((6, 16, 28, 28), 16, (1, 1)),     # taken by default (unset)
+    ((8, 16, 64, 63), 16, (1, 1)),     # the weight gradient's sums over several chunks
 ]
 
 
