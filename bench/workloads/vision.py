@@ -13,6 +13,7 @@ import numpy as np
 from timing import Stmt
 
 from . import Case, Unsupported
+from .nn import _front
 
 FAMILY = "vision"
 
@@ -122,17 +123,7 @@ RESNET_CONVS = [(3, 224, 64, 7, 2),
 
 def _conv(n, c, hw, o, k, stride):
     def make(lib, mod):
-        if lib == "numpy":
-            raise Unsupported("NumPy has no autograd or nn")
-        if lib == "ember":
-            try:
-                import ember as m
-                import ember.nn.functional as F
-            except ImportError as e:
-                raise Unsupported(f"ember.nn is not installed ({e})")
-            m.set_num_threads(mod.get_num_threads())
-        else:
-            m, F = mod, mod.nn.functional
+        m, _, F = _front(lib, mod)
         g = np.random.default_rng(2)
         x = m.from_numpy(g.standard_normal((n, c, hw, hw)).astype(np.float32))
         w = m.from_numpy((g.standard_normal((o, c, k, k)) / np.sqrt(c * k * k))
