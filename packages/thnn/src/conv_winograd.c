@@ -73,8 +73,8 @@ int thnn__winograd_fits(int dtype, int64_t N, int64_t C, int64_t O, int64_t kh, 
     const int always = env && strcmp(env, "1") == 0;
     /* multiply-adds saved per (output, input) channel pair against the
        filter transform's fixed cost per pair: at batch 8, ResNet-18's
-       512-channel 7x7 layers (2376 saved) ran 1.6-2.2x slower than
-       im2col, its 256-channel 14x14 ones (9504) 1.25x faster, its 28x28
+       512-channel 7x7 layers (2376 saved) ran 1.2-1.8x slower than
+       im2col, its 256-channel 14x14 ones (9504) 1.35-1.45x faster, its 28x28
        and 56x56 ones (42k, 169k) 1.7-2.4x faster */
     const double saved = (double)N * (9.0 * (double)(OH * OW) -
                                       NPOS * (double)((OH + 3) / 4) * (double)((OW + 3) / 4));
