@@ -29,6 +29,14 @@ def N(t):
     return np.array(t.numpy())
 
 
+def _python(code):
+    """stdout of `code` run by a fresh Python, which must succeed."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
 @linux_only
 def test_libthnn_links_no_openmp_runtime():
     lib = os.path.join(nn.get_lib_dir(), "libTHNN.so")
@@ -48,10 +56,7 @@ def test_running_kernels_loads_no_openmp_runtime():
         "maps = open('/proc/self/maps').read()\n"
         "assert 'libTHNN.so' in maps\n"
         "print('gomp' in maps)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "False"
+    assert _python(code).strip() == "False"
 
 
 def test_products_inside_a_serial_region_make_no_threads():
@@ -73,10 +78,7 @@ def test_products_inside_a_serial_region_make_no_threads():
         "for _ in range(3): nn.conv2d_forward(x, w, None, 1, 1)\n"
         "print(re.search(r'products on threads made for them: (\\d+)', th.parallel_info())[1],\n"
         "      ob.scipy_openblas_get_num_threads())\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["0", "1"]
+    assert _python(code).split() == ["0", "1"]
 
 
 def _regions():
